@@ -1,0 +1,35 @@
+# Shared by scripts/demo and scripts/test: paths, the Python virtual environment, the release
+# build. Source it; it sets ROOT, VENV, PY, LIBDIR and exports DLPACK_HELPERS_LIBRARY.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+VENV="$ROOT/.venv"
+PY="$VENV/bin/python"
+LIBDIR="$ROOT/target/release"
+export DLPACK_HELPERS_LIBRARY="$LIBDIR/libdlpack_helpers.so"
+
+need() {
+  command -v "$1" >/dev/null 2>&1 || { echo "error: '$1' is required but not installed ($2)" >&2; exit 1; }
+}
+
+setup_venv() {
+  need python3 "CPython 3.9 or newer"
+  if [ ! -x "$PY" ]; then
+    echo "== creating the project virtual environment in .venv"
+    python3 -m venv "$VENV" || { echo "error: python3 -m venv failed (install the python3-venv package)" >&2; exit 1; }
+  fi
+  if ! "$PY" -c 'import sys; sys.exit(0 if open(sys.argv[1]).read() == open(sys.argv[2]).read() else 1)' \
+      scripts/requirements.txt "$VENV/.requirements" 2>/dev/null; then
+    echo "== installing Python packages (scripts/requirements.txt) into .venv"
+    "$PY" -m pip install --quiet --disable-pip-version-check -r scripts/requirements.txt
+    cp scripts/requirements.txt "$VENV/.requirements"
+  fi
+  export PATH="$VENV/bin:$PATH"
+}
+
+build_release() {
+  need cargo "the Rust toolchain"
+  need cc "a C compiler"
+  echo "== cargo build --release --locked"
+  cargo build --release --locked --quiet
+}

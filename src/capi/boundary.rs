@@ -1,0 +1,58 @@
+//! The panic boundary. Every export's body is one call of [`status`] or [`value`]: a panic
+//! inside becomes `DLPACK_HELPERS_STATUS_PANIC` (or the function's documented fallback value)
+//! with a message, and never unwinds into C.
+
+use crate::capi::error::{DLPACK_HELPERS_STATUS_OK, dlpack_helpers_status, fail, set_last_error};
+use crate::core::Error;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic payload".to_owned()
+    }
+}
+
+/// Run a fallible export body: `Ok` is `DLPACK_HELPERS_STATUS_OK`, an error becomes its status
+/// and the thread's last error message, a panic becomes `DLPACK_HELPERS_STATUS_PANIC`.
+#[inline(always)]
+pub(crate) fn status(f: impl FnOnce() -> Result<(), Error>) -> dlpack_helpers_status {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => DLPACK_HELPERS_STATUS_OK,
+        Ok(Err(e)) => fail(e),
+        Err(payload) => fail(Error::Panic(panic_message(&*payload))),
+    }
+}
+
+/// Run an infallible export body (a query returning a value, or a `void` function): a panic
+/// returns `on_panic` and sets the thread's last error message.
+#[inline(always)]
+pub(crate) fn value<T>(on_panic: T, f: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(payload) => {
+            set_last_error(&Error::Panic(panic_message(&*payload)).to_string());
+            on_panic
+        }
+    }
+}
+
+/// Turn a possibly-NULL pointer into a reference, or the NULL_POINTER error naming `what`.
+///
+/// # Safety
+/// A non-NULL `ptr` must point to a valid, live `T` for `'a`.
+#[inline(always)]
+pub(crate) unsafe fn nonnull<'a, T>(ptr: *const T, what: &'static str) -> Result<&'a T, Error> {
+    // SAFETY: the caller guarantees validity of non-NULL pointers.
+    unsafe { ptr.as_ref() }.ok_or(Error::NullPointer(what))
+}
+
+/// Write `value` through a possibly-NULL out-pointer: the NULL check must happen before any
+/// work, so use [`out_ptr`] first and this at the end.
+#[inline(always)]
+pub(crate) fn out_ptr<T>(ptr: *mut T, what: &'static str) -> Result<*mut T, Error> {
+    if ptr.is_null() { Err(Error::NullPointer(what)) } else { Ok(ptr) }
+}

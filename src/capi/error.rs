@@ -1,0 +1,148 @@
+//! Status codes and the last error message of the calling thread.
+//!
+//! Numbering is fixed: a code is never reused or renumbered. Ranges: 1–9 arguments and
+//! internal errors, 10–19 versions, 20–39 tensor validation and layout, 40–59 devices and
+//! streams, 60–79 the Python embedding.
+
+use crate::core::Error;
+use core::cell::RefCell;
+use core::ffi::{CStr, c_char};
+use std::ffi::CString;
+
+/// Status returned by every fallible function: 0 (`DLPACK_HELPERS_STATUS_OK`) is success, any
+/// other value one of the fixed, positive `DLPACK_HELPERS_STATUS_*` codes. Out-parameters are
+/// written only when the status is OK. `dlpack_last_error_message()` gives the details of a
+/// failure and `dlpack_status_string()` names a code.
+pub type dlpack_helpers_status = i32;
+
+/// Success.
+pub const DLPACK_HELPERS_STATUS_OK: dlpack_helpers_status = 0;
+/// A required pointer argument is NULL. Nothing was read or written.
+pub const DLPACK_HELPERS_STATUS_NULL_POINTER: dlpack_helpers_status = 1;
+/// An argument's value is outside its documented range (for example a `struct_size` too small
+/// to hold the first field, or unknown flag bits).
+pub const DLPACK_HELPERS_STATUS_INVALID_ARGUMENT: dlpack_helpers_status = 2;
+/// An internal error: a Rust panic was caught at the C boundary. Nothing unwound into C; the
+/// message says what happened. Please report it.
+pub const DLPACK_HELPERS_STATUS_PANIC: dlpack_helpers_status = 3;
+/// A versioned tensor (or version) has a DLPack major version this library cannot read.
+/// Only its deleter may be called (DLPack 1.0). Python producers and consumers raise
+/// `BufferError` for it.
+pub const DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION: dlpack_helpers_status = 10;
+/// Version negotiation found no struct the producer can export for the consumer's
+/// `max_version` (the array API's `BufferError`).
+pub const DLPACK_HELPERS_STATUS_NO_COMMON_VERSION: dlpack_helpers_status = 11;
+/// The producer does not understand a keyword the consumer passed, for example a
+/// `__dlpack__` that predates `max_version` (the array API's `TypeError`: the consumer may
+/// retry without the keyword). Distinct from `DLPACK_HELPERS_STATUS_NO_COMMON_VERSION`.
+pub const DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD: dlpack_helpers_status = 12;
+
+/// The status of an error; the one place where errors become codes.
+pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
+    match e {
+        Error::NullPointer(_) => DLPACK_HELPERS_STATUS_NULL_POINTER,
+        Error::InvalidArgument(_) => DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+        Error::Panic(_) => DLPACK_HELPERS_STATUS_PANIC,
+        Error::UnsupportedVersion { .. } => DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION,
+        Error::NoCommonVersion(_) => DLPACK_HELPERS_STATUS_NO_COMMON_VERSION,
+        Error::KeywordNotUnderstood(_) => DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD,
+    }
+}
+
+/// (code, name, Python exception) for every status. The single table behind
+/// `dlpack_status_string` and `dlpack_status_python_exception`.
+const STATUSES: &[(dlpack_helpers_status, &CStr, &CStr)] = &[
+    (DLPACK_HELPERS_STATUS_OK, c"OK", c""),
+    (DLPACK_HELPERS_STATUS_NULL_POINTER, c"NULL_POINTER", c"ValueError"),
+    (DLPACK_HELPERS_STATUS_INVALID_ARGUMENT, c"INVALID_ARGUMENT", c"ValueError"),
+    (DLPACK_HELPERS_STATUS_PANIC, c"PANIC", c"RuntimeError"),
+    (DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION, c"UNSUPPORTED_VERSION", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_NO_COMMON_VERSION, c"NO_COMMON_VERSION", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD, c"KEYWORD_NOT_UNDERSTOOD", c"TypeError"),
+];
+
+fn lookup(code: dlpack_helpers_status) -> Option<&'static (dlpack_helpers_status, &'static CStr, &'static CStr)> {
+    STATUSES.iter().find(|(c, _, _)| *c == code)
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+}
+
+/// Record `e` as this thread's last error and return its status. Only failing calls get here,
+/// so successful calls never touch thread-local storage.
+#[cold]
+pub(crate) fn fail(e: Error) -> dlpack_helpers_status {
+    let status = status_of(&e);
+    set_last_error(&e.to_string());
+    status
+}
+
+#[cold]
+pub(crate) fn set_last_error(message: &str) {
+    let c = CString::new(message.replace('\0', "\\0")).unwrap_or_default();
+    // `try_with`: during thread teardown the slot may be gone; the status still reports.
+    let _ = LAST_ERROR.try_with(|slot| {
+        if let Ok(mut slot) = slot.try_borrow_mut() {
+            *slot = Some(c);
+        }
+    });
+}
+
+/// The message of the last failing call on the calling thread: NUL-terminated UTF-8, never
+/// NULL (an empty string when no call on this thread has failed yet).
+///
+/// Lifetime: the pointer stays valid until the next failing call on the same thread (or the
+/// thread's exit). Successful calls leave the message unchanged. Copy it if you need it longer.
+/// Thread-safety: each thread has its own message. Never fails.
+#[unsafe(no_mangle)]
+pub extern "C" fn dlpack_last_error_message() -> *const c_char {
+    crate::capi::boundary::value(c"".as_ptr(), || {
+        LAST_ERROR
+            .try_with(|slot| match slot.try_borrow() {
+                Ok(s) => s.as_ref().map_or(c"".as_ptr(), |m| m.as_ptr()),
+                Err(_) => c"".as_ptr(),
+            })
+            .unwrap_or(c"".as_ptr())
+    })
+}
+
+/// The name of a status code, for example `"UNSUPPORTED_VERSION"` for
+/// `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`; `"UNKNOWN_STATUS"` for a value that is not a
+/// status of this library version.
+///
+/// The string is static: never free it. Thread-safe. Never fails.
+#[unsafe(no_mangle)]
+pub extern "C" fn dlpack_status_string(status: dlpack_helpers_status) -> *const c_char {
+    crate::capi::boundary::value(c"UNKNOWN_STATUS".as_ptr(), || {
+        lookup(status).map_or(c"UNKNOWN_STATUS".as_ptr(), |(_, name, _)| name.as_ptr())
+    })
+}
+
+/// The Python exception type the array API and the DLPack Python specification prescribe for a
+/// status, for bindings that raise: `"BufferError"` (the data cannot be exported or imported as
+/// asked: unsupported version, no common version), `"TypeError"` (a keyword the producer does not
+/// understand), `"ValueError"` (bad arguments), `"RuntimeError"` (internal error and unknown
+/// codes), `""` for `DLPACK_HELPERS_STATUS_OK`.
+///
+/// The string is static: never free it. Thread-safe. Never fails.
+#[unsafe(no_mangle)]
+pub extern "C" fn dlpack_status_python_exception(status: dlpack_helpers_status) -> *const c_char {
+    crate::capi::boundary::value(c"RuntimeError".as_ptr(), || {
+        lookup(status).map_or(c"RuntimeError".as_ptr(), |(_, _, exc)| exc.as_ptr())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_codes_are_unique_and_named() {
+        let mut seen = std::collections::HashSet::new();
+        for (code, name, _) in STATUSES {
+            assert!(seen.insert(*code), "duplicate status {code}");
+            assert!(!name.to_bytes().is_empty());
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! `dlpack_get_info`: the C counterpart of the proposed `__dlpack_info__`.
+
+use crate::abi::DLPackVersion;
+use crate::capi::boundary::{self, out_ptr};
+use crate::capi::error::dlpack_helpers_status;
+use crate::core::{Error, info};
+use core::ffi::c_char;
+use core::mem::{offset_of, size_of};
+
+/// Capability bit of `dlpack_helpers_info.capabilities`: CUDA stream synchronization is
+/// available (the CUDA driver was found at run time).
+pub const DLPACK_HELPERS_CAP_CUDA: u64 = 0x1;
+/// Capability bit: ROCm (HIP) stream synchronization is available.
+pub const DLPACK_HELPERS_CAP_ROCM: u64 = 0x2;
+/// Capability bit: the Python entry points found a Python interpreter in this process.
+pub const DLPACK_HELPERS_CAP_PYTHON: u64 = 0x4;
+
+const _: () = assert!(
+    DLPACK_HELPERS_CAP_CUDA == info::CAP_CUDA
+        && DLPACK_HELPERS_CAP_ROCM == info::CAP_ROCM
+        && DLPACK_HELPERS_CAP_PYTHON == info::CAP_PYTHON
+);
+
+/// What this library is and supports. Set `struct_size` to `sizeof(dlpack_helpers_info)`
+/// before calling `dlpack_get_info`; the struct only grows at its end, so a caller compiled
+/// against an older header keeps working.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct dlpack_helpers_info {
+    /// In: the size in bytes of the caller's struct. Out: the number of bytes the library
+    /// filled (whole fields only): a field was filled iff
+    /// `offsetof(field) + sizeof(field) <= struct_size`.
+    pub struct_size: usize,
+    /// Library version string, for example `"0.1.0"`: static, NUL-terminated, never free it.
+    pub version: *const c_char,
+    /// Library major version (`DLPACK_HELPERS_VERSION_MAJOR` of the library actually loaded).
+    pub major: u32,
+    /// Library minor version.
+    pub minor: u32,
+    /// Library patch version.
+    pub patch: u32,
+    /// The DLPack ABI major (layout of `DLManagedTensorVersioned`) this library reads: 1.
+    pub dlpack_abi_major: u32,
+    /// The newest DLPack version this library understands: {1, 3}.
+    pub dlpack_version: DLPackVersion,
+    /// `DLPACK_HELPERS_CAP_*` bits for what is available at run time in this process.
+    pub capabilities: u64,
+    /// Whether legacy (unversioned) `DLManagedTensor`s are accepted: true.
+    pub accepts_legacy: bool,
+}
+
+/// Fill `out_info` with the library's version, the DLPack version and ABI it supports, and its
+/// run-time capabilities.
+///
+/// - `out_info->struct_size` must be set by the caller to the size of its struct, at least
+///   `sizeof(size_t)`. Only fields that fit entirely are written; on return `struct_size` holds
+///   the number of bytes filled (at most `sizeof(dlpack_helpers_info)` of this library).
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL `out_info`) or
+/// `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` (`struct_size` smaller than `sizeof(size_t)`; nothing
+/// written). Thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_get_info(out_info: *mut dlpack_helpers_info) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_info, "out_info")?;
+        // SAFETY: non-NULL; `struct_size` is the first field in every version of the struct.
+        let caller_size = unsafe { core::ptr::addr_of!((*out).struct_size).read() };
+        if caller_size < size_of::<usize>() {
+            return Err(Error::invalid(format!(
+                "out_info->struct_size is {caller_size}, smaller than its own field (set it to \
+                 sizeof(dlpack_helpers_info))"
+            )));
+        }
+        let i = info::info();
+        let full = dlpack_helpers_info {
+            struct_size: 0,
+            version: info::VERSION_C.as_ptr(),
+            major: i.major,
+            minor: i.minor,
+            patch: i.patch,
+            dlpack_abi_major: i.dlpack_abi_major,
+            dlpack_version: i.dlpack_version,
+            capabilities: i.capabilities,
+            accepts_legacy: i.accepts_legacy,
+        };
+        // Field end offsets, in order; fill the longest prefix of whole fields that fits.
+        const ENDS: [usize; 9] = [
+            offset_of!(dlpack_helpers_info, struct_size) + size_of::<usize>(),
+            offset_of!(dlpack_helpers_info, version) + size_of::<*const c_char>(),
+            offset_of!(dlpack_helpers_info, major) + 4,
+            offset_of!(dlpack_helpers_info, minor) + 4,
+            offset_of!(dlpack_helpers_info, patch) + 4,
+            offset_of!(dlpack_helpers_info, dlpack_abi_major) + 4,
+            offset_of!(dlpack_helpers_info, dlpack_version) + size_of::<DLPackVersion>(),
+            offset_of!(dlpack_helpers_info, capabilities) + 8,
+            offset_of!(dlpack_helpers_info, accepts_legacy) + 1,
+        ];
+        let filled = ENDS.iter().copied().filter(|&e| e <= caller_size).max().unwrap_or(0);
+        let src = (&full as *const dlpack_helpers_info).cast::<u8>();
+        // SAFETY: `out` holds at least `caller_size >= filled` bytes (caller contract); the
+        // first field is skipped and written last.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                src.add(size_of::<usize>()),
+                out.cast::<u8>().add(size_of::<usize>()),
+                filled - size_of::<usize>(),
+            );
+            core::ptr::addr_of_mut!((*out).struct_size).write(filled);
+        }
+        Ok(())
+    })
+}

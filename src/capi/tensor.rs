@@ -1,0 +1,184 @@
+//! Managed tensors: release, device query, version check.
+
+use crate::abi::{DLDevice, DLManagedTensor, DLManagedTensorVersioned};
+use crate::capi::boundary::{self, nonnull, out_ptr};
+use crate::capi::error::dlpack_helpers_status;
+use crate::capi::version::dlpack_helpers_version_compat;
+use crate::core::version;
+use core::ptr::addr_of;
+
+/// Release a versioned managed tensor: call its `deleter` exactly once.
+///
+/// - `tensor`: a `DLManagedTensorVersioned` of **any** DLPack major version. Only the `deleter`
+///   field is read: its offset is frozen by the specification for every future major, so this
+///   is the one operation that is safe on a tensor the caller cannot otherwise read
+///   (DLPack 1.0: on a major mismatch only the deleter may be called).
+/// - NULL `tensor` or NULL `deleter`: nothing happens (a NULL deleter means "nothing to free").
+///
+/// Ownership: the caller gives up the tensor. The deleter frees the struct itself (DLPack 0.3,
+/// peer case 6); this function touches nothing after calling it, and the caller must not either.
+/// Calling it twice on the same tensor is a use after free, as with any `free`.
+/// Thread-safety: as safe as the producer's deleter, which may run on any thread (DLPack Python
+/// specification). Returns nothing; never fails.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_delete(tensor: *mut DLManagedTensorVersioned) {
+    boundary::value((), || {
+        if tensor.is_null() {
+            return;
+        }
+        // SAFETY: non-NULL `tensor` points to a managed tensor (caller contract); only the
+        // frozen `deleter` field is read, without forming a reference to the whole struct.
+        let deleter = unsafe { addr_of!((*tensor).deleter).read() };
+        if let Some(deleter) = deleter {
+            // SAFETY: the producer's deleter receives its own tensor, once.
+            unsafe { deleter(tensor) };
+        }
+    })
+}
+
+/// Release a legacy managed tensor: call its `deleter` exactly once.
+///
+/// - `tensor`: a legacy (unversioned) `DLManagedTensor`, as found in a `"dltensor"` capsule.
+/// - NULL `tensor` or NULL `deleter`: nothing happens.
+///
+/// Ownership, thread-safety: as `dlpack_tensor_delete`. Never pass a `DLManagedTensorVersioned`
+/// here: the two structs are not layout-compatible (the capsule name tells which one you hold).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_legacy_tensor_delete(tensor: *mut DLManagedTensor) {
+    boundary::value((), || {
+        if tensor.is_null() {
+            return;
+        }
+        // SAFETY: as in `dlpack_tensor_delete`.
+        let deleter = unsafe { addr_of!((*tensor).deleter).read() };
+        if let Some(deleter) = deleter {
+            // SAFETY: the producer's deleter receives its own tensor, once.
+            unsafe { deleter(tensor) };
+        }
+    })
+}
+
+/// The device of a versioned managed tensor: the C counterpart of `__dlpack_device__`.
+///
+/// - `tensor`: the tensor, borrowed. Its `version` is read first; when its major is not the
+///   one this library reads (1), nothing past `version` is read.
+/// - `out_device`: receives `tensor->dl_tensor.device` as the producer wrote it (device type
+///   and the producer's device id; unknown device types are passed through, not refused).
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`; `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
+/// `out_device` is NULL; `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` when the major version is
+/// not 1. `out_device` is written only on OK. Thread-safe (reads only).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_get_device(
+    tensor: *const DLManagedTensorVersioned,
+    out_device: *mut DLDevice,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_device, "out_device")?;
+        if tensor.is_null() {
+            return Err(crate::core::Error::NullPointer("tensor"));
+        }
+        // SAFETY: non-NULL `tensor` points to a managed tensor; the version is always readable.
+        let v = unsafe { addr_of!((*tensor).version).read() };
+        version::check(v, "tensor->version")?;
+        // SAFETY: major 1: the layout is the one mirrored in `abi`.
+        let device = unsafe { addr_of!((*tensor).dl_tensor.device).read() };
+        // SAFETY: `out` is non-NULL and points to caller-owned storage for a DLDevice.
+        unsafe { out.write(device) };
+        Ok(())
+    })
+}
+
+/// The device of a legacy managed tensor: the C counterpart of `__dlpack_device__`.
+///
+/// - `tensor`: a legacy `DLManagedTensor`, borrowed.
+/// - `out_device`: receives `tensor->dl_tensor.device` unchanged.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, or `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
+/// `out_device` is NULL. `out_device` is written only on OK. Thread-safe (reads only).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_legacy_get_device(
+    tensor: *const DLManagedTensor,
+    out_device: *mut DLDevice,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_device, "out_device")?;
+        // SAFETY: non-NULL `tensor` points to a live legacy managed tensor.
+        let t = unsafe { nonnull(tensor, "tensor") }?;
+        // SAFETY: `out` is non-NULL caller storage.
+        unsafe { out.write(t.dl_tensor.device) };
+        Ok(())
+    })
+}
+
+/// Check the DLPack version of a received versioned tensor, reading nothing but `version`.
+///
+/// - `tensor`: borrowed.
+/// - `out_compat`: receives `DLPACK_HELPERS_VERSION_EXACT` (1.3),
+///   `DLPACK_HELPERS_VERSION_OLDER_MINOR` (1.0–1.2) or `DLPACK_HELPERS_VERSION_NEWER_MINOR`
+///   (1.4 and later: usable, but it may carry device types, dtype codes or flag bits this
+///   library does not know; DLPack 1.0 minor rule). May be NULL when the caller only wants the
+///   status.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK` for major 1; `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`
+/// for any other major (the tensor is left untouched: the caller still owns it and may only
+/// call its deleter, for example with `dlpack_tensor_delete`); `DLPACK_HELPERS_STATUS_NULL_POINTER`
+/// for a NULL `tensor`. Thread-safe (reads only).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_check_version(
+    tensor: *const DLManagedTensorVersioned,
+    out_compat: *mut dlpack_helpers_version_compat,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        if tensor.is_null() {
+            return Err(crate::core::Error::NullPointer("tensor"));
+        }
+        // SAFETY: the version is readable in every major.
+        let v = unsafe { addr_of!((*tensor).version).read() };
+        let compat = version::check(v, "tensor->version")?;
+        if !out_compat.is_null() {
+            // SAFETY: non-NULL caller storage.
+            unsafe { out_compat.write(compat.as_raw()) };
+        }
+        Ok(())
+    })
+}
+
+/// Accept a received versioned tensor, or refuse and release it in one step.
+///
+/// Like `dlpack_tensor_check_version`, but when the major version is not 1 the tensor's
+/// deleter is called (the one safe operation, DLPack 1.0) before returning
+/// `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`: on that status the caller no longer owns the
+/// tensor and must not touch it. On OK the caller still owns it.
+///
+/// `out_compat` may be NULL. Returns `DLPACK_HELPERS_STATUS_OK`,
+/// `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` (tensor released) or
+/// `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL `tensor`, nothing done). Thread-safety: as the
+/// producer's deleter.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_check_version_or_delete(
+    tensor: *mut DLManagedTensorVersioned,
+    out_compat: *mut dlpack_helpers_version_compat,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        if tensor.is_null() {
+            return Err(crate::core::Error::NullPointer("tensor"));
+        }
+        // SAFETY: the version is readable in every major.
+        let v = unsafe { addr_of!((*tensor).version).read() };
+        match version::check(v, "tensor->version") {
+            Ok(compat) => {
+                if !out_compat.is_null() {
+                    // SAFETY: non-NULL caller storage.
+                    unsafe { out_compat.write(compat.as_raw()) };
+                }
+                Ok(())
+            }
+            Err(e) => {
+                // SAFETY: the deleter's offset is frozen in every major.
+                unsafe { dlpack_tensor_delete(tensor) };
+                Err(e)
+            }
+        }
+    })
+}

@@ -1,0 +1,138 @@
+//! Version checks and the array API's version negotiation.
+
+use crate::abi::DLPackVersion;
+use crate::capi::boundary::{self, out_ptr};
+use crate::capi::error::dlpack_helpers_status;
+use crate::core::Error;
+use crate::core::version::{self, Export, Producer};
+
+/// Newest DLPack major version this library reads (the ABI major of `DLManagedTensorVersioned`).
+pub const DLPACK_HELPERS_DLPACK_MAJOR_VERSION: u32 = 1;
+/// Newest DLPack minor version this library understands.
+pub const DLPACK_HELPERS_DLPACK_MINOR_VERSION: u32 = 3;
+
+const _: () = assert!(
+    DLPACK_HELPERS_DLPACK_MAJOR_VERSION == crate::abi::DLPACK_MAJOR_VERSION
+        && DLPACK_HELPERS_DLPACK_MINOR_VERSION == crate::abi::DLPACK_MINOR_VERSION
+);
+
+/// How a version relates to the newest one this library understands: one of the
+/// `DLPACK_HELPERS_VERSION_*` values.
+pub type dlpack_helpers_version_compat = i32;
+
+/// Same major and minor as this library (DLPack 1.3).
+pub const DLPACK_HELPERS_VERSION_EXACT: dlpack_helpers_version_compat = 0;
+/// Same major, older minor (1.0 to 1.2): everything in it is understood.
+pub const DLPACK_HELPERS_VERSION_OLDER_MINOR: dlpack_helpers_version_compat = 1;
+/// Same major, newer minor (1.4 and later): usable, but it may carry enum values this library
+/// does not know (DLPack 1.0: "the tensor is usable if the consumer can interpret all fields").
+pub const DLPACK_HELPERS_VERSION_NEWER_MINOR: dlpack_helpers_version_compat = 2;
+
+/// Producer flag for `dlpack_version_negotiate`: the producer still exports the legacy
+/// `DLManagedTensor` (capsule `"dltensor"`).
+pub const DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY: u32 = 0x1;
+/// Producer flag for `dlpack_version_negotiate`: the producer's `__dlpack__` predates the
+/// `max_version` keyword (array API before 2023.12).
+pub const DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD: u32 = 0x2;
+
+/// Which struct a producer exports: one of the `DLPACK_HELPERS_EXPORT_*` values.
+pub type dlpack_helpers_export_kind = i32;
+/// Export the legacy `DLManagedTensor` in a capsule named `"dltensor"`.
+pub const DLPACK_HELPERS_EXPORT_LEGACY: dlpack_helpers_export_kind = 0;
+/// Export a `DLManagedTensorVersioned` in a capsule named `"dltensor_versioned"`.
+pub const DLPACK_HELPERS_EXPORT_VERSIONED: dlpack_helpers_export_kind = 1;
+
+/// The result of `dlpack_version_negotiate`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct dlpack_helpers_version_choice {
+    /// `DLPACK_HELPERS_EXPORT_LEGACY` or `DLPACK_HELPERS_EXPORT_VERSIONED`.
+    pub kind: dlpack_helpers_export_kind,
+    /// For `DLPACK_HELPERS_EXPORT_VERSIONED`: the version to write into the tensor (the
+    /// producer's own). For `DLPACK_HELPERS_EXPORT_LEGACY`: {0, 0}.
+    pub version: DLPackVersion,
+}
+
+/// Check a DLPack version against the one this library reads.
+///
+/// - `version`: for example a received tensor's `version` field, or an exchange API header's.
+/// - `out_compat`: receives `DLPACK_HELPERS_VERSION_EXACT`, `_OLDER_MINOR` or `_NEWER_MINOR`;
+///   may be NULL.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK` for major 1, `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`
+/// for any other major (0.x or 2.x and later). Thread-safe, no side effects but the last error.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_version_check(
+    version: DLPackVersion,
+    out_compat: *mut dlpack_helpers_version_compat,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let compat = version::check(version, "version")?;
+        if !out_compat.is_null() {
+            // SAFETY: non-NULL caller storage.
+            unsafe { out_compat.write(compat.as_raw()) };
+        }
+        Ok(())
+    })
+}
+
+/// Producer side of `__dlpack__(max_version=…)`: which struct and version to export, following
+/// the array API's recommended producer logic.
+///
+/// - `producer_version`: the producer's own DLPack version (normally {1, 3} for a producer built
+///   on this library). A major of 0 means the producer can only export the legacy struct.
+/// - `producer_flags`: `DLPACK_HELPERS_PRODUCER_*` bits; other bits are refused.
+/// - `max_version`: the consumer's `max_version`, or NULL for "not given" (`None`).
+/// - `out_choice`: receives the decision.
+///
+/// Decisions: `max_version` NULL → legacy if the producer exports it, else
+/// `DLPACK_HELPERS_STATUS_NO_COMMON_VERSION`; `max_version` given to a producer flagged
+/// `DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD` → `DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD`
+/// (the consumer's cue to retry without the keyword); producer major 0 → legacy;
+/// `*max_version >= producer_version` or the same major → versioned with `producer_version`
+/// (the minor may exceed the consumer's: consumers must check the version they receive);
+/// consumer major older → legacy for a 0.x consumer when the producer exports it, else
+/// `DLPACK_HELPERS_STATUS_NO_COMMON_VERSION`.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_NO_COMMON_VERSION` (`BufferError`),
+/// `_KEYWORD_NOT_UNDERSTOOD` (`TypeError`), `_INVALID_ARGUMENT` (unknown flag bits) or
+/// `_NULL_POINTER` (`out_choice` NULL). `out_choice` is written only on OK. Pure and thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_version_negotiate(
+    producer_version: DLPackVersion,
+    producer_flags: u32,
+    max_version: *const DLPackVersion,
+    out_choice: *mut dlpack_helpers_version_choice,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_choice, "out_choice")?;
+        const KNOWN: u32 =
+            DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY | DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD;
+        if producer_flags & !KNOWN != 0 {
+            return Err(Error::invalid(format!(
+                "producer_flags has unknown bits 0x{:x} (known: DLPACK_HELPERS_PRODUCER_*)",
+                producer_flags & !KNOWN
+            )));
+        }
+        // SAFETY: a non-NULL `max_version` points to a DLPackVersion (caller contract).
+        let max = unsafe { max_version.as_ref() }.copied();
+        let producer = Producer {
+            version: producer_version,
+            exports_legacy: producer_flags & DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY != 0,
+            no_max_version_keyword: producer_flags & DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD != 0,
+        };
+        let choice = match version::negotiate(producer, max)? {
+            Export::Legacy => dlpack_helpers_version_choice {
+                kind: DLPACK_HELPERS_EXPORT_LEGACY,
+                version: DLPackVersion::new(0, 0),
+            },
+            Export::Versioned(v) => dlpack_helpers_version_choice {
+                kind: DLPACK_HELPERS_EXPORT_VERSIONED,
+                version: v,
+            },
+        };
+        // SAFETY: `out` is non-NULL caller storage.
+        unsafe { out.write(choice) };
+        Ok(())
+    })
+}

@@ -1,0 +1,42 @@
+//! The crate's error type. Each variant maps to exactly one C status code in `capi/error.rs`.
+
+use crate::abi::DLPackVersion;
+
+/// Everything that can go wrong in a helper. Messages name the argument and the rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// A required pointer argument is NULL.
+    #[error("{0} is NULL")]
+    NullPointer(&'static str),
+    /// An argument's value is out of its documented range.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// A Rust panic was caught at the C boundary.
+    #[error("internal error (panic caught at the C boundary): {0}")]
+    Panic(String),
+    /// A versioned tensor (or version) whose major this library cannot read.
+    #[error(
+        "{what} has DLPack version {}.{}, but this library reads major version {supported} only \
+         (DLPack 1.0: on a major mismatch only the deleter may be called)",
+        found.major, found.minor
+    )]
+    UnsupportedVersion {
+        what: &'static str,
+        found: DLPackVersion,
+        supported: u32,
+    },
+    /// Version negotiation found nothing the producer can export for the consumer
+    /// (the array API's `BufferError`).
+    #[error("{0}")]
+    NoCommonVersion(String),
+    /// The producer does not understand a keyword the consumer passed (the array API's
+    /// `TypeError`: retry without the keyword).
+    #[error("{0}")]
+    KeywordNotUnderstood(String),
+}
+
+impl Error {
+    pub(crate) fn invalid(msg: impl Into<String>) -> Self {
+        Error::InvalidArgument(msg.into())
+    }
+}

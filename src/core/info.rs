@@ -1,0 +1,73 @@
+//! What this library is and supports: the data behind `dlpack_get_info`.
+
+use crate::abi::DLPackVersion;
+
+/// Library version, from Cargo.toml.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// Library version with a trailing NUL, for C.
+pub const VERSION_C: &core::ffi::CStr = match core::ffi::CStr::from_bytes_with_nul(
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes(),
+) {
+    Ok(s) => s,
+    Err(_) => panic!("version string contains a NUL"),
+};
+
+const fn parse_u32(s: &str) -> u32 {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut v = 0u32;
+    while i < b.len() {
+        assert!(b[i].is_ascii_digit(), "version component is not a number");
+        v = v * 10 + (b[i] - b'0') as u32;
+        i += 1;
+    }
+    v
+}
+
+pub const VERSION_MAJOR: u32 = parse_u32(env!("CARGO_PKG_VERSION_MAJOR"));
+pub const VERSION_MINOR: u32 = parse_u32(env!("CARGO_PKG_VERSION_MINOR"));
+pub const VERSION_PATCH: u32 = parse_u32(env!("CARGO_PKG_VERSION_PATCH"));
+
+/// Capability bit: CUDA stream synchronization is available (driver found at run time).
+pub const CAP_CUDA: u64 = 1 << 0;
+/// Capability bit: ROCm (HIP) stream synchronization is available (runtime found at run time).
+pub const CAP_ROCM: u64 = 1 << 1;
+/// Capability bit: the Python embedding entry points found a Python interpreter in the process.
+pub const CAP_PYTHON: u64 = 1 << 2;
+
+/// A snapshot of what the library supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Info {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+    pub version: &'static str,
+    /// Newest DLPack version understood.
+    pub dlpack_version: DLPackVersion,
+    /// The DLPack ABI major (layout of `DLManagedTensorVersioned`) this library reads.
+    pub dlpack_abi_major: u32,
+    /// Whether legacy (unversioned) `DLManagedTensor`s are accepted.
+    pub accepts_legacy: bool,
+    /// `CAP_*` bits for what is available at run time in this process.
+    pub capabilities: u64,
+}
+
+/// Capabilities detected at run time. Stream backends and the Python embedding report here
+/// once they exist; today none is built, so this is 0.
+pub fn capabilities() -> u64 {
+    0
+}
+
+/// The library's description of itself.
+pub fn info() -> Info {
+    Info {
+        major: VERSION_MAJOR,
+        minor: VERSION_MINOR,
+        patch: VERSION_PATCH,
+        version: VERSION,
+        dlpack_version: DLPackVersion::CURRENT,
+        dlpack_abi_major: DLPackVersion::CURRENT.major,
+        accepts_legacy: true,
+        capabilities: capabilities(),
+    }
+}
