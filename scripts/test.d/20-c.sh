@@ -7,6 +7,7 @@ mkdir -p "$OUT"
 CFLAGS=(-std=c11 -O1 -g -Wall -Wextra -Wpedantic -Werror -I"$ROOT/include" -I"$ROOT/tests-c")
 # The system libraries a Rust static library needs on this target.
 STATIC_LIBS=(-lpthread -ldl -lm -lrt -lgcc_s -lc)
+shopt -s nullglob
 for src in tests-c/test_*.c; do
   name="$(basename "$src" .c)"
   "$CC" "${CFLAGS[@]}" "$src" -o "$OUT/$name.shared" -L"$LIBDIR" -ldlpack_helpers -Wl,-rpath,"$LIBDIR" -lpthread -ldl

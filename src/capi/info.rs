@@ -28,7 +28,8 @@ const _: () = assert!(
 #[derive(Clone, Copy, Debug)]
 pub struct dlpack_helpers_info {
     /// In: the size in bytes of the caller's struct. Out: the number of bytes the library
-    /// filled (whole fields only): a field was filled iff
+    /// filled: `sizeof(dlpack_helpers_info)` of the loaded library when the caller's struct is at
+    /// least that big, else the end of the last whole field that fits. A field was filled iff
     /// `offsetof(field) + sizeof(field) <= struct_size`.
     pub struct_size: usize,
     /// Library version string, for example `"0.1.0"`: static, NUL-terminated, never free it.
@@ -95,7 +96,11 @@ pub unsafe extern "C" fn dlpack_get_info(out_info: *mut dlpack_helpers_info) -> 
             offset_of!(dlpack_helpers_info, capabilities) + 8,
             offset_of!(dlpack_helpers_info, accepts_legacy) + 1,
         ];
-        let filled = ENDS.iter().copied().filter(|&e| e <= caller_size).max().unwrap_or(0);
+        let filled = if caller_size >= size_of::<dlpack_helpers_info>() {
+            size_of::<dlpack_helpers_info>()
+        } else {
+            ENDS.iter().copied().filter(|&e| e <= caller_size).max().unwrap_or(0)
+        };
         let src = (&full as *const dlpack_helpers_info).cast::<u8>();
         // SAFETY: `out` holds at least `caller_size >= filled` bytes (caller contract); the
         // first field is skipped and written last.
