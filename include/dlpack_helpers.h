@@ -260,7 +260,8 @@ typedef int32_t dlpack_helpers_status;
 typedef struct dlpack_helpers_info {
   /**
    * In: the size in bytes of the caller's struct. Out: the number of bytes the library
-   * filled (whole fields only): a field was filled iff
+   * filled: `sizeof(dlpack_helpers_info)` of the loaded library when the caller's struct is at
+   * least that big, else the end of the last whole field that fits. A field was filled iff
    * `offsetof(field) + sizeof(field) <= struct_size`.
    */
   size_t struct_size;

@@ -76,43 +76,106 @@ fn rust_mirrors_match_the_c_header() {
     expect!(m, "alignof(DLDeviceType)", align_of::<DLDeviceType>());
     layout!(m, "DLDevice", DLDevice, [device_type, device_id]);
     layout!(m, "DLDataType", DLDataType, [code, bits, lanes]);
-    layout!(m, "DLTensor", DLTensor, [data, device, ndim, dtype, shape, strides, byte_offset]);
-    layout!(m, "DLManagedTensor", DLManagedTensor, [dl_tensor, manager_ctx, deleter]);
-    layout!(m, "struct DLManagedTensorVersioned", DLManagedTensorVersioned,
-        [version, manager_ctx, deleter, flags, dl_tensor]);
-    layout!(m, "DLPackExchangeAPIHeader", DLPackExchangeAPIHeader, [version, prev_api]);
-    layout!(m, "DLPackExchangeAPI", DLPackExchangeAPI, [header, managed_tensor_allocator,
-        managed_tensor_from_py_object_no_sync, managed_tensor_to_py_object_no_sync,
-        dltensor_from_py_object_no_sync, current_work_stream]);
+    layout!(
+        m,
+        "DLTensor",
+        DLTensor,
+        [data, device, ndim, dtype, shape, strides, byte_offset]
+    );
+    layout!(
+        m,
+        "DLManagedTensor",
+        DLManagedTensor,
+        [dl_tensor, manager_ctx, deleter]
+    );
+    layout!(
+        m,
+        "struct DLManagedTensorVersioned",
+        DLManagedTensorVersioned,
+        [version, manager_ctx, deleter, flags, dl_tensor]
+    );
+    layout!(
+        m,
+        "DLPackExchangeAPIHeader",
+        DLPackExchangeAPIHeader,
+        [version, prev_api]
+    );
+    layout!(
+        m,
+        "DLPackExchangeAPI",
+        DLPackExchangeAPI,
+        [
+            header,
+            managed_tensor_allocator,
+            managed_tensor_from_py_object_no_sync,
+            managed_tensor_to_py_object_no_sync,
+            dltensor_from_py_object_no_sync,
+            current_work_stream
+        ]
+    );
     expect!(m, "DLPACK_MAJOR_VERSION", DLPACK_MAJOR_VERSION);
     expect!(m, "DLPACK_MINOR_VERSION", DLPACK_MINOR_VERSION);
-    expect!(m, "DLPACK_FLAG_BITMASK_READ_ONLY", DLPACK_FLAG_BITMASK_READ_ONLY);
-    expect!(m, "DLPACK_FLAG_BITMASK_IS_COPIED", DLPACK_FLAG_BITMASK_IS_COPIED);
-    expect!(m, "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED", DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED);
+    expect!(
+        m,
+        "DLPACK_FLAG_BITMASK_READ_ONLY",
+        DLPACK_FLAG_BITMASK_READ_ONLY
+    );
+    expect!(
+        m,
+        "DLPACK_FLAG_BITMASK_IS_COPIED",
+        DLPACK_FLAG_BITMASK_IS_COPIED
+    );
+    expect!(
+        m,
+        "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED",
+        DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+    );
     type D = DLDeviceType;
     for (name, v) in [
-        ("kDLCPU", D::kDLCPU), ("kDLCUDA", D::kDLCUDA), ("kDLCUDAHost", D::kDLCUDAHost),
-        ("kDLOpenCL", D::kDLOpenCL), ("kDLVulkan", D::kDLVulkan), ("kDLMetal", D::kDLMetal),
-        ("kDLVPI", D::kDLVPI), ("kDLROCM", D::kDLROCM), ("kDLROCMHost", D::kDLROCMHost),
-        ("kDLExtDev", D::kDLExtDev), ("kDLCUDAManaged", D::kDLCUDAManaged),
-        ("kDLOneAPI", D::kDLOneAPI), ("kDLWebGPU", D::kDLWebGPU), ("kDLHexagon", D::kDLHexagon),
-        ("kDLMAIA", D::kDLMAIA), ("kDLTrn", D::kDLTrn),
+        ("kDLCPU", D::kDLCPU),
+        ("kDLCUDA", D::kDLCUDA),
+        ("kDLCUDAHost", D::kDLCUDAHost),
+        ("kDLOpenCL", D::kDLOpenCL),
+        ("kDLVulkan", D::kDLVulkan),
+        ("kDLMetal", D::kDLMetal),
+        ("kDLVPI", D::kDLVPI),
+        ("kDLROCM", D::kDLROCM),
+        ("kDLROCMHost", D::kDLROCMHost),
+        ("kDLExtDev", D::kDLExtDev),
+        ("kDLCUDAManaged", D::kDLCUDAManaged),
+        ("kDLOneAPI", D::kDLOneAPI),
+        ("kDLWebGPU", D::kDLWebGPU),
+        ("kDLHexagon", D::kDLHexagon),
+        ("kDLMAIA", D::kDLMAIA),
+        ("kDLTrn", D::kDLTrn),
     ] {
         expect!(m, name, v.0);
     }
     type C = DLDataTypeCode;
     for (name, v) in [
-        ("kDLInt", C::kDLInt), ("kDLUInt", C::kDLUInt), ("kDLFloat", C::kDLFloat),
-        ("kDLOpaqueHandle", C::kDLOpaqueHandle), ("kDLBfloat", C::kDLBfloat),
-        ("kDLComplex", C::kDLComplex), ("kDLBool", C::kDLBool),
-        ("kDLFloat8_e3m4", C::kDLFloat8_e3m4), ("kDLFloat8_e4m3", C::kDLFloat8_e4m3),
-        ("kDLFloat8_e4m3b11fnuz", C::kDLFloat8_e4m3b11fnuz), ("kDLFloat8_e4m3fn", C::kDLFloat8_e4m3fn),
-        ("kDLFloat8_e4m3fnuz", C::kDLFloat8_e4m3fnuz), ("kDLFloat8_e5m2", C::kDLFloat8_e5m2),
-        ("kDLFloat8_e5m2fnuz", C::kDLFloat8_e5m2fnuz), ("kDLFloat8_e8m0fnu", C::kDLFloat8_e8m0fnu),
-        ("kDLFloat6_e2m3fn", C::kDLFloat6_e2m3fn), ("kDLFloat6_e3m2fn", C::kDLFloat6_e3m2fn),
+        ("kDLInt", C::kDLInt),
+        ("kDLUInt", C::kDLUInt),
+        ("kDLFloat", C::kDLFloat),
+        ("kDLOpaqueHandle", C::kDLOpaqueHandle),
+        ("kDLBfloat", C::kDLBfloat),
+        ("kDLComplex", C::kDLComplex),
+        ("kDLBool", C::kDLBool),
+        ("kDLFloat8_e3m4", C::kDLFloat8_e3m4),
+        ("kDLFloat8_e4m3", C::kDLFloat8_e4m3),
+        ("kDLFloat8_e4m3b11fnuz", C::kDLFloat8_e4m3b11fnuz),
+        ("kDLFloat8_e4m3fn", C::kDLFloat8_e4m3fn),
+        ("kDLFloat8_e4m3fnuz", C::kDLFloat8_e4m3fnuz),
+        ("kDLFloat8_e5m2", C::kDLFloat8_e5m2),
+        ("kDLFloat8_e5m2fnuz", C::kDLFloat8_e5m2fnuz),
+        ("kDLFloat8_e8m0fnu", C::kDLFloat8_e8m0fnu),
+        ("kDLFloat6_e2m3fn", C::kDLFloat6_e2m3fn),
+        ("kDLFloat6_e3m2fn", C::kDLFloat6_e3m2fn),
         ("kDLFloat4_e2m1fn", C::kDLFloat4_e2m1fn),
     ] {
         expect!(m, name, v.0);
     }
-    assert!(m.is_empty(), "C dump has entries the test does not check: {m:?}");
+    assert!(
+        m.is_empty(),
+        "C dump has entries the test does not check: {m:?}"
+    );
 }

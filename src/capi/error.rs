@@ -53,15 +53,37 @@ pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
 /// `dlpack_status_string` and `dlpack_status_python_exception`.
 const STATUSES: &[(dlpack_helpers_status, &CStr, &CStr)] = &[
     (DLPACK_HELPERS_STATUS_OK, c"OK", c""),
-    (DLPACK_HELPERS_STATUS_NULL_POINTER, c"NULL_POINTER", c"ValueError"),
-    (DLPACK_HELPERS_STATUS_INVALID_ARGUMENT, c"INVALID_ARGUMENT", c"ValueError"),
+    (
+        DLPACK_HELPERS_STATUS_NULL_POINTER,
+        c"NULL_POINTER",
+        c"ValueError",
+    ),
+    (
+        DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+        c"INVALID_ARGUMENT",
+        c"ValueError",
+    ),
     (DLPACK_HELPERS_STATUS_PANIC, c"PANIC", c"RuntimeError"),
-    (DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION, c"UNSUPPORTED_VERSION", c"BufferError"),
-    (DLPACK_HELPERS_STATUS_NO_COMMON_VERSION, c"NO_COMMON_VERSION", c"BufferError"),
-    (DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD, c"KEYWORD_NOT_UNDERSTOOD", c"TypeError"),
+    (
+        DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION,
+        c"UNSUPPORTED_VERSION",
+        c"BufferError",
+    ),
+    (
+        DLPACK_HELPERS_STATUS_NO_COMMON_VERSION,
+        c"NO_COMMON_VERSION",
+        c"BufferError",
+    ),
+    (
+        DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD,
+        c"KEYWORD_NOT_UNDERSTOOD",
+        c"TypeError",
+    ),
 ];
 
-fn lookup(code: dlpack_helpers_status) -> Option<&'static (dlpack_helpers_status, &'static CStr, &'static CStr)> {
+fn lookup(
+    code: dlpack_helpers_status,
+) -> Option<&'static (dlpack_helpers_status, &'static CStr, &'static CStr)> {
     STATUSES.iter().find(|(c, _, _)| *c == code)
 }
 
