@@ -217,6 +217,13 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_CAP_PYTHON 4
 
 /**
+ * Flag for `dlpack_stream_decode` and `dlpack_export_request_resolve`: accept any stream integer
+ * for `kDLCPU` as "no synchronization" (PyTorch accepts -1, nanobind any integer). Off by
+ * default: the array API allows only `None` for stream-less devices (peer case 28).
+ */
+#define DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM 4
+
+/**
  * Newest DLPack major version this library reads (the ABI major of `DLManagedTensorVersioned`).
  */
 #define DLPACK_HELPERS_DLPACK_MAJOR_VERSION 1
@@ -298,6 +305,132 @@ typedef struct dlpack_helpers_info {
    */
   bool accepts_legacy;
 } dlpack_helpers_info;
+
+/**
+ * What a decoded stream argument means: one of the `DLPACK_HELPERS_STREAM_*` values.
+ */
+typedef int32_t dlpack_helpers_stream_kind;
+
+/**
+ * A decoded stream: what it means and the native handle to give the device runtime.
+ */
+typedef struct dlpack_helpers_stream {
+  /**
+   * One of the `DLPACK_HELPERS_STREAM_*` values.
+   */
+  dlpack_helpers_stream_kind kind;
+  /**
+   * The native handle (`CUstream`, `hipStream_t`, …): the special values 0x1/0x2 for CUDA's
+   * default streams, NULL for `_NO_SYNC`, `_NONE` and `_DEFAULT`.
+   */
+  void *handle;
+} dlpack_helpers_stream;
+
+/**
+ * `copy` of `__dlpack__`: one of the `DLPACK_HELPERS_COPY_*` values.
+ */
+typedef int32_t dlpack_helpers_copy_mode;
+
+/**
+ * What a consumer asks of a producer: the keyword arguments of `__dlpack__`. A zero-initialized
+ * request is `__dlpack__()` with no arguments.
+ */
+typedef struct dlpack_helpers_export_request {
+  /**
+   * Whether `max_version` is given (false: `None`, the consumer reads the legacy struct only).
+   */
+  bool has_max_version;
+  /**
+   * The newest DLPack version the consumer reads.
+   */
+  DLPackVersion max_version;
+  /**
+   * Whether `stream` is given (false: `None`).
+   */
+  bool has_stream;
+  /**
+   * The stream integer, in the protocol's encoding (see `dlpack_stream_decode`).
+   */
+  int64_t stream;
+  /**
+   * Whether `dl_device` is given (false: `None`, the tensor's own device).
+   */
+  bool has_dl_device;
+  /**
+   * The device the consumer wants the data on.
+   */
+  DLDevice dl_device;
+  /**
+   * One of the `DLPACK_HELPERS_COPY_*` values.
+   */
+  dlpack_helpers_copy_mode copy;
+} dlpack_helpers_export_request;
+
+/**
+ * What the producer must synchronize: one of the `DLPACK_HELPERS_SYNC_*` values.
+ */
+typedef int32_t dlpack_helpers_sync;
+
+/**
+ * The producer's plan for one export, from `dlpack_export_request_resolve`.
+ */
+typedef struct dlpack_helpers_export_plan {
+  /**
+   * `DLPACK_HELPERS_EXPORT_LEGACY` (capsule `"dltensor"`) or `DLPACK_HELPERS_EXPORT_VERSIONED`
+   * (capsule `"dltensor_versioned"`).
+   */
+  int32_t kind;
+  /**
+   * For a versioned export, the version to write; {0, 0} for legacy.
+   */
+  DLPackVersion version;
+  /**
+   * The device the exported tensor reports.
+   */
+  DLDevice device;
+  /**
+   * Whether the producer must copy the data (to `device`; on `stream` when it has one).
+   */
+  bool copy;
+  /**
+   * Flag bits to set on a versioned tensor: `DLPACK_FLAG_BITMASK_IS_COPIED` when `copy`
+   * (a legacy tensor cannot carry it).
+   */
+  uint64_t flags;
+  /**
+   * One of the `DLPACK_HELPERS_SYNC_*` values.
+   */
+  dlpack_helpers_sync sync;
+  /**
+   * The consumer's stream decoded for `device` (kind `DLPACK_HELPERS_STREAM_NONE` for a CPU
+   * export).
+   */
+  struct dlpack_helpers_stream stream;
+} dlpack_helpers_export_plan;
+
+/**
+ * Stream functions an application supplies for a device type (oneAPI queues, Vulkan, Metal, or
+ * its own runtime): see `dlpack_stream_backend_register`. Both functions return 0 on success
+ * and any other value on failure (reported as `DLPACK_HELPERS_STATUS_DEVICE_ERROR` with the
+ * value in the message). They must not throw or unwind.
+ */
+typedef struct dlpack_helpers_stream_backend {
+  /**
+   * Passed back unchanged as the first argument of each function; must stay valid for the
+   * life of the process.
+   */
+  void *ctx;
+  /**
+   * Make `consumer_stream` wait for all work queued so far on `producer_stream` without
+   * blocking the host (for example record an event on one and wait on it from the other).
+   * Required.
+   */
+  int32_t (*wait)(void *ctx, int32_t device_id, void *producer_stream, void *consumer_stream);
+  /**
+   * Block the host until all work queued on `stream` is complete. Required.
+   */
+  int32_t (*synchronize)(void *ctx, int32_t device_id, void *stream);
+} dlpack_helpers_stream_backend;
 
 /**
  * How a version relates to the newest one this library understands: one of the
@@ -383,6 +516,100 @@ typedef struct dlpack_helpers_version_choice {
  * retry without the keyword). Distinct from `DLPACK_HELPERS_STATUS_NO_COMMON_VERSION`.
  */
 #define DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD 12
+
+/**
+ * The `stream` argument is not valid for the device: 0 on CUDA, 1 or 2 on ROCm, any integer
+ * for `kDLCPU` (outside the lenient mode), a value below -1, or a stream with
+ * `dl_device = (kDLCPU, 0)` (the array API's `ValueError`).
+ */
+#define DLPACK_HELPERS_STATUS_INVALID_STREAM 40
+
+/**
+ * A copy is needed to serve the request but it says `copy=False` (the array API's
+ * `BufferError`).
+ */
+#define DLPACK_HELPERS_STATUS_COPY_FORBIDDEN 41
+
+/**
+ * The requested `dl_device` cannot be served: only the tensor's own device and `(kDLCPU, 0)`
+ * are (the array API's `BufferError`).
+ */
+#define DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE 42
+
+/**
+ * No stream backend for the device type: the CUDA driver (`libcuda.so.1`) or HIP runtime
+ * (`libamdhip64.so`) could not be loaded or initialized, or no backend is registered for the
+ * device type. The message names the library and the reason.
+ */
+#define DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE 43
+
+/**
+ * The device runtime reported an error; the message names the call and the runtime's error.
+ */
+#define DLPACK_HELPERS_STATUS_DEVICE_ERROR 44
+
+/**
+ * `stream = -1`: the producer must not synchronize (also a lenient CPU value).
+ */
+#define DLPACK_HELPERS_STREAM_NO_SYNC 0
+
+/**
+ * A stream-less device (`kDLCPU`) and no stream: nothing to synchronize.
+ */
+#define DLPACK_HELPERS_STREAM_NONE 1
+
+/**
+ * CUDA's legacy default stream (`None` or 1); `handle` is `CU_STREAM_LEGACY` (0x1).
+ */
+#define DLPACK_HELPERS_STREAM_LEGACY_DEFAULT 2
+
+/**
+ * CUDA's per-thread default stream (2); `handle` is `CU_STREAM_PER_THREAD` (0x2).
+ */
+#define DLPACK_HELPERS_STREAM_PER_THREAD_DEFAULT 3
+
+/**
+ * The device's default (NULL) stream: ROCm `None` or 0, other devices' `None`; `handle` NULL.
+ */
+#define DLPACK_HELPERS_STREAM_DEFAULT 4
+
+/**
+ * A native stream handle (`CUstream`, `hipStream_t`, or a registered backend's queue).
+ */
+#define DLPACK_HELPERS_STREAM_HANDLE 5
+
+/**
+ * `copy=None` (the zero value): reuse the memory when possible, copy otherwise.
+ */
+#define DLPACK_HELPERS_COPY_IF_NEEDED 0
+
+/**
+ * `copy=True`: always copy.
+ */
+#define DLPACK_HELPERS_COPY_ALWAYS 1
+
+/**
+ * `copy=False`: never copy; a request that needs a copy fails with
+ * `DLPACK_HELPERS_STATUS_COPY_FORBIDDEN` (`BufferError`).
+ */
+#define DLPACK_HELPERS_COPY_NEVER 2
+
+/**
+ * Nothing to synchronize (stream -1, or a stream-less device without a stream).
+ */
+#define DLPACK_HELPERS_SYNC_NONE 0
+
+/**
+ * Make the consumer's stream (`plan.stream`) wait for the producer's stream without blocking the
+ * host: call `dlpack_stream_wait` (it does nothing when both are the same stream).
+ */
+#define DLPACK_HELPERS_SYNC_STREAM_WAIT 1
+
+/**
+ * The data goes to the CPU: finish the producer's pending work (and the copy) before returning,
+ * for example with `dlpack_stream_synchronize` on the producer's stream.
+ */
+#define DLPACK_HELPERS_SYNC_HOST 2
 
 /**
  * Same major and minor as this library (DLPack 1.3).
@@ -490,6 +717,182 @@ const char *dlpack_status_python_exception(dlpack_helpers_status status);
  * written). Thread-safe.
  */
 dlpack_helpers_status dlpack_get_info(struct dlpack_helpers_info *out_info);
+
+/**
+ * Decode the `stream` argument of `__dlpack__` for the device the consumer will use.
+ *
+ * - `device`: the device of the data the consumer receives (the tensor's device, or the
+ *   requested `dl_device`).
+ * - `has_stream`, `stream`: the protocol integer; `has_stream = false` is Python's `None` (and
+ *   `stream` is ignored).
+ * - `flags`: 0 or `DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM`; other bits are refused.
+ * - `out_stream`: receives the meaning and the native handle.
+ *
+ * Rules (array API `__dlpack__`; peer cases 23, 25, 28):
+ * - CUDA (`kDLCUDA`, and `kDLCUDAHost`/`kDLCUDAManaged`, whose memory CUDA streams write):
+ *   `None` and 1 → legacy default stream, 2 → per-thread default stream, > 2 → handle, -1 →
+ *   no sync; 0 is ambiguous and refused.
+ * - ROCm (`kDLROCM`, `kDLROCMHost`): `None` and 0 → default (NULL) stream, > 2 → handle, -1 →
+ *   no sync; 1 and 2 are refused.
+ * - `kDLCPU`: only `None` (→ `DLPACK_HELPERS_STREAM_NONE`); with the lenient flag any integer
+ *   → `DLPACK_HELPERS_STREAM_NO_SYNC`.
+ * - Other device types (queues "by agreement"): `None` → default, -1 → no sync, ≥ 0 → handle.
+ * - Any value below -1 is refused on every device.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (the array API's `ValueError`),
+ * `_INVALID_ARGUMENT` (unknown flags) or `_NULL_POINTER`. No allocation on success; pure and
+ * thread-safe.
+ */
+dlpack_helpers_status dlpack_stream_decode(DLDevice device,
+                                           bool has_stream,
+                                           int64_t stream,
+                                           uint32_t flags,
+                                           struct dlpack_helpers_stream *out_stream);
+
+/**
+ * Encode a native stream into the integer a consumer passes to a Python producer's
+ * `__dlpack__(stream=…)`: the inverse of `dlpack_stream_decode`.
+ *
+ * - `device`: the device the consumer works on.
+ * - `native_stream`: the consumer's stream (`CUstream`, `hipStream_t`, …; NULL for the default).
+ * - `out_has_stream`: receives false when no stream should be passed (`None`), else true.
+ * - `out_stream`: receives the integer (unchanged when `*out_has_stream` is false).
+ *
+ * CUDA: NULL and `CU_STREAM_LEGACY` → 1, `CU_STREAM_PER_THREAD` → 2, a handle → its address
+ * (never 0, peer case 23). ROCm: NULL → 0, a handle → its address; `hipStreamPerThread` has no
+ * value (refused). `kDLCPU`: NULL → no stream; anything else is refused. Other devices: NULL →
+ * no stream, a handle → its address.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` or `_NULL_POINTER`. Pure, thread-safe.
+ */
+dlpack_helpers_status dlpack_stream_encode(DLDevice device,
+                                           void *native_stream,
+                                           bool *out_has_stream,
+                                           int64_t *out_stream);
+
+/**
+ * Producer side of `__dlpack__(stream=…, max_version=…, dl_device=…, copy=…)`: resolve a
+ * consumer's request against the tensor's device and the producer's version into a plan.
+ *
+ * - `request`: the consumer's arguments (zero-initialized = no arguments).
+ * - `tensor_device`: where the producer's data lives (`__dlpack_device__`).
+ * - `producer_version`, `producer_flags`: as for `dlpack_version_negotiate`
+ *   (`DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY`, `_NO_MAX_VERSION_KEYWORD`), plus
+ *   `DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM`.
+ * - `out_plan`: receives the plan.
+ *
+ * Rules (array API `__dlpack__`; DLPack spec §4.4–4.6; peer cases 23, 25, 28, 47):
+ * - struct and version as `dlpack_version_negotiate`;
+ * - `dl_device` absent or equal to `tensor_device`: no copy unless `copy` is ALWAYS; the stream
+ *   is decoded for the device; `sync` is STREAM_WAIT unless the stream is -1 or the device has
+ *   no streams;
+ * - `dl_device = (kDLCPU, 0)` for a tensor elsewhere: the stream must be absent
+ *   (`_INVALID_STREAM` otherwise); `sync` is HOST. Host-accessible memory (`kDLCUDAHost`,
+ *   `kDLROCMHost`, `kDLCUDAManaged`) is served in place and reported as `(kDLCPU, 0)` (policy,
+ *   as NumPy does); other memory needs a copy, and `copy` NEVER fails with
+ *   `_COPY_FORBIDDEN` (`BufferError`, peer case 47);
+ * - any other `dl_device` → `_UNSUPPORTED_DEVICE` (`BufferError`);
+ * - every copy sets `DLPACK_FLAG_BITMASK_IS_COPIED` in `flags`.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM`, `_COPY_FORBIDDEN`,
+ * `_UNSUPPORTED_DEVICE`, `_NO_COMMON_VERSION`, `_KEYWORD_NOT_UNDERSTOOD`, `_INVALID_ARGUMENT`
+ * (unknown flag bits or `copy` value) or `_NULL_POINTER`. `out_plan` is written only on OK. No
+ * allocation on success; pure and thread-safe.
+ */
+dlpack_helpers_status dlpack_export_request_resolve(const struct dlpack_helpers_export_request *request,
+                                                    DLDevice tensor_device,
+                                                    DLPackVersion producer_version,
+                                                    uint32_t producer_flags,
+                                                    struct dlpack_helpers_export_plan *out_plan);
+
+/**
+ * Register stream functions for a device type. A registered backend serves
+ * `dlpack_stream_wait` and `dlpack_stream_synchronize` for that device type, and takes
+ * precedence over the built-in CUDA and HIP backends (an application with its own runtime).
+ *
+ * - `device_type`: the DLPack device type served (any value but `kDLCPU`).
+ * - `backend`: copied; both functions must be non-NULL; `backend->ctx` must stay valid for the
+ *   life of the process.
+ *
+ * Registration is permanent for the process; at most 16 device types can be registered, each
+ * once. Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` (`backend` or one of its functions
+ * NULL) or `_INVALID_ARGUMENT` (`kDLCPU`, already registered, or no slot left). Thread-safe;
+ * lookups afterwards take no lock.
+ */
+dlpack_helpers_status dlpack_stream_backend_register(DLDeviceType device_type,
+                                                     const struct dlpack_helpers_stream_backend *backend);
+
+/**
+ * Producer's synchronization duty for `DLPACK_HELPERS_SYNC_STREAM_WAIT`: make the consumer's
+ * stream wait for all work queued so far on the producer's stream, without blocking the host
+ * (array API `__dlpack__`; peer cases 24 and 27).
+ *
+ * - `device`: the tensor's device; selects the backend (a registered one, else CUDA for
+ *   `kDLCUDA`/`kDLCUDAHost`/`kDLCUDAManaged`, HIP for `kDLROCM`/`kDLROCMHost`) and, for
+ *   `kDLCUDA`/`kDLROCM`, the device whose context or current device is used.
+ * - `producer_stream`: the producer's native stream (for example its current stream; NULL for
+ *   the default stream).
+ * - `consumer_stream`: the decoded consumer stream (`plan.stream`, or from
+ *   `dlpack_stream_decode`).
+ *
+ * Does nothing, without loading any runtime, when the consumer's kind is `_NO_SYNC` or `_NONE`
+ * or both handles name the same stream (CUDA: NULL and `CU_STREAM_LEGACY` are the same).
+ * Otherwise records a pooled event on the producer stream and makes the consumer stream wait
+ * on it: after the first call per context (CUDA) or device (HIP), one event record and one
+ * stream wait per call, no event creation. The driver is loaded and initialized on first use;
+ * CUDA calls run in the primary context of the device (the current one when it already is).
+ * Streams must be live and belong to that device.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` (driver absent, `cuInit` failed,
+ * no backend for the device type), `_DEVICE_ERROR` (the driver's error, named in the message),
+ * `_INVALID_ARGUMENT` (unknown kind) or `_NULL_POINTER`. Thread-safe: any number of threads may
+ * call at once; initialization is lock-free after the first call.
+ */
+dlpack_helpers_status dlpack_stream_wait(DLDevice device,
+                                         void *producer_stream,
+                                         const struct dlpack_helpers_stream *consumer_stream);
+
+/**
+ * Block the host until all work queued on `stream` is complete, for
+ * `DLPACK_HELPERS_SYNC_HOST` (a CPU export must be complete before `__dlpack__` returns).
+ *
+ * - `device`: selects the backend as for `dlpack_stream_wait`; `kDLCPU` does nothing.
+ * - `stream`: the native stream to drain (normally the producer's).
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` or `_DEVICE_ERROR`. Thread-safe.
+ */
+dlpack_helpers_status dlpack_stream_synchronize(DLDevice device, void *stream);
+
+/**
+ * Load and initialize the built-in backend for a device type now, and say whether it works:
+ * CUDA (`libcuda.so.1`, override with the environment variable `DLPACK_HELPERS_CUDA_LIBRARY`)
+ * for `kDLCUDA`, `kDLCUDAHost`, `kDLCUDAManaged`; HIP (`libamdhip64.so`, override with
+ * `DLPACK_HELPERS_HIP_LIBRARY`) for `kDLROCM`, `kDLROCMHost`; a registered backend for any
+ * other type. The first call per runtime loads it (cost of `dlopen` and `cuInit`/`hipInit`);
+ * the answer is kept for the process.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK` or `_BACKEND_UNAVAILABLE` with a message naming the
+ * library and the reason. Thread-safe.
+ */
+dlpack_helpers_status dlpack_stream_backend_check(DLDeviceType device_type);
+
+/**
+ * The C counterpart of `__dlpack_device__` for a producer that holds a raw host-visible
+ * pointer and has not exported yet: which DLPack device the memory at `ptr` belongs to.
+ *
+ * With the CUDA driver available (see `dlpack_stream_backend_check`), the driver is asked:
+ * managed memory → `(kDLCUDAManaged, 0)` (peer case 12), pinned or registered host memory →
+ * `(kDLCUDAHost, 0)` (peer case 10), device memory → `(kDLCUDA, ordinal)`, memory CUDA does
+ * not know → `(kDLCPU, 0)`. Without the CUDA driver the answer is `(kDLCPU, 0)`: no CUDA
+ * allocation can exist. HIP allocations are not classified (answer `(kDLCPU, 0)` unless CUDA
+ * knows the pointer).
+ *
+ * - `ptr`: any address inside the allocation (non-NULL).
+ * - `out_device`: receives the device.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR`. Thread-safe.
+ */
+dlpack_helpers_status dlpack_pointer_get_device(const void *ptr, DLDevice *out_device);
 
 /**
  * Release a versioned managed tensor: call its `deleter` exactly once.

@@ -36,6 +36,22 @@ pub const DLPACK_HELPERS_STATUS_NO_COMMON_VERSION: dlpack_helpers_status = 11;
 /// `__dlpack__` that predates `max_version` (the array API's `TypeError`: the consumer may
 /// retry without the keyword). Distinct from `DLPACK_HELPERS_STATUS_NO_COMMON_VERSION`.
 pub const DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD: dlpack_helpers_status = 12;
+/// The `stream` argument is not valid for the device: 0 on CUDA, 1 or 2 on ROCm, any integer
+/// for `kDLCPU` (outside the lenient mode), a value below -1, or a stream with
+/// `dl_device = (kDLCPU, 0)` (the array API's `ValueError`).
+pub const DLPACK_HELPERS_STATUS_INVALID_STREAM: dlpack_helpers_status = 40;
+/// A copy is needed to serve the request but it says `copy=False` (the array API's
+/// `BufferError`).
+pub const DLPACK_HELPERS_STATUS_COPY_FORBIDDEN: dlpack_helpers_status = 41;
+/// The requested `dl_device` cannot be served: only the tensor's own device and `(kDLCPU, 0)`
+/// are (the array API's `BufferError`).
+pub const DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE: dlpack_helpers_status = 42;
+/// No stream backend for the device type: the CUDA driver (`libcuda.so.1`) or HIP runtime
+/// (`libamdhip64.so`) could not be loaded or initialized, or no backend is registered for the
+/// device type. The message names the library and the reason.
+pub const DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE: dlpack_helpers_status = 43;
+/// The device runtime reported an error; the message names the call and the runtime's error.
+pub const DLPACK_HELPERS_STATUS_DEVICE_ERROR: dlpack_helpers_status = 44;
 
 /// The status of an error; the one place where errors become codes.
 pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
@@ -46,6 +62,11 @@ pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
         Error::UnsupportedVersion { .. } => DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION,
         Error::NoCommonVersion(_) => DLPACK_HELPERS_STATUS_NO_COMMON_VERSION,
         Error::KeywordNotUnderstood(_) => DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD,
+        Error::InvalidStream(_) => DLPACK_HELPERS_STATUS_INVALID_STREAM,
+        Error::CopyForbidden(_) => DLPACK_HELPERS_STATUS_COPY_FORBIDDEN,
+        Error::UnsupportedDevice(_) => DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE,
+        Error::BackendUnavailable(_) => DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE,
+        Error::DeviceError(_) => DLPACK_HELPERS_STATUS_DEVICE_ERROR,
     }
 }
 
@@ -78,6 +99,31 @@ const STATUSES: &[(dlpack_helpers_status, &CStr, &CStr)] = &[
         DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD,
         c"KEYWORD_NOT_UNDERSTOOD",
         c"TypeError",
+    ),
+    (
+        DLPACK_HELPERS_STATUS_INVALID_STREAM,
+        c"INVALID_STREAM",
+        c"ValueError",
+    ),
+    (
+        DLPACK_HELPERS_STATUS_COPY_FORBIDDEN,
+        c"COPY_FORBIDDEN",
+        c"BufferError",
+    ),
+    (
+        DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE,
+        c"UNSUPPORTED_DEVICE",
+        c"BufferError",
+    ),
+    (
+        DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE,
+        c"BACKEND_UNAVAILABLE",
+        c"RuntimeError",
+    ),
+    (
+        DLPACK_HELPERS_STATUS_DEVICE_ERROR,
+        c"DEVICE_ERROR",
+        c"RuntimeError",
     ),
 ];
 

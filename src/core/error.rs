@@ -33,6 +33,21 @@ pub enum Error {
     /// `TypeError`: retry without the keyword).
     #[error("{0}")]
     KeywordNotUnderstood(String),
+    /// The `stream` argument is not valid for the device (array API: `ValueError`).
+    #[error("{0}")]
+    InvalidStream(String),
+    /// A copy is needed but the request says `copy=False` (array API: `BufferError`).
+    #[error("{0}")]
+    CopyForbidden(String),
+    /// The requested `dl_device` cannot be served (array API: `BufferError`).
+    #[error("{0}")]
+    UnsupportedDevice(String),
+    /// The device runtime (CUDA driver, HIP runtime, registered backend) is not available.
+    #[error("{0}")]
+    BackendUnavailable(String),
+    /// The device runtime reported an error.
+    #[error("{0}")]
+    DeviceError(String),
 }
 
 impl Error {

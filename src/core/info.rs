@@ -52,10 +52,16 @@ pub struct Info {
     pub capabilities: u64,
 }
 
-/// Capabilities detected at run time. Stream backends and the Python embedding report here
-/// once they exist; today none is built, so this is 0.
+/// Capabilities detected at run time: `CAP_CUDA` / `CAP_ROCM` when the CUDA driver / HIP
+/// runtime loads and initializes (`cuInit` / `hipInit` succeed).
+///
+/// Choice: the first call loads the drivers (`dlopen` + `cuInit`/`hipInit`, no context is
+/// created, typically milliseconds up to about a second), so that the bit means "stream
+/// synchronization will work" rather than "a file exists". The result is kept for the process
+/// (the same lock-free one-time initialization the synchronization entry points use), so later
+/// calls cost nothing.
 pub fn capabilities() -> u64 {
-    0
+    crate::capi::stream::backend_capabilities()
 }
 
 /// The library's description of itself.

@@ -1,0 +1,643 @@
+//! Stream exchange: the C counterparts of `__dlpack__(stream=…, max_version=…, dl_device=…,
+//! copy=…)` and `__dlpack_device__`, and stream synchronization through the CUDA driver or the
+//! HIP runtime (both opened at run time, never linked) or a registered backend.
+//!
+//! The rules are decided in `core::stream`; see `docs/streams.md` for examples.
+
+mod cuda;
+mod dl;
+mod hip;
+
+use crate::abi::{DLDevice, DLDeviceType, DLPackVersion};
+use crate::capi::boundary::{self, nonnull, out_ptr};
+use crate::capi::error::dlpack_helpers_status;
+use crate::capi::version::{
+    DLPACK_HELPERS_EXPORT_LEGACY, DLPACK_HELPERS_EXPORT_VERSIONED,
+    DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY, DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD,
+};
+use crate::core::stream::{self, CopyMode, Family, Kind, Options, Request, Stream};
+use crate::core::version::{Export, Producer};
+use crate::core::{Error, info};
+use core::ffi::c_void;
+use std::sync::{Mutex, OnceLock};
+
+/// What a decoded stream argument means: one of the `DLPACK_HELPERS_STREAM_*` values.
+pub type dlpack_helpers_stream_kind = i32;
+/// `stream = -1`: the producer must not synchronize (also a lenient CPU value).
+pub const DLPACK_HELPERS_STREAM_NO_SYNC: dlpack_helpers_stream_kind = 0;
+/// A stream-less device (`kDLCPU`) and no stream: nothing to synchronize.
+pub const DLPACK_HELPERS_STREAM_NONE: dlpack_helpers_stream_kind = 1;
+/// CUDA's legacy default stream (`None` or 1); `handle` is `CU_STREAM_LEGACY` (0x1).
+pub const DLPACK_HELPERS_STREAM_LEGACY_DEFAULT: dlpack_helpers_stream_kind = 2;
+/// CUDA's per-thread default stream (2); `handle` is `CU_STREAM_PER_THREAD` (0x2).
+pub const DLPACK_HELPERS_STREAM_PER_THREAD_DEFAULT: dlpack_helpers_stream_kind = 3;
+/// The device's default (NULL) stream: ROCm `None` or 0, other devices' `None`; `handle` NULL.
+pub const DLPACK_HELPERS_STREAM_DEFAULT: dlpack_helpers_stream_kind = 4;
+/// A native stream handle (`CUstream`, `hipStream_t`, or a registered backend's queue).
+pub const DLPACK_HELPERS_STREAM_HANDLE: dlpack_helpers_stream_kind = 5;
+
+const _: () = assert!(
+    DLPACK_HELPERS_STREAM_NO_SYNC == Kind::NoSync.as_raw()
+        && DLPACK_HELPERS_STREAM_NONE == Kind::None.as_raw()
+        && DLPACK_HELPERS_STREAM_LEGACY_DEFAULT == Kind::LegacyDefault.as_raw()
+        && DLPACK_HELPERS_STREAM_PER_THREAD_DEFAULT == Kind::PerThreadDefault.as_raw()
+        && DLPACK_HELPERS_STREAM_DEFAULT == Kind::Default.as_raw()
+        && DLPACK_HELPERS_STREAM_HANDLE == Kind::Handle.as_raw()
+);
+
+/// A decoded stream: what it means and the native handle to give the device runtime.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct dlpack_helpers_stream {
+    /// One of the `DLPACK_HELPERS_STREAM_*` values.
+    pub kind: dlpack_helpers_stream_kind,
+    /// The native handle (`CUstream`, `hipStream_t`, …): the special values 0x1/0x2 for CUDA's
+    /// default streams, NULL for `_NO_SYNC`, `_NONE` and `_DEFAULT`.
+    pub handle: *mut c_void,
+}
+
+impl dlpack_helpers_stream {
+    fn from_core(s: Stream) -> Self {
+        dlpack_helpers_stream {
+            kind: s.kind.as_raw(),
+            handle: s.handle as *mut c_void,
+        }
+    }
+    fn to_core(self) -> Result<Stream, Error> {
+        let kind = Kind::from_raw(self.kind).ok_or_else(|| {
+            Error::invalid(format!(
+                "consumer_stream->kind is {}, not a DLPACK_HELPERS_STREAM_* value",
+                self.kind
+            ))
+        })?;
+        Ok(Stream::new(kind, self.handle as usize))
+    }
+}
+
+/// Flag for `dlpack_stream_decode` and `dlpack_export_request_resolve`: accept any stream integer
+/// for `kDLCPU` as "no synchronization" (PyTorch accepts -1, nanobind any integer). Off by
+/// default: the array API allows only `None` for stream-less devices (peer case 28).
+pub const DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM: u32 = 0x4;
+
+/// Decode the `stream` argument of `__dlpack__` for the device the consumer will use.
+///
+/// - `device`: the device of the data the consumer receives (the tensor's device, or the
+///   requested `dl_device`).
+/// - `has_stream`, `stream`: the protocol integer; `has_stream = false` is Python's `None` (and
+///   `stream` is ignored).
+/// - `flags`: 0 or `DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM`; other bits are refused.
+/// - `out_stream`: receives the meaning and the native handle.
+///
+/// Rules (array API `__dlpack__`; peer cases 23, 25, 28):
+/// - CUDA (`kDLCUDA`, and `kDLCUDAHost`/`kDLCUDAManaged`, whose memory CUDA streams write):
+///   `None` and 1 → legacy default stream, 2 → per-thread default stream, > 2 → handle, -1 →
+///   no sync; 0 is ambiguous and refused.
+/// - ROCm (`kDLROCM`, `kDLROCMHost`): `None` and 0 → default (NULL) stream, > 2 → handle, -1 →
+///   no sync; 1 and 2 are refused.
+/// - `kDLCPU`: only `None` (→ `DLPACK_HELPERS_STREAM_NONE`); with the lenient flag any integer
+///   → `DLPACK_HELPERS_STREAM_NO_SYNC`.
+/// - Other device types (queues "by agreement"): `None` → default, -1 → no sync, ≥ 0 → handle.
+/// - Any value below -1 is refused on every device.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (the array API's `ValueError`),
+/// `_INVALID_ARGUMENT` (unknown flags) or `_NULL_POINTER`. No allocation on success; pure and
+/// thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_stream_decode(
+    device: DLDevice,
+    has_stream: bool,
+    stream: i64,
+    flags: u32,
+    out_stream: *mut dlpack_helpers_stream,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_stream, "out_stream")?;
+        if flags & !DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0 {
+            return Err(Error::invalid(format!(
+                "flags has unknown bits 0x{:x} (known: DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM)",
+                flags & !DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM
+            )));
+        }
+        let opts = Options {
+            lenient_cpu: flags & DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0,
+        };
+        let s = stream::decode(device, has_stream.then_some(stream), opts)?;
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(dlpack_helpers_stream::from_core(s)) };
+        Ok(())
+    })
+}
+
+/// Encode a native stream into the integer a consumer passes to a Python producer's
+/// `__dlpack__(stream=…)`: the inverse of `dlpack_stream_decode`.
+///
+/// - `device`: the device the consumer works on.
+/// - `native_stream`: the consumer's stream (`CUstream`, `hipStream_t`, …; NULL for the default).
+/// - `out_has_stream`: receives false when no stream should be passed (`None`), else true.
+/// - `out_stream`: receives the integer (unchanged when `*out_has_stream` is false).
+///
+/// CUDA: NULL and `CU_STREAM_LEGACY` → 1, `CU_STREAM_PER_THREAD` → 2, a handle → its address
+/// (never 0, peer case 23). ROCm: NULL → 0, a handle → its address; `hipStreamPerThread` has no
+/// value (refused). `kDLCPU`: NULL → no stream; anything else is refused. Other devices: NULL →
+/// no stream, a handle → its address.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` or `_NULL_POINTER`. Pure, thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_stream_encode(
+    device: DLDevice,
+    native_stream: *mut c_void,
+    out_has_stream: *mut bool,
+    out_stream: *mut i64,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let has = out_ptr(out_has_stream, "out_has_stream")?;
+        let out = out_ptr(out_stream, "out_stream")?;
+        let v = stream::encode(device, native_stream as usize)?;
+        // SAFETY: non-NULL caller storage.
+        unsafe {
+            has.write(v.is_some());
+            if let Some(v) = v {
+                out.write(v);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `copy` of `__dlpack__`: one of the `DLPACK_HELPERS_COPY_*` values.
+pub type dlpack_helpers_copy_mode = i32;
+/// `copy=None` (the zero value): reuse the memory when possible, copy otherwise.
+pub const DLPACK_HELPERS_COPY_IF_NEEDED: dlpack_helpers_copy_mode = 0;
+/// `copy=True`: always copy.
+pub const DLPACK_HELPERS_COPY_ALWAYS: dlpack_helpers_copy_mode = 1;
+/// `copy=False`: never copy; a request that needs a copy fails with
+/// `DLPACK_HELPERS_STATUS_COPY_FORBIDDEN` (`BufferError`).
+pub const DLPACK_HELPERS_COPY_NEVER: dlpack_helpers_copy_mode = 2;
+
+/// What a consumer asks of a producer: the keyword arguments of `__dlpack__`. A zero-initialized
+/// request is `__dlpack__()` with no arguments.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct dlpack_helpers_export_request {
+    /// Whether `max_version` is given (false: `None`, the consumer reads the legacy struct only).
+    pub has_max_version: bool,
+    /// The newest DLPack version the consumer reads.
+    pub max_version: DLPackVersion,
+    /// Whether `stream` is given (false: `None`).
+    pub has_stream: bool,
+    /// The stream integer, in the protocol's encoding (see `dlpack_stream_decode`).
+    pub stream: i64,
+    /// Whether `dl_device` is given (false: `None`, the tensor's own device).
+    pub has_dl_device: bool,
+    /// The device the consumer wants the data on.
+    pub dl_device: DLDevice,
+    /// One of the `DLPACK_HELPERS_COPY_*` values.
+    pub copy: dlpack_helpers_copy_mode,
+}
+
+/// What the producer must synchronize: one of the `DLPACK_HELPERS_SYNC_*` values.
+pub type dlpack_helpers_sync = i32;
+/// Nothing to synchronize (stream -1, or a stream-less device without a stream).
+pub const DLPACK_HELPERS_SYNC_NONE: dlpack_helpers_sync = 0;
+/// Make the consumer's stream (`plan.stream`) wait for the producer's stream without blocking the
+/// host: call `dlpack_stream_wait` (it does nothing when both are the same stream).
+pub const DLPACK_HELPERS_SYNC_STREAM_WAIT: dlpack_helpers_sync = 1;
+/// The data goes to the CPU: finish the producer's pending work (and the copy) before returning,
+/// for example with `dlpack_stream_synchronize` on the producer's stream.
+pub const DLPACK_HELPERS_SYNC_HOST: dlpack_helpers_sync = 2;
+
+const _: () = assert!(
+    DLPACK_HELPERS_SYNC_NONE == stream::Sync::None.as_raw()
+        && DLPACK_HELPERS_SYNC_STREAM_WAIT == stream::Sync::StreamWait.as_raw()
+        && DLPACK_HELPERS_SYNC_HOST == stream::Sync::Host.as_raw()
+);
+
+/// The producer's plan for one export, from `dlpack_export_request_resolve`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct dlpack_helpers_export_plan {
+    /// `DLPACK_HELPERS_EXPORT_LEGACY` (capsule `"dltensor"`) or `DLPACK_HELPERS_EXPORT_VERSIONED`
+    /// (capsule `"dltensor_versioned"`).
+    pub kind: i32,
+    /// For a versioned export, the version to write; {0, 0} for legacy.
+    pub version: DLPackVersion,
+    /// The device the exported tensor reports.
+    pub device: DLDevice,
+    /// Whether the producer must copy the data (to `device`; on `stream` when it has one).
+    pub copy: bool,
+    /// Flag bits to set on a versioned tensor: `DLPACK_FLAG_BITMASK_IS_COPIED` when `copy`
+    /// (a legacy tensor cannot carry it).
+    pub flags: u64,
+    /// One of the `DLPACK_HELPERS_SYNC_*` values.
+    pub sync: dlpack_helpers_sync,
+    /// The consumer's stream decoded for `device` (kind `DLPACK_HELPERS_STREAM_NONE` for a CPU
+    /// export).
+    pub stream: dlpack_helpers_stream,
+}
+
+/// Producer side of `__dlpack__(stream=…, max_version=…, dl_device=…, copy=…)`: resolve a
+/// consumer's request against the tensor's device and the producer's version into a plan.
+///
+/// - `request`: the consumer's arguments (zero-initialized = no arguments).
+/// - `tensor_device`: where the producer's data lives (`__dlpack_device__`).
+/// - `producer_version`, `producer_flags`: as for `dlpack_version_negotiate`
+///   (`DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY`, `_NO_MAX_VERSION_KEYWORD`), plus
+///   `DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM`.
+/// - `out_plan`: receives the plan.
+///
+/// Rules (array API `__dlpack__`; DLPack spec §4.4–4.6; peer cases 23, 25, 28, 47):
+/// - struct and version as `dlpack_version_negotiate`;
+/// - `dl_device` absent or equal to `tensor_device`: no copy unless `copy` is ALWAYS; the stream
+///   is decoded for the device; `sync` is STREAM_WAIT unless the stream is -1 or the device has
+///   no streams;
+/// - `dl_device = (kDLCPU, 0)` for a tensor elsewhere: the stream must be absent
+///   (`_INVALID_STREAM` otherwise); `sync` is HOST. Host-accessible memory (`kDLCUDAHost`,
+///   `kDLROCMHost`, `kDLCUDAManaged`) is served in place and reported as `(kDLCPU, 0)` (policy,
+///   as NumPy does); other memory needs a copy, and `copy` NEVER fails with
+///   `_COPY_FORBIDDEN` (`BufferError`, peer case 47);
+/// - any other `dl_device` → `_UNSUPPORTED_DEVICE` (`BufferError`);
+/// - every copy sets `DLPACK_FLAG_BITMASK_IS_COPIED` in `flags`.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM`, `_COPY_FORBIDDEN`,
+/// `_UNSUPPORTED_DEVICE`, `_NO_COMMON_VERSION`, `_KEYWORD_NOT_UNDERSTOOD`, `_INVALID_ARGUMENT`
+/// (unknown flag bits or `copy` value) or `_NULL_POINTER`. `out_plan` is written only on OK. No
+/// allocation on success; pure and thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_export_request_resolve(
+    request: *const dlpack_helpers_export_request,
+    tensor_device: DLDevice,
+    producer_version: DLPackVersion,
+    producer_flags: u32,
+    out_plan: *mut dlpack_helpers_export_plan,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        // SAFETY: caller contract: a non-NULL request points to a live struct.
+        let r = unsafe { nonnull(request, "request") }?;
+        let out = out_ptr(out_plan, "out_plan")?;
+        const KNOWN: u32 = DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY
+            | DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD
+            | DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM;
+        if producer_flags & !KNOWN != 0 {
+            return Err(Error::invalid(format!(
+                "producer_flags has unknown bits 0x{:x} (known: DLPACK_HELPERS_PRODUCER_*)",
+                producer_flags & !KNOWN
+            )));
+        }
+        let copy = match r.copy {
+            DLPACK_HELPERS_COPY_IF_NEEDED => CopyMode::IfNeeded,
+            DLPACK_HELPERS_COPY_ALWAYS => CopyMode::Always,
+            DLPACK_HELPERS_COPY_NEVER => CopyMode::Never,
+            other => {
+                return Err(Error::invalid(format!(
+                    "request->copy is {other}, not a DLPACK_HELPERS_COPY_* value"
+                )));
+            }
+        };
+        let req = Request {
+            max_version: r.has_max_version.then_some(r.max_version),
+            stream: r.has_stream.then_some(r.stream),
+            dl_device: r.has_dl_device.then_some(r.dl_device),
+            copy,
+        };
+        let producer = Producer {
+            version: producer_version,
+            exports_legacy: producer_flags & DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY != 0,
+            no_max_version_keyword: producer_flags & DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD
+                != 0,
+        };
+        let opts = Options {
+            lenient_cpu: producer_flags & DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0,
+        };
+        let p = stream::resolve(tensor_device, producer, &req, opts)?;
+        let (kind, version) = match p.export {
+            Export::Legacy => (DLPACK_HELPERS_EXPORT_LEGACY, DLPackVersion::new(0, 0)),
+            Export::Versioned(v) => (DLPACK_HELPERS_EXPORT_VERSIONED, v),
+        };
+        let plan = dlpack_helpers_export_plan {
+            kind,
+            version,
+            device: p.device,
+            copy: p.copy,
+            flags: p.flags,
+            sync: p.sync.as_raw(),
+            stream: dlpack_helpers_stream::from_core(p.stream),
+        };
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(plan) };
+        Ok(())
+    })
+}
+
+/// Stream functions an application supplies for a device type (oneAPI queues, Vulkan, Metal, or
+/// its own runtime): see `dlpack_stream_backend_register`. Both functions return 0 on success
+/// and any other value on failure (reported as `DLPACK_HELPERS_STATUS_DEVICE_ERROR` with the
+/// value in the message). They must not throw or unwind.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct dlpack_helpers_stream_backend {
+    /// Passed back unchanged as the first argument of each function; must stay valid for the
+    /// life of the process.
+    pub ctx: *mut c_void,
+    /// Make `consumer_stream` wait for all work queued so far on `producer_stream` without
+    /// blocking the host (for example record an event on one and wait on it from the other).
+    /// Required.
+    pub wait: Option<
+        unsafe extern "C" fn(
+            ctx: *mut c_void,
+            device_id: i32,
+            producer_stream: *mut c_void,
+            consumer_stream: *mut c_void,
+        ) -> i32,
+    >,
+    /// Block the host until all work queued on `stream` is complete. Required.
+    pub synchronize:
+        Option<unsafe extern "C" fn(ctx: *mut c_void, device_id: i32, stream: *mut c_void) -> i32>,
+}
+
+#[derive(Clone, Copy)]
+struct Registered {
+    device_type: DLDeviceType,
+    backend: dlpack_helpers_stream_backend,
+}
+
+// SAFETY: the registrant promises that `ctx` and the functions may be used from any thread.
+unsafe impl Send for Registered {}
+unsafe impl Sync for Registered {}
+
+/// Registration slots, filled in order; lookups read them without a lock.
+const MAX_BACKENDS: usize = 16;
+static BACKENDS: [OnceLock<Registered>; MAX_BACKENDS] = [const { OnceLock::new() }; MAX_BACKENDS];
+static REGISTER_LOCK: Mutex<()> = Mutex::new(());
+
+fn registered(device_type: DLDeviceType) -> Option<&'static Registered> {
+    BACKENDS
+        .iter()
+        .map_while(|slot| slot.get())
+        .find(|r| r.device_type == device_type)
+}
+
+/// Register stream functions for a device type. A registered backend serves
+/// `dlpack_stream_wait` and `dlpack_stream_synchronize` for that device type, and takes
+/// precedence over the built-in CUDA and HIP backends (an application with its own runtime).
+///
+/// - `device_type`: the DLPack device type served (any value but `kDLCPU`).
+/// - `backend`: copied; both functions must be non-NULL; `backend->ctx` must stay valid for the
+///   life of the process.
+///
+/// Registration is permanent for the process; at most 16 device types can be registered, each
+/// once. Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` (`backend` or one of its functions
+/// NULL) or `_INVALID_ARGUMENT` (`kDLCPU`, already registered, or no slot left). Thread-safe;
+/// lookups afterwards take no lock.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_stream_backend_register(
+    device_type: DLDeviceType,
+    backend: *const dlpack_helpers_stream_backend,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        // SAFETY: caller contract.
+        let b = *unsafe { nonnull(backend, "backend") }?;
+        if b.wait.is_none() {
+            return Err(Error::NullPointer("backend->wait"));
+        }
+        if b.synchronize.is_none() {
+            return Err(Error::NullPointer("backend->synchronize"));
+        }
+        if device_type == DLDeviceType::kDLCPU {
+            return Err(Error::invalid(
+                "device_type is kDLCPU, which has no streams",
+            ));
+        }
+        let _g = REGISTER_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        if registered(device_type).is_some() {
+            return Err(Error::invalid(format!(
+                "a stream backend for device type {} is already registered (registration is permanent)",
+                device_type.0
+            )));
+        }
+        let slot = BACKENDS.iter().find(|s| s.get().is_none()).ok_or_else(|| {
+            Error::invalid(format!(
+                "no backend slot left ({MAX_BACKENDS} device types registered)"
+            ))
+        })?;
+        let _ = slot.set(Registered {
+            device_type,
+            backend: b,
+        });
+        Ok(())
+    })
+}
+
+fn backend_error(what: &str, code: i32, device: DLDevice) -> Error {
+    Error::DeviceError(format!(
+        "the registered stream backend's {what} failed for device ({}, {}) with code {code}",
+        device.device_type.0, device.device_id
+    ))
+}
+
+fn unavailable(device: DLDevice) -> Error {
+    Error::BackendUnavailable(format!(
+        "no stream backend for device type {}: CUDA and ROCm are built in; register others with \
+         dlpack_stream_backend_register",
+        device.device_type.0
+    ))
+}
+
+/// Two native handles name the same stream (CUDA: NULL is the legacy default stream too).
+fn same_stream(family: Family, a: usize, b: usize) -> bool {
+    let norm = |h: usize| {
+        if family == Family::Cuda && h == 0 {
+            stream::CUDA_STREAM_LEGACY
+        } else {
+            h
+        }
+    };
+    norm(a) == norm(b)
+}
+
+fn wait(device: DLDevice, producer: usize, consumer: Stream) -> Result<(), Error> {
+    if !consumer.kind.needs_wait() {
+        return Ok(());
+    }
+    let fam = stream::family(device.device_type);
+    if same_stream(fam, producer, consumer.handle) {
+        return Ok(());
+    }
+    if let Some(r) = registered(device.device_type) {
+        let f = r.backend.wait.expect("checked at registration");
+        // SAFETY: the registrant's function with its own context.
+        let code = unsafe {
+            f(
+                r.backend.ctx,
+                device.device_id,
+                producer as *mut c_void,
+                consumer.handle as *mut c_void,
+            )
+        };
+        return if code == 0 {
+            Ok(())
+        } else {
+            Err(backend_error("wait", code, device))
+        };
+    }
+    match fam {
+        Family::Cuda => cuda::get()?.wait(device, producer, consumer.handle),
+        Family::Rocm => hip::get()?.wait(device, producer, consumer.handle),
+        Family::Cpu | Family::Other => Err(unavailable(device)),
+    }
+}
+
+fn synchronize(device: DLDevice, stream_handle: usize) -> Result<(), Error> {
+    if let Some(r) = registered(device.device_type) {
+        let f = r.backend.synchronize.expect("checked at registration");
+        // SAFETY: the registrant's function with its own context.
+        let code = unsafe {
+            f(
+                r.backend.ctx,
+                device.device_id,
+                stream_handle as *mut c_void,
+            )
+        };
+        return if code == 0 {
+            Ok(())
+        } else {
+            Err(backend_error("synchronize", code, device))
+        };
+    }
+    match stream::family(device.device_type) {
+        Family::Cpu => Ok(()),
+        Family::Cuda => cuda::get()?.synchronize(device, stream_handle),
+        Family::Rocm => hip::get()?.synchronize(device, stream_handle),
+        Family::Other => Err(unavailable(device)),
+    }
+}
+
+/// Producer's synchronization duty for `DLPACK_HELPERS_SYNC_STREAM_WAIT`: make the consumer's
+/// stream wait for all work queued so far on the producer's stream, without blocking the host
+/// (array API `__dlpack__`; peer cases 24 and 27).
+///
+/// - `device`: the tensor's device; selects the backend (a registered one, else CUDA for
+///   `kDLCUDA`/`kDLCUDAHost`/`kDLCUDAManaged`, HIP for `kDLROCM`/`kDLROCMHost`) and, for
+///   `kDLCUDA`/`kDLROCM`, the device whose context or current device is used.
+/// - `producer_stream`: the producer's native stream (for example its current stream; NULL for
+///   the default stream).
+/// - `consumer_stream`: the decoded consumer stream (`plan.stream`, or from
+///   `dlpack_stream_decode`).
+///
+/// Does nothing, without loading any runtime, when the consumer's kind is `_NO_SYNC` or `_NONE`
+/// or both handles name the same stream (CUDA: NULL and `CU_STREAM_LEGACY` are the same).
+/// Otherwise records a pooled event on the producer stream and makes the consumer stream wait
+/// on it: after the first call per context (CUDA) or device (HIP), one event record and one
+/// stream wait per call, no event creation. The driver is loaded and initialized on first use;
+/// CUDA calls run in the primary context of the device (the current one when it already is).
+/// Streams must be live and belong to that device.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` (driver absent, `cuInit` failed,
+/// no backend for the device type), `_DEVICE_ERROR` (the driver's error, named in the message),
+/// `_INVALID_ARGUMENT` (unknown kind) or `_NULL_POINTER`. Thread-safe: any number of threads may
+/// call at once; initialization is lock-free after the first call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_stream_wait(
+    device: DLDevice,
+    producer_stream: *mut c_void,
+    consumer_stream: *const dlpack_helpers_stream,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        // SAFETY: caller contract.
+        let c = unsafe { nonnull(consumer_stream, "consumer_stream") }?.to_core()?;
+        wait(device, producer_stream as usize, c)
+    })
+}
+
+/// Block the host until all work queued on `stream` is complete, for
+/// `DLPACK_HELPERS_SYNC_HOST` (a CPU export must be complete before `__dlpack__` returns).
+///
+/// - `device`: selects the backend as for `dlpack_stream_wait`; `kDLCPU` does nothing.
+/// - `stream`: the native stream to drain (normally the producer's).
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` or `_DEVICE_ERROR`. Thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_stream_synchronize(
+    device: DLDevice,
+    stream: *mut c_void,
+) -> dlpack_helpers_status {
+    boundary::status(|| synchronize(device, stream as usize))
+}
+
+/// Load and initialize the built-in backend for a device type now, and say whether it works:
+/// CUDA (`libcuda.so.1`, override with the environment variable `DLPACK_HELPERS_CUDA_LIBRARY`)
+/// for `kDLCUDA`, `kDLCUDAHost`, `kDLCUDAManaged`; HIP (`libamdhip64.so`, override with
+/// `DLPACK_HELPERS_HIP_LIBRARY`) for `kDLROCM`, `kDLROCMHost`; a registered backend for any
+/// other type. The first call per runtime loads it (cost of `dlopen` and `cuInit`/`hipInit`);
+/// the answer is kept for the process.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK` or `_BACKEND_UNAVAILABLE` with a message naming the
+/// library and the reason. Thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_stream_backend_check(
+    device_type: DLDeviceType,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        if registered(device_type).is_some() {
+            return Ok(());
+        }
+        let d = DLDevice {
+            device_type,
+            device_id: 0,
+        };
+        match stream::family(device_type) {
+            Family::Cuda => cuda::get().map(|_| ()),
+            Family::Rocm => hip::get().map(|_| ()),
+            Family::Cpu | Family::Other => Err(unavailable(d)),
+        }
+    })
+}
+
+/// `CAP_CUDA` / `CAP_ROCM` bits of the built-in backends that load and initialize. Used by
+/// `dlpack_get_info`: the first call pays for loading the drivers once (see `core::info`).
+pub(crate) fn backend_capabilities() -> u64 {
+    let mut caps = 0;
+    if cuda::get().is_ok() {
+        caps |= info::CAP_CUDA;
+    }
+    if hip::get().is_ok() {
+        caps |= info::CAP_ROCM;
+    }
+    caps
+}
+
+/// The C counterpart of `__dlpack_device__` for a producer that holds a raw host-visible
+/// pointer and has not exported yet: which DLPack device the memory at `ptr` belongs to.
+///
+/// With the CUDA driver available (see `dlpack_stream_backend_check`), the driver is asked:
+/// managed memory → `(kDLCUDAManaged, 0)` (peer case 12), pinned or registered host memory →
+/// `(kDLCUDAHost, 0)` (peer case 10), device memory → `(kDLCUDA, ordinal)`, memory CUDA does
+/// not know → `(kDLCPU, 0)`. Without the CUDA driver the answer is `(kDLCPU, 0)`: no CUDA
+/// allocation can exist. HIP allocations are not classified (answer `(kDLCPU, 0)` unless CUDA
+/// knows the pointer).
+///
+/// - `ptr`: any address inside the allocation (non-NULL).
+/// - `out_device`: receives the device.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR`. Thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_pointer_get_device(
+    ptr: *const c_void,
+    out_device: *mut DLDevice,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        if ptr.is_null() {
+            return Err(Error::NullPointer("ptr"));
+        }
+        let out = out_ptr(out_device, "out_device")?;
+        let d = match cuda::get() {
+            Ok(c) => c.pointer_device(ptr as usize)?,
+            Err(_) => DLDevice {
+                device_type: DLDeviceType::kDLCPU,
+                device_id: 0,
+            },
+        };
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(d) };
+        Ok(())
+    })
+}

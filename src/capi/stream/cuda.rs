@@ -1,0 +1,333 @@
+//! CUDA through the driver API (`libcuda.so.1`), opened at run time.
+//!
+//! Only documented driver entry points and constants are used. Contexts: a tensor on
+//! `kDLCUDA` device N is served in the primary context of N (the one PyTorch, CuPy, JAX and the
+//! CUDA runtime use); when the calling thread's current context already is that context it is
+//! used as is, otherwise the primary context is pushed for the call and popped afterwards.
+//! Pinned (`kDLCUDAHost`) and managed (`kDLCUDAManaged`) memory, whose device id is 0, use the
+//! current context when there is one, else the primary context of device 0. Primary contexts are
+//! retained once per device and kept for the life of the process.
+
+use super::dl::{EventPool, Lib};
+use crate::abi::{DLDevice, DLDeviceType};
+use crate::core::Error;
+use core::ffi::{c_char, c_int, c_uint, c_void};
+use std::sync::OnceLock;
+
+type CUresult = c_int;
+type Handle = *mut c_void;
+
+const CUDA_SUCCESS: CUresult = 0;
+const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
+const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
+/// `CU_EVENT_DISABLE_TIMING`: events used only for ordering are cheaper without timing.
+const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
+/// `CU_POINTER_ATTRIBUTE_MEMORY_TYPE`, `_IS_MANAGED`, `_DEVICE_ORDINAL`.
+const ATTR_MEMORY_TYPE: c_int = 2;
+const ATTR_IS_MANAGED: c_int = 8;
+const ATTR_DEVICE_ORDINAL: c_int = 9;
+/// `CU_MEMORYTYPE_HOST`, `CU_MEMORYTYPE_DEVICE`.
+const MEMORYTYPE_HOST: c_uint = 1;
+const MEMORYTYPE_DEVICE: c_uint = 2;
+
+/// Devices whose primary context is cached (ordinals 0..MAX_DEVICES).
+const MAX_DEVICES: usize = 64;
+
+pub(crate) struct Cuda {
+    lib: Lib,
+    ctx_get_current: unsafe extern "C" fn(*mut Handle) -> CUresult,
+    ctx_push: unsafe extern "C" fn(Handle) -> CUresult,
+    ctx_pop: unsafe extern "C" fn(*mut Handle) -> CUresult,
+    device_get: unsafe extern "C" fn(*mut c_int, c_int) -> CUresult,
+    primary_retain: unsafe extern "C" fn(*mut Handle, c_int) -> CUresult,
+    event_create: unsafe extern "C" fn(*mut Handle, c_uint) -> CUresult,
+    event_record: unsafe extern "C" fn(Handle, Handle) -> CUresult,
+    stream_wait_event: unsafe extern "C" fn(Handle, Handle, c_uint) -> CUresult,
+    stream_synchronize: unsafe extern "C" fn(Handle) -> CUresult,
+    pointer_get_attribute: unsafe extern "C" fn(*mut c_void, c_int, u64) -> CUresult,
+    get_error_name: Option<unsafe extern "C" fn(CUresult, *mut *const c_char) -> CUresult>,
+    primary: [OnceLock<Result<usize, Error>>; MAX_DEVICES],
+    events: EventPool,
+}
+
+// SAFETY: the driver API is thread-safe; the struct holds function pointers and plain data.
+unsafe impl Send for Cuda {}
+unsafe impl Sync for Cuda {}
+
+static CUDA: OnceLock<Result<Cuda, Error>> = OnceLock::new();
+
+/// The loaded driver, loading it on first use (thread-safe; lock-free once loaded).
+pub(crate) fn get() -> Result<&'static Cuda, Error> {
+    CUDA.get_or_init(load).as_ref().map_err(Clone::clone)
+}
+
+fn load() -> Result<Cuda, Error> {
+    let lib = super::dl::open(
+        "DLPACK_HELPERS_CUDA_LIBRARY",
+        &["libcuda.so.1", "libcuda.so"],
+        "the CUDA driver (libcuda.so.1)",
+    )?;
+    let init: unsafe extern "C" fn(c_uint) -> CUresult = lib.sym(c"cuInit")?;
+    let cuda = Cuda {
+        ctx_get_current: lib.sym(c"cuCtxGetCurrent")?,
+        ctx_push: lib.sym(c"cuCtxPushCurrent_v2")?,
+        ctx_pop: lib.sym(c"cuCtxPopCurrent_v2")?,
+        device_get: lib.sym(c"cuDeviceGet")?,
+        primary_retain: lib.sym(c"cuDevicePrimaryCtxRetain")?,
+        event_create: lib.sym(c"cuEventCreate")?,
+        event_record: lib.sym(c"cuEventRecord")?,
+        stream_wait_event: lib.sym(c"cuStreamWaitEvent")?,
+        stream_synchronize: lib.sym(c"cuStreamSynchronize")?,
+        pointer_get_attribute: lib.sym(c"cuPointerGetAttribute")?,
+        get_error_name: lib.sym_opt(c"cuGetErrorName"),
+        primary: [const { OnceLock::new() }; MAX_DEVICES],
+        events: EventPool::new(),
+        lib,
+    };
+    // SAFETY: documented signature; flags must be 0.
+    let r = unsafe { init(0) };
+    if r != CUDA_SUCCESS {
+        return Err(Error::BackendUnavailable(format!(
+            "the CUDA driver {} loaded, but cuInit failed: {}",
+            cuda.lib.path,
+            cuda.error_name(r)
+        )));
+    }
+    Ok(cuda)
+}
+
+/// Pops a context pushed by [`Cuda::enter`].
+struct Entered<'a> {
+    cuda: &'a Cuda,
+    ctx: usize,
+    pushed: bool,
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        if self.pushed {
+            let mut out: Handle = core::ptr::null_mut();
+            // SAFETY: pops the context this guard pushed on this thread.
+            unsafe { (self.cuda.ctx_pop)(&mut out) };
+        }
+    }
+}
+
+impl Cuda {
+    fn error_name(&self, r: CUresult) -> String {
+        if let Some(f) = self.get_error_name {
+            let mut s: *const c_char = core::ptr::null();
+            // SAFETY: documented signature; on success `s` is a static string.
+            if unsafe { f(r, &mut s) } == CUDA_SUCCESS && !s.is_null() {
+                // SAFETY: NUL-terminated static string from the driver.
+                let name = unsafe { core::ffi::CStr::from_ptr(s) }.to_string_lossy();
+                return format!("{name} ({r})");
+            }
+        }
+        format!("CUresult {r}")
+    }
+
+    #[cold]
+    fn fail(&self, call: &str, r: CUresult, device: DLDevice) -> Error {
+        Error::DeviceError(format!(
+            "{call} failed for device ({}, {}): {}",
+            device.device_type.0,
+            device.device_id,
+            self.error_name(r)
+        ))
+    }
+
+    fn check(&self, call: &str, r: CUresult, device: DLDevice) -> Result<(), Error> {
+        if r == CUDA_SUCCESS {
+            Ok(())
+        } else {
+            Err(self.fail(call, r, device))
+        }
+    }
+
+    /// The retained primary context of a device ordinal.
+    fn primary(&self, ordinal: i32, device: DLDevice) -> Result<usize, Error> {
+        let slot = usize::try_from(ordinal)
+            .ok()
+            .and_then(|i| self.primary.get(i))
+            .ok_or_else(|| {
+                Error::DeviceError(format!(
+                    "device ({}, {}): CUDA device ordinal {ordinal} is outside 0..{MAX_DEVICES}",
+                    device.device_type.0, device.device_id
+                ))
+            })?;
+        slot.get_or_init(|| {
+            let mut dev: c_int = 0;
+            // SAFETY: documented signatures with valid out-pointers.
+            self.check(
+                "cuDeviceGet",
+                unsafe { (self.device_get)(&mut dev, ordinal) },
+                device,
+            )?;
+            let mut ctx: Handle = core::ptr::null_mut();
+            self.check(
+                "cuDevicePrimaryCtxRetain",
+                unsafe { (self.primary_retain)(&mut ctx, dev) },
+                device,
+            )?;
+            Ok(ctx as usize)
+        })
+        .clone()
+    }
+
+    /// Make the right context current for `device` (see the module docs).
+    fn enter(&self, device: DLDevice) -> Result<Entered<'_>, Error> {
+        let mut cur: Handle = core::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        self.check(
+            "cuCtxGetCurrent",
+            unsafe { (self.ctx_get_current)(&mut cur) },
+            device,
+        )?;
+        let want = if device.device_type == DLDeviceType::kDLCUDA {
+            self.primary(device.device_id, device)?
+        } else if !cur.is_null() {
+            cur as usize
+        } else {
+            self.primary(0, device)?
+        };
+        if want == cur as usize {
+            return Ok(Entered {
+                cuda: self,
+                ctx: want,
+                pushed: false,
+            });
+        }
+        // SAFETY: a context retained above.
+        self.check(
+            "cuCtxPushCurrent",
+            unsafe { (self.ctx_push)(want as Handle) },
+            device,
+        )?;
+        Ok(Entered {
+            cuda: self,
+            ctx: want,
+            pushed: true,
+        })
+    }
+
+    /// Make `consumer` wait for all work queued so far on `producer`, without blocking the host:
+    /// one `cuEventRecord` and one `cuStreamWaitEvent` with a pooled event.
+    pub(crate) fn wait(
+        &self,
+        device: DLDevice,
+        producer: usize,
+        consumer: usize,
+    ) -> Result<(), Error> {
+        let entered = self.enter(device)?;
+        let event = match self.events.take(entered.ctx) {
+            Some(e) => e,
+            None => {
+                let mut e: Handle = core::ptr::null_mut();
+                // SAFETY: valid out-pointer; documented flag.
+                let r = unsafe { (self.event_create)(&mut e, CU_EVENT_DISABLE_TIMING) };
+                self.check("cuEventCreate", r, device)?;
+                e as usize
+            }
+        };
+        // SAFETY: an event of the current context; stream handles come from the caller, whose
+        // contract is that they are live streams of this device (or the special values).
+        let r = unsafe { (self.event_record)(event as Handle, producer as Handle) };
+        let result = self
+            .check("cuEventRecord (producer stream)", r, device)
+            .and_then(|()| {
+                // SAFETY: as above.
+                let r = unsafe { (self.stream_wait_event)(consumer as Handle, event as Handle, 0) };
+                self.check("cuStreamWaitEvent (consumer stream)", r, device)
+            });
+        // The wait captured the event's state: the event may be recorded again at once.
+        self.events.give(entered.ctx, event);
+        result
+    }
+
+    /// Block the host until all work queued on `stream` is complete.
+    pub(crate) fn synchronize(&self, device: DLDevice, stream: usize) -> Result<(), Error> {
+        let _entered = self.enter(device)?;
+        // SAFETY: caller's stream of this device.
+        let r = unsafe { (self.stream_synchronize)(stream as Handle) };
+        self.check("cuStreamSynchronize", r, device)
+    }
+
+    fn attribute<T: Default>(&self, attr: c_int, ptr: u64) -> Result<T, CUresult> {
+        let mut v = T::default();
+        // SAFETY: `v` is large enough for the documented attribute type.
+        let r = unsafe { (self.pointer_get_attribute)((&mut v as *mut T).cast(), attr, ptr) };
+        if r == CUDA_SUCCESS { Ok(v) } else { Err(r) }
+    }
+
+    /// The DLPack device of the memory at `ptr`: managed → (kDLCUDAManaged, 0), pinned or
+    /// registered host memory → (kDLCUDAHost, 0), device memory → (kDLCUDA, ordinal), memory
+    /// the driver does not know → (kDLCPU, 0).
+    pub(crate) fn pointer_device(&self, ptr: usize) -> Result<DLDevice, Error> {
+        let d = |t: DLDeviceType, id: i32| DLDevice {
+            device_type: t,
+            device_id: id,
+        };
+        let cpu = d(DLDeviceType::kDLCPU, 0);
+        let p = ptr as u64;
+        let managed = match self.attribute::<u64>(ATTR_IS_MANAGED, p) {
+            Err(CUDA_ERROR_INVALID_VALUE) => return Ok(cpu),
+            Err(CUDA_ERROR_INVALID_CONTEXT) => {
+                // No current context on this thread: ask again inside device 0's primary one.
+                let _entered = self.enter(d(DLDeviceType::kDLCUDA, 0))?;
+                return self.pointer_device_in_context(p);
+            }
+            Err(r) => return Err(self.fail("cuPointerGetAttribute(IS_MANAGED)", r, cpu)),
+            Ok(v) => v != 0,
+        };
+        if managed {
+            return Ok(d(DLDeviceType::kDLCUDAManaged, 0));
+        }
+        self.classify(p)
+    }
+
+    fn pointer_device_in_context(&self, p: u64) -> Result<DLDevice, Error> {
+        let cpu = DLDevice {
+            device_type: DLDeviceType::kDLCPU,
+            device_id: 0,
+        };
+        match self.attribute::<u64>(ATTR_IS_MANAGED, p) {
+            Err(CUDA_ERROR_INVALID_VALUE) => Ok(cpu),
+            Err(r) => Err(self.fail("cuPointerGetAttribute(IS_MANAGED)", r, cpu)),
+            Ok(v) if v != 0 => Ok(DLDevice {
+                device_type: DLDeviceType::kDLCUDAManaged,
+                device_id: 0,
+            }),
+            Ok(_) => self.classify(p),
+        }
+    }
+
+    fn classify(&self, p: u64) -> Result<DLDevice, Error> {
+        let cpu = DLDevice {
+            device_type: DLDeviceType::kDLCPU,
+            device_id: 0,
+        };
+        let kind: c_uint = self
+            .attribute(ATTR_MEMORY_TYPE, p)
+            .map_err(|r| self.fail("cuPointerGetAttribute(MEMORY_TYPE)", r, cpu))?;
+        match kind {
+            MEMORYTYPE_HOST => Ok(DLDevice {
+                device_type: DLDeviceType::kDLCUDAHost,
+                device_id: 0,
+            }),
+            MEMORYTYPE_DEVICE => {
+                let ordinal: c_int = self
+                    .attribute(ATTR_DEVICE_ORDINAL, p)
+                    .map_err(|r| self.fail("cuPointerGetAttribute(DEVICE_ORDINAL)", r, cpu))?;
+                Ok(DLDevice {
+                    device_type: DLDeviceType::kDLCUDA,
+                    device_id: ordinal,
+                })
+            }
+            other => Err(Error::DeviceError(format!(
+                "cuPointerGetAttribute(MEMORY_TYPE) returned memory type {other}, which has no \
+                 DLPack device type"
+            ))),
+        }
+    }
+}

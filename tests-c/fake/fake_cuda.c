@@ -1,0 +1,201 @@
+/* A test double of the CUDA driver API (libcuda.so.1) for the stream tests: it implements the
+ * handful of entry points dlpack-helpers looks up, counts every call, checks the rules the real
+ * driver enforces that matter here (an event is recorded in its own context, a context is
+ * current, events are created without timing), and fails on demand.
+ *
+ * Control (exported): fake_count(name), fake_fail(name, code) (0 clears), fake_reset_counts(),
+ * fake_register_pointer(ptr, memory_type, managed, ordinal), fake_last(name, &a, &b).
+ * FAKE_CUDA_INIT_ERROR=<code> in the environment makes cuInit fail. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef void *CUcontext;
+typedef void *CUstream;
+typedef struct fake_event *CUevent;
+
+#define NFN 16
+static const char *names[NFN] = {"cuInit", "cuCtxGetCurrent", "cuCtxPushCurrent_v2",
+                                 "cuCtxPopCurrent_v2", "cuDeviceGet", "cuDevicePrimaryCtxRetain",
+                                 "cuEventCreate", "cuEventRecord", "cuStreamWaitEvent",
+                                 "cuStreamSynchronize", "cuPointerGetAttribute", 0};
+static long counts[NFN];
+static int fail_codes[NFN];
+static void *last_a[NFN], *last_b[NFN];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int idx(const char *n) {
+  for (int i = 0; i < NFN && names[i]; ++i)
+    if (strcmp(names[i], n) == 0) return i;
+  return -1;
+}
+/* Count a call, remember its two handle arguments, and return the injected error (0 if none). */
+static int enter(const char *n, void *a, void *b) {
+  int i = idx(n);
+  pthread_mutex_lock(&lock);
+  ++counts[i];
+  last_a[i] = a;
+  last_b[i] = b;
+  int f = fail_codes[i];
+  pthread_mutex_unlock(&lock);
+  return f;
+}
+
+long fake_count(const char *n) {
+  int i = idx(n);
+  if (i < 0) return -1;
+  pthread_mutex_lock(&lock);
+  long c = counts[i];
+  pthread_mutex_unlock(&lock);
+  return c;
+}
+void fake_fail(const char *n, int code) {
+  pthread_mutex_lock(&lock);
+  fail_codes[idx(n)] = code;
+  pthread_mutex_unlock(&lock);
+}
+void fake_reset_counts(void) {
+  pthread_mutex_lock(&lock);
+  memset(counts, 0, sizeof counts);
+  pthread_mutex_unlock(&lock);
+}
+void fake_last(const char *n, void **a, void **b) {
+  int i = idx(n);
+  pthread_mutex_lock(&lock);
+  *a = last_a[i];
+  *b = last_b[i];
+  pthread_mutex_unlock(&lock);
+}
+
+#define NDEV 2
+static char primary_ctx[NDEV]; /* the address of primary_ctx[i] is device i's context */
+static _Thread_local CUcontext ctx_stack[8];
+static _Thread_local int ctx_depth;
+static int initialized;
+
+struct fake_event {
+  CUcontext ctx;
+  pthread_t recorder; /* the thread between its record and its wait, or 0 */
+  int in_flight;
+};
+
+struct pointer_info { const void *p; unsigned memory_type; int managed, ordinal; };
+static struct pointer_info pointers[16];
+static int npointers;
+void fake_register_pointer(const void *p, unsigned memory_type, int managed, int ordinal) {
+  pthread_mutex_lock(&lock);
+  pointers[npointers++] = (struct pointer_info){p, memory_type, managed, ordinal};
+  pthread_mutex_unlock(&lock);
+}
+
+CUresult cuGetErrorName(CUresult r, const char **s) {
+  switch (r) {
+    case 1: *s = "CUDA_ERROR_INVALID_VALUE"; return 0;
+    case 3: *s = "CUDA_ERROR_NOT_INITIALIZED"; return 0;
+    case 100: *s = "CUDA_ERROR_NO_DEVICE"; return 0;
+    case 101: *s = "CUDA_ERROR_INVALID_DEVICE"; return 0;
+    case 201: *s = "CUDA_ERROR_INVALID_CONTEXT"; return 0;
+    case 400: *s = "CUDA_ERROR_INVALID_HANDLE"; return 0;
+    case 700: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; return 0;
+    default: return 1;
+  }
+}
+
+CUresult cuInit(unsigned flags) {
+  int f = enter("cuInit", 0, 0);
+  const char *e = getenv("FAKE_CUDA_INIT_ERROR");
+  if (e) return atoi(e);
+  if (f) return f;
+  if (flags != 0) return 1;
+  initialized = 1;
+  return 0;
+}
+CUresult cuCtxGetCurrent(CUcontext *c) {
+  int f = enter("cuCtxGetCurrent", 0, 0);
+  if (f) return f;
+  if (!initialized) return 3;
+  *c = ctx_depth ? ctx_stack[ctx_depth - 1] : 0;
+  return 0;
+}
+CUresult cuCtxPushCurrent_v2(CUcontext c) {
+  int f = enter("cuCtxPushCurrent_v2", c, 0);
+  if (f) return f;
+  if (!c || ctx_depth == 8) return 201;
+  ctx_stack[ctx_depth++] = c;
+  return 0;
+}
+CUresult cuCtxPopCurrent_v2(CUcontext *c) {
+  int f = enter("cuCtxPopCurrent_v2", 0, 0);
+  if (f) return f;
+  if (!ctx_depth) return 201;
+  *c = ctx_stack[--ctx_depth];
+  return 0;
+}
+CUresult cuDeviceGet(int *dev, int ordinal) {
+  int f = enter("cuDeviceGet", 0, 0);
+  if (f) return f;
+  if (ordinal < 0 || ordinal >= NDEV) return 101;
+  *dev = ordinal;
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, int dev) {
+  int f = enter("cuDevicePrimaryCtxRetain", 0, 0);
+  if (f) return f;
+  if (dev < 0 || dev >= NDEV) return 101;
+  *c = &primary_ctx[dev];
+  return 0;
+}
+static CUcontext current(void) { return ctx_depth ? ctx_stack[ctx_depth - 1] : 0; }
+CUresult cuEventCreate(CUevent *e, unsigned flags) {
+  int f = enter("cuEventCreate", 0, 0);
+  if (f) return f;
+  if (!current()) return 201;
+  if (flags != 0x2) return 1; /* this library must ask for CU_EVENT_DISABLE_TIMING */
+  struct fake_event *ev = calloc(1, sizeof *ev);
+  ev->ctx = current();
+  *e = ev;
+  return 0;
+}
+CUresult cuEventRecord(CUevent e, CUstream s) {
+  int f = enter("cuEventRecord", e, s);
+  if (f) return f;
+  if (!current()) return 201;
+  if (e->ctx != current()) return 400; /* the event belongs to another context */
+  pthread_mutex_lock(&lock);
+  int busy = e->in_flight;
+  e->in_flight = 1;
+  e->recorder = pthread_self();
+  pthread_mutex_unlock(&lock);
+  return busy ? 400 : 0; /* another thread is between record and wait on this event */
+}
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
+  int f = enter("cuStreamWaitEvent", s, e);
+  if (flags != 0) return 1;
+  pthread_mutex_lock(&lock);
+  int mine = e->in_flight && pthread_equal(e->recorder, pthread_self());
+  e->in_flight = 0;
+  pthread_mutex_unlock(&lock);
+  if (f) return f;
+  return mine ? 0 : 400;
+}
+CUresult cuStreamSynchronize(CUstream s) {
+  int f = enter("cuStreamSynchronize", s, 0);
+  if (f) return f;
+  return current() ? 0 : 201;
+}
+CUresult cuPointerGetAttribute(void *data, int attribute, unsigned long long ptr) {
+  int f = enter("cuPointerGetAttribute", (void *)(uintptr_t)ptr, 0);
+  if (f) return f;
+  for (int i = 0; i < npointers; ++i) {
+    if ((uintptr_t)pointers[i].p != ptr) continue;
+    switch (attribute) {
+      case 2: *(unsigned *)data = pointers[i].memory_type; return 0;
+      case 8: *(unsigned *)data = (unsigned)pointers[i].managed; return 0;
+      case 9: *(int *)data = pointers[i].ordinal; return 0;
+      default: return 1;
+    }
+  }
+  return 1; /* CUDA_ERROR_INVALID_VALUE: memory the driver does not know */
+}

@@ -1,0 +1,89 @@
+//! Shared by the stream tests: builds a fake device runtime (tests-c/fake/*.c) as a shared
+//! library, points dlpack-helpers at it through its environment override, and gives access to
+//! the fake's call counters.
+#![allow(dead_code)]
+
+use dlpack_helpers::abi::{DLDevice, DLDeviceType};
+use dlpack_helpers::capi::error::dlpack_last_error_message;
+use std::ffi::{CStr, CString, c_char, c_int, c_long, c_void};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Compile `tests-c/fake/<name>.c` into a shared library (once per test binary).
+pub fn build_fake(name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("tests-c/fake").join(format!("{name}.c"));
+    let out =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}.so", std::process::id()));
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    let status = Command::new(&cc)
+        .args([
+            "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o",
+        ])
+        .arg(&out)
+        .arg(&src)
+        .arg("-lpthread")
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler '{cc}': {e}"));
+    assert!(status.success(), "building {} failed", src.display());
+    out
+}
+
+/// The fake's control functions, from the same (already loaded or loaded now) library.
+pub struct Fake {
+    handle: *mut c_void,
+}
+unsafe impl Send for Fake {}
+unsafe impl Sync for Fake {}
+
+impl Fake {
+    pub fn open(path: &Path) -> Fake {
+        let c = CString::new(path.to_str().unwrap()).unwrap();
+        let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        assert!(!handle.is_null(), "dlopen of the fake failed");
+        Fake { handle }
+    }
+    pub fn sym<T: Copy>(&self, name: &CStr) -> T {
+        let p = unsafe { libc::dlsym(self.handle, name.as_ptr()) };
+        assert!(!p.is_null(), "{name:?} missing in the fake");
+        unsafe { std::mem::transmute_copy(&p) }
+    }
+    pub fn count(&self, name: &str) -> i64 {
+        let f: unsafe extern "C" fn(*const c_char) -> c_long = self.sym(c"fake_count");
+        let n = CString::new(name).unwrap();
+        let v = unsafe { f(n.as_ptr()) };
+        assert!(v >= 0, "the fake does not count {name}");
+        v as i64
+    }
+    pub fn fail(&self, name: &str, code: c_int) {
+        let f: unsafe extern "C" fn(*const c_char, c_int) = self.sym(c"fake_fail");
+        let n = CString::new(name).unwrap();
+        unsafe { f(n.as_ptr(), code) }
+    }
+    pub fn reset(&self) {
+        let f: unsafe extern "C" fn() = self.sym(c"fake_reset_counts");
+        unsafe { f() }
+    }
+    /// The two handle arguments of the last call of `name`.
+    pub fn last(&self, name: &str) -> (usize, usize) {
+        let f: unsafe extern "C" fn(*const c_char, *mut *mut c_void, *mut *mut c_void) =
+            self.sym(c"fake_last");
+        let n = CString::new(name).unwrap();
+        let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+        unsafe { f(n.as_ptr(), &mut a, &mut b) };
+        (a as usize, b as usize)
+    }
+}
+
+pub fn dev(t: DLDeviceType, id: i32) -> DLDevice {
+    DLDevice {
+        device_type: t,
+        device_id: id,
+    }
+}
+
+pub fn last_error() -> String {
+    unsafe { CStr::from_ptr(dlpack_last_error_message()) }
+        .to_string_lossy()
+        .into_owned()
+}
