@@ -32,4 +32,11 @@ build_release() {
   need cc "a C compiler"
   echo "== cargo build --release --locked"
   cargo build --release --locked --quiet
+  # build.rs gives the shared library a SONAME (libdlpack_helpers.so.0.<minor>); programs linked
+  # against target/release record that name, so it must resolve there too. Cargo makes no such
+  # link: add it (an installed tree gets it from CMake).
+  need readelf "binutils"
+  local soname
+  soname="$(readelf -d "$LIBDIR/libdlpack_helpers.so" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')"
+  if [ -n "$soname" ]; then ln -sfn libdlpack_helpers.so "$LIBDIR/$soname"; fi
 }
