@@ -8,5 +8,6 @@ pub mod boundary;
 pub mod device;
 pub mod error;
 pub mod info;
+pub mod python;
 pub mod tensor;
 pub mod version;

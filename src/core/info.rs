@@ -5,12 +5,12 @@ use crate::abi::DLPackVersion;
 /// Library version, from Cargo.toml.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Library version with a trailing NUL, for C.
-pub const VERSION_C: &core::ffi::CStr = match core::ffi::CStr::from_bytes_with_nul(
-    concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes(),
-) {
-    Ok(s) => s,
-    Err(_) => panic!("version string contains a NUL"),
-};
+pub const VERSION_C: &core::ffi::CStr =
+    match core::ffi::CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes())
+    {
+        Ok(s) => s,
+        Err(_) => panic!("version string contains a NUL"),
+    };
 
 const fn parse_u32(s: &str) -> u32 {
     let b = s.as_bytes();
@@ -52,10 +52,15 @@ pub struct Info {
     pub capabilities: u64,
 }
 
-/// Capabilities detected at run time. Stream backends and the Python embedding report here
-/// once they exist; today none is built, so this is 0.
+/// Capabilities detected at run time. Stream backends and the Python embedding report here.
+/// `CAP_PYTHON`: the Python C API resolved in this process (`capi::python::runtime`, which
+/// owns the one `dlsym` lookup; this module only reads its answer).
 pub fn capabilities() -> u64 {
-    0
+    let mut caps = 0;
+    if crate::capi::python::runtime::available() {
+        caps |= CAP_PYTHON;
+    }
+    caps
 }
 
 /// The library's description of itself.
