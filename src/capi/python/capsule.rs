@@ -64,7 +64,7 @@ pub unsafe extern "C" fn dlpack_capsule_destructor(capsule: *mut c_void) {
                     unsafe { (api.PyCapsule_GetPointer)(capsule, rules::CAPSULE_LEGACY.as_ptr()) };
                 if p.is_null() {
                     // SAFETY: GIL held.
-                    unsafe { (api.PyErr_WriteUnraisable)(capsule) };
+                    unsafe { (api.PyErr_WriteUnraisable)(core::ptr::null_mut()) };
                 } else {
                     // SAFETY: the unconsumed capsule owns the tensor: release it once.
                     unsafe { dlpack_legacy_tensor_delete(p.cast()) };
@@ -77,7 +77,7 @@ pub unsafe extern "C" fn dlpack_capsule_destructor(capsule: *mut c_void) {
                 };
                 if p.is_null() {
                     // SAFETY: GIL held.
-                    unsafe { (api.PyErr_WriteUnraisable)(capsule) };
+                    unsafe { (api.PyErr_WriteUnraisable)(core::ptr::null_mut()) };
                 } else {
                     // SAFETY: as above.
                     unsafe { dlpack_tensor_delete(p.cast()) };
@@ -92,7 +92,8 @@ pub unsafe extern "C" fn dlpack_capsule_destructor(capsule: *mut c_void) {
                     String::from_utf8_lossy(name)
                 );
                 // SAFETY: GIL held.
-                unsafe { api.write_unraisable(capsule, &msg) };
+                // The dying capsule is not passed: a reference taken to it here would resurrect it.
+                unsafe { api.write_unraisable(core::ptr::null_mut(), &msg) };
             }
         }
         // SAFETY: GIL held; restore what was pending (NULLs restore nothing).
