@@ -217,6 +217,47 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_CAP_PYTHON 4
 
 /**
+ * `copy` of a request: `None`, not passed (the producer decides; reuse memory when possible).
+ */
+#define DLPACK_HELPERS_COPY_IF_NEEDED 0
+
+/**
+ * `copy=False`: never copy; the producer raises `BufferError` if a copy would be needed.
+ */
+#define DLPACK_HELPERS_COPY_NEVER 1
+
+/**
+ * `copy=True`: always copy (the producer sets `DLPACK_FLAG_BITMASK_IS_COPIED`).
+ */
+#define DLPACK_HELPERS_COPY_ALWAYS 2
+
+/**
+ * Request flag: try the type's C exchange API (`__dlpack_c_exchange_api__`, DLPack 1.3, or
+ * `__c_dlpack_exchange_api__`, 1.2) first, when the request passes no `stream`, `dl_device` or
+ * `copy`. That path does **no stream synchronisation** (the producer's `…NoSync` export): a
+ * consumer of device memory must launch on the producer's current stream
+ * (`current_work_stream`). Without a usable table the call falls back to `__dlpack__`.
+ */
+#define DLPACK_HELPERS_IMPORT_EXCHANGE_API 1
+
+/**
+ * Out bit of `dlpack_object_import`: the producer returned a legacy `"dltensor"` capsule, which
+ * was wrapped (version 1.0, flags 0).
+ */
+#define DLPACK_HELPERS_IMPORTED_LEGACY 1
+
+/**
+ * Out bit: the producer raised `TypeError` for `max_version` and the keyword-less retry
+ * succeeded (a producer older than the array API 2023.12).
+ */
+#define DLPACK_HELPERS_IMPORTED_AFTER_RETRY 2
+
+/**
+ * Out bit: the tensor came from the type's C exchange API, not from `__dlpack__`.
+ */
+#define DLPACK_HELPERS_IMPORTED_EXCHANGE_API 4
+
+/**
  * Flag for `dlpack_stream_decode` and `dlpack_export_request_resolve`: accept any stream integer
  * for `kDLCPU` as "no synchronization" (PyTorch accepts -1, nanobind any integer). Off by
  * default: the array API allows only `None` for stream-less devices (peer case 28).
@@ -305,6 +346,45 @@ typedef struct dlpack_helpers_info {
    */
   bool accepts_legacy;
 } dlpack_helpers_info;
+
+/**
+ * Which struct a producer exports: one of the `DLPACK_HELPERS_EXPORT_*` values.
+ */
+typedef int32_t dlpack_helpers_export_kind;
+
+/**
+ * What a consumer asks of `__dlpack__` (array API 2023.12 keywords). Zero-initialise it, then
+ * set what you need: all zeros means max_version = this library's (1.3), and no stream,
+ * dl_device or copy passed.
+ */
+typedef struct dlpack_helpers_import_request {
+  /**
+   * The consumer's `max_version`; {0, 0} means this library's newest (1.3). A tensor of any
+   * other major than 1 is refused after the call (and released).
+   */
+  DLPackVersion max_version;
+  /**
+   * The `stream=` value: a Python object (`PyObject *`, borrowed; usually an `int` in the
+   * array API's encoding), or NULL to pass nothing (None).
+   */
+  void *stream;
+  /**
+   * Whether `dl_device` is passed.
+   */
+  bool has_dl_device;
+  /**
+   * The `dl_device=` value, a `(device_type, device_id)` pair, when `has_dl_device`.
+   */
+  DLDevice dl_device;
+  /**
+   * `DLPACK_HELPERS_COPY_IF_NEEDED` (None, not passed), `_NEVER` (False) or `_ALWAYS` (True).
+   */
+  int32_t copy;
+  /**
+   * `DLPACK_HELPERS_IMPORT_*` bits.
+   */
+  uint32_t flags;
+} dlpack_helpers_import_request;
 
 /**
  * What a decoded stream argument means: one of the `DLPACK_HELPERS_STREAM_*` values.
@@ -439,11 +519,6 @@ typedef struct dlpack_helpers_stream_backend {
 typedef int32_t dlpack_helpers_version_compat;
 
 /**
- * Which struct a producer exports: one of the `DLPACK_HELPERS_EXPORT_*` values.
- */
-typedef int32_t dlpack_helpers_export_kind;
-
-/**
  * The result of `dlpack_version_negotiate`.
  */
 typedef struct dlpack_helpers_version_choice {
@@ -549,6 +624,73 @@ typedef struct dlpack_helpers_version_choice {
 #define DLPACK_HELPERS_STATUS_DEVICE_ERROR 44
 
 /**
+ * No Python interpreter in this process: the Python C API functions did not resolve at run
+ * time (this library never links libpython). Returned by every `dlpack_py*` / capsule entry
+ * point called from a program without Python.
+ */
+#define DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE 60
+
+/**
+ * An argument that must be a `PyCapsule` is another Python object (`TypeError`).
+ */
+#define DLPACK_HELPERS_STATUS_NOT_A_CAPSULE 61
+
+/**
+ * A capsule whose name is not one of the DLPack names (`"dltensor"`, `"dltensor_versioned"`,
+ * their `"used_"` forms, `"dlpack_exchange_api"`), for example IREE's `"dltensor_used"`
+ * (peer case 8) (`ValueError`).
+ */
+#define DLPACK_HELPERS_STATUS_CAPSULE_NAME 62
+
+/**
+ * The capsule was already consumed (its name is `"used_dltensor"` or
+ * `"used_dltensor_versioned"`): a capsule is consumed exactly once (`ValueError`).
+ */
+#define DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED 63
+
+/**
+ * The object has no `__dlpack__` (or `__dlpack_device__`) method: the array API's
+ * `AttributeError`.
+ */
+#define DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD 64
+
+/**
+ * The producer's `__dlpack__` / `__dlpack_device__` / exchange-API call raised `BufferError`
+ * (the data cannot be exported as asked); the message carries the producer's message.
+ */
+#define DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR 65
+
+/**
+ * The producer raised `TypeError` and no retry applied (see `dlpack_py_import`).
+ */
+#define DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR 66
+
+/**
+ * The producer raised another exception (for example `NotImplementedError`, peer case 21);
+ * the message starts with the exception's type name.
+ */
+#define DLPACK_HELPERS_STATUS_PRODUCER_ERROR 67
+
+/**
+ * The producer returned something the protocol does not allow: `__dlpack__` returned no
+ * capsule, `__dlpack_device__` no `(int, int)` pair (`TypeError`).
+ */
+#define DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT 68
+
+/**
+ * The type's C exchange API is unusable: a NULL table (the DLPack 1.2 integer is 0), a capsule
+ * of the wrong name, a cycle in `prev_api`, or a NULL function pointer the specification says
+ * may not be NULL (`BufferError`).
+ */
+#define DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID 69
+
+/**
+ * The object's type has neither `__dlpack_c_exchange_api__` (DLPack 1.3) nor
+ * `__c_dlpack_exchange_api__` (DLPack 1.2) (`AttributeError`).
+ */
+#define DLPACK_HELPERS_STATUS_NO_EXCHANGE_API 70
+
+/**
  * `stream = -1`: the producer must not synchronize (also a lenient CPU value).
  */
 #define DLPACK_HELPERS_STREAM_NO_SYNC 0
@@ -577,22 +719,6 @@ typedef struct dlpack_helpers_version_choice {
  * A native stream handle (`CUstream`, `hipStream_t`, or a registered backend's queue).
  */
 #define DLPACK_HELPERS_STREAM_HANDLE 5
-
-/**
- * `copy=None` (the zero value): reuse the memory when possible, copy otherwise.
- */
-#define DLPACK_HELPERS_COPY_IF_NEEDED 0
-
-/**
- * `copy=True`: always copy.
- */
-#define DLPACK_HELPERS_COPY_ALWAYS 1
-
-/**
- * `copy=False`: never copy; a request that needs a copy fails with
- * `DLPACK_HELPERS_STATUS_COPY_FORBIDDEN` (`BufferError`).
- */
-#define DLPACK_HELPERS_COPY_NEVER 2
 
 /**
  * Nothing to synchronize (stream -1, or a stream-less device without a stream).
@@ -717,6 +843,162 @@ const char *dlpack_status_python_exception(dlpack_helpers_status status);
  * written). Thread-safe.
  */
 dlpack_helpers_status dlpack_get_info(struct dlpack_helpers_info *out_info);
+
+/**
+ * The standard producer capsule destructor (a `PyCapsule_Destructor`), for capsules holding a
+ * `DLManagedTensor` (`"dltensor"`) or `DLManagedTensorVersioned` (`"dltensor_versioned"`).
+ *
+ * Calls the tensor's deleter only while the capsule still has its unconsumed name; does nothing
+ * for `"used_dltensor"` / `"used_dltensor_versioned"` (a consumer owns the tensor: peer case 2);
+ * skips a NULL deleter (peer case 5); reports any other name as an unraisable `ValueError` and
+ * calls nothing. Never raises: an exception pending on entry is preserved.
+ *
+ * Pass it to `PyCapsule_New` (cast to `PyCapsule_Destructor`), or use `dlpack_capsule_new`,
+ * which installs it. CPython calls it with the GIL held when the capsule dies; it does
+ * nothing in a process without Python.
+ */
+void dlpack_capsule_destructor(void *capsule);
+
+/**
+ * Make a `"dltensor_versioned"` capsule owning `tensor`, with `dlpack_capsule_destructor`.
+ *
+ * - `tensor`: a versioned managed tensor; on OK the capsule owns it (its deleter runs when the
+ *   capsule dies unconsumed, or the consumer calls it).
+ * - `out_capsule`: receives a new reference (`PyObject *`).
+ *
+ * Returns OK; `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL argument);
+ * `DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE`; `DLPACK_HELPERS_STATUS_PRODUCER_ERROR` (Python
+ * could not allocate; the error is cleared, the message kept). On failure the caller still
+ * owns `tensor`. The caller must hold the GIL.
+ */
+dlpack_helpers_status dlpack_capsule_new(struct DLManagedTensorVersioned *tensor,
+                                         void **out_capsule);
+
+/**
+ * Make a `"dltensor"` capsule owning a legacy `tensor`, with `dlpack_capsule_destructor`.
+ * Parameters, statuses and ownership as `dlpack_capsule_new`.
+ */
+dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **out_capsule);
+
+/**
+ * Consume a DLPack capsule and return its tensor as a versioned managed tensor.
+ *
+ * - `capsule`: a `PyCapsule` (`PyObject *`, borrowed) named `"dltensor_versioned"` or
+ *   `"dltensor"`. It is renamed to `"used_dltensor_versioned"` / `"used_dltensor"` the moment
+ *   ownership moves, before any step that can fail (peer case 1), so its destructor will not
+ *   call the deleter again (peer case 2).
+ * - `out_tensor`: receives the tensor; the caller owns it and releases it exactly once with
+ *   `dlpack_tensor_delete` when done (peer case 7). A legacy tensor is wrapped: version 1.0,
+ *   flags 0 (the legacy struct cannot signal read-only), and releasing the wrapper calls the
+ *   legacy deleter.
+ *
+ * Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED` (`used_` name);
+ * `_CAPSULE_NAME` (any other name; capsule untouched); `_UNSUPPORTED_VERSION` (versioned
+ * capsule of another major: the capsule was consumed and the tensor released through its
+ * deleter, the only allowed action); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds
+ * the GIL. No Python exception is left set.
+ */
+dlpack_helpers_status dlpack_capsule_consume(void *capsule,
+                                             struct DLManagedTensorVersioned **out_tensor);
+
+/**
+ * Consume a legacy `"dltensor"` capsule and return its `DLManagedTensor` unwrapped.
+ *
+ * As `dlpack_capsule_consume`, but a `"dltensor_versioned"` capsule is refused with
+ * `DLPACK_HELPERS_STATUS_CAPSULE_NAME` and left untouched (the two structs are not
+ * layout-compatible). The caller releases the tensor with `dlpack_legacy_tensor_delete`.
+ */
+dlpack_helpers_status dlpack_legacy_capsule_consume(void *capsule, DLManagedTensor **out_tensor);
+
+/**
+ * Export a view of `tensor`'s memory as a new DLPack capsule, kept alive by a Python `owner`.
+ *
+ * For producers whose memory is owned by a Python object (a C extension's array type, or the
+ * `dlpack_helpers` view): the new managed tensor copies `*tensor` and its shape and strides
+ * (NULL strides with `ndim != 0` are filled in as compact row-major, so the export obeys
+ * DLPack 1.2), holds a strong reference to `owner`, and its deleter drops that reference
+ * (taking the GIL itself, doing nothing after interpreter shutdown: DLPack #103/#140).
+ *
+ * - `tensor`: borrowed; `tensor->data` must stay valid while `owner` lives.
+ * - `flags`: `DLPACK_FLAG_BITMASK_*` for the versioned export (ignored for legacy).
+ * - `owner`: any Python object (`PyObject *`), borrowed; a new reference is taken.
+ * - `kind`: `DLPACK_HELPERS_EXPORT_VERSIONED` (capsule `"dltensor_versioned"`, version 1.3) or
+ *   `DLPACK_HELPERS_EXPORT_LEGACY` (capsule `"dltensor"`), as chosen by
+ *   `dlpack_version_negotiate`.
+ * - `out_capsule`: receives a new reference to a capsule with `dlpack_capsule_destructor`.
+ *
+ * Returns OK; `_NULL_POINTER`; `_INVALID_ARGUMENT` (unknown `kind`, negative `ndim`);
+ * `_PYTHON_UNAVAILABLE`; `_PRODUCER_ERROR` (Python could not allocate). On failure nothing
+ * is kept. The caller holds the GIL.
+ */
+dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
+                                              uint64_t flags,
+                                              void *owner,
+                                              dlpack_helpers_export_kind kind,
+                                              void **out_capsule);
+
+/**
+ * Find the C exchange API of `type(obj)`: `__dlpack_c_exchange_api__` (a capsule named
+ * `"dlpack_exchange_api"`, DLPack 1.3) or else `__c_dlpack_exchange_api__` (an integer
+ * address, DLPack 1.2).
+ *
+ * The table is checked before it is returned: its `header.version.major` must be 1, else the
+ * `prev_api` chain is walked to a major-1 table; the function pointers DLPack 1.3 says may not
+ * be NULL are checked (`dltensor_from_py_object_no_sync` may be NULL: "not supported"). The
+ * result, success or failure, is cached per type for the life of the process (the spec makes
+ * the attribute a static property of the type; the cache keeps a reference to the type).
+ *
+ * - `obj`: any Python object (`PyObject *`), borrowed.
+ * - `out_api`: receives the process-lifetime table.
+ *
+ * Returns OK; `_NO_EXCHANGE_API`; `_EXCHANGE_API_INVALID` (NULL table, wrong capsule, NULL
+ * required pointer, `prev_api` cycle); `_UNSUPPORTED_VERSION` (no major-1 table in the chain);
+ * `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
+ */
+dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExchangeAPI **out_api);
+
+/**
+ * Import any Python object implementing DLPack: the C counterpart of `from_dlpack`'s first half.
+ *
+ * Calls `obj.__dlpack__(max_version=…, stream=…, dl_device=…, copy=…)`, passing `max_version`
+ * always (peer case 18) and the other keywords only when `request` sets them; on `TypeError`
+ * (an older producer) retries without `max_version`, but only when neither `dl_device` nor
+ * `copy` was requested (peer case 21; other exceptions, such as `NotImplementedError`, are
+ * never retried). Consumes the returned capsule (rename first: peer case 1), checks the version
+ * it got (a major other than 1 is released and refused: peer case 20), and wraps a legacy
+ * tensor as versioned (version 1.0, flags 0).
+ *
+ * - `obj`: any Python object (`PyObject *`), borrowed.
+ * - `request`: may be NULL for the defaults (max_version 1.3, nothing else passed).
+ * - `out_tensor`: receives the tensor; the caller owns it and calls `dlpack_tensor_delete`
+ *   exactly once when done (peer case 7).
+ * - `out_how`: may be NULL; receives `DLPACK_HELPERS_IMPORTED_*` bits.
+ *
+ * Returns OK; `_NO_DLPACK_METHOD` (no `__dlpack__`: `AttributeError`); `_PRODUCER_BUFFER_ERROR`
+ * (the producer raised `BufferError`: kept as `BufferError`); `_PRODUCER_TYPE_ERROR` (a
+ * `TypeError` with no retry left); `_PRODUCER_ERROR` (any other exception; the message starts
+ * with its type); `_BAD_PRODUCER_RESULT` (no DLPack capsule returned); `_UNSUPPORTED_VERSION`;
+ * `_INVALID_ARGUMENT` (bad `copy` or `flags`); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. Python
+ * exceptions are cleared: the status and `dlpack_last_error_message()` carry them. The caller
+ * holds the GIL.
+ */
+dlpack_helpers_status dlpack_object_import(void *obj,
+                                           const struct dlpack_helpers_import_request *request,
+                                           struct DLManagedTensorVersioned **out_tensor,
+                                           uint32_t *out_how);
+
+/**
+ * Call `obj.__dlpack_device__()` and decode the `(device_type, device_id)` pair.
+ *
+ * - `obj`: any Python object (`PyObject *`), borrowed.
+ * - `out_device`: receives the pair; device types unknown to this library are passed through.
+ *
+ * Returns OK; `_NO_DLPACK_METHOD` (`AttributeError`); `_PRODUCER_BUFFER_ERROR`,
+ * `_PRODUCER_TYPE_ERROR`, `_PRODUCER_ERROR` (the method raised); `_BAD_PRODUCER_RESULT` (not a
+ * pair of integers, or out of `int32` range); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller
+ * holds the GIL; no Python exception is left set.
+ */
+dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
 
 /**
  * Decode the `stream` argument of `__dlpack__` for the device the consumer will use.
@@ -1028,3 +1310,12 @@ dlpack_helpers_status dlpack_version_negotiate(DLPackVersion producer_version,
 #endif  // __cplusplus
 
 #endif  /* DLPACK_HELPERS_H */
+
+/* DLPack capsule names (DLPack Python specification), byte for byte. String literals are
+ * statically allocated, as PyCapsule_New requires. Checked against the Rust constants by
+ * tests/python_names.rs. */
+#define DLPACK_HELPERS_CAPSULE_LEGACY "dltensor"
+#define DLPACK_HELPERS_CAPSULE_LEGACY_USED "used_dltensor"
+#define DLPACK_HELPERS_CAPSULE_VERSIONED "dltensor_versioned"
+#define DLPACK_HELPERS_CAPSULE_VERSIONED_USED "used_dltensor_versioned"
+#define DLPACK_HELPERS_CAPSULE_EXCHANGE_API "dlpack_exchange_api"

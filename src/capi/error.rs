@@ -53,6 +53,41 @@ pub const DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE: dlpack_helpers_status = 43;
 /// The device runtime reported an error; the message names the call and the runtime's error.
 pub const DLPACK_HELPERS_STATUS_DEVICE_ERROR: dlpack_helpers_status = 44;
 
+/// No Python interpreter in this process: the Python C API functions did not resolve at run
+/// time (this library never links libpython). Returned by every `dlpack_py*` / capsule entry
+/// point called from a program without Python.
+pub const DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE: dlpack_helpers_status = 60;
+/// An argument that must be a `PyCapsule` is another Python object (`TypeError`).
+pub const DLPACK_HELPERS_STATUS_NOT_A_CAPSULE: dlpack_helpers_status = 61;
+/// A capsule whose name is not one of the DLPack names (`"dltensor"`, `"dltensor_versioned"`,
+/// their `"used_"` forms, `"dlpack_exchange_api"`), for example IREE's `"dltensor_used"`
+/// (peer case 8) (`ValueError`).
+pub const DLPACK_HELPERS_STATUS_CAPSULE_NAME: dlpack_helpers_status = 62;
+/// The capsule was already consumed (its name is `"used_dltensor"` or
+/// `"used_dltensor_versioned"`): a capsule is consumed exactly once (`ValueError`).
+pub const DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED: dlpack_helpers_status = 63;
+/// The object has no `__dlpack__` (or `__dlpack_device__`) method: the array API's
+/// `AttributeError`.
+pub const DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD: dlpack_helpers_status = 64;
+/// The producer's `__dlpack__` / `__dlpack_device__` / exchange-API call raised `BufferError`
+/// (the data cannot be exported as asked); the message carries the producer's message.
+pub const DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR: dlpack_helpers_status = 65;
+/// The producer raised `TypeError` and no retry applied (see `dlpack_py_import`).
+pub const DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR: dlpack_helpers_status = 66;
+/// The producer raised another exception (for example `NotImplementedError`, peer case 21);
+/// the message starts with the exception's type name.
+pub const DLPACK_HELPERS_STATUS_PRODUCER_ERROR: dlpack_helpers_status = 67;
+/// The producer returned something the protocol does not allow: `__dlpack__` returned no
+/// capsule, `__dlpack_device__` no `(int, int)` pair (`TypeError`).
+pub const DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT: dlpack_helpers_status = 68;
+/// The type's C exchange API is unusable: a NULL table (the DLPack 1.2 integer is 0), a capsule
+/// of the wrong name, a cycle in `prev_api`, or a NULL function pointer the specification says
+/// may not be NULL (`BufferError`).
+pub const DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID: dlpack_helpers_status = 69;
+/// The object's type has neither `__dlpack_c_exchange_api__` (DLPack 1.3) nor
+/// `__c_dlpack_exchange_api__` (DLPack 1.2) (`AttributeError`).
+pub const DLPACK_HELPERS_STATUS_NO_EXCHANGE_API: dlpack_helpers_status = 70;
+
 /// The status of an error; the one place where errors become codes.
 pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
     match e {
@@ -67,64 +102,47 @@ pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
         Error::UnsupportedDevice(_) => DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE,
         Error::BackendUnavailable(_) => DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE,
         Error::DeviceError(_) => DLPACK_HELPERS_STATUS_DEVICE_ERROR,
+        Error::PythonUnavailable(_) => DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE,
+        Error::NotACapsule(_) => DLPACK_HELPERS_STATUS_NOT_A_CAPSULE,
+        Error::CapsuleName(_) => DLPACK_HELPERS_STATUS_CAPSULE_NAME,
+        Error::CapsuleConsumed(_) => DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED,
+        Error::NoDlpackMethod(_) => DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD,
+        Error::ProducerBufferError(_) => DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR,
+        Error::ProducerTypeError(_) => DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR,
+        Error::ProducerError(_) => DLPACK_HELPERS_STATUS_PRODUCER_ERROR,
+        Error::BadProducerResult(_) => DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT,
+        Error::ExchangeApiInvalid(_) => DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID,
+        Error::NoExchangeApi(_) => DLPACK_HELPERS_STATUS_NO_EXCHANGE_API,
     }
 }
 
 /// (code, name, Python exception) for every status. The single table behind
 /// `dlpack_status_string` and `dlpack_status_python_exception`.
+#[rustfmt::skip]
 const STATUSES: &[(dlpack_helpers_status, &CStr, &CStr)] = &[
     (DLPACK_HELPERS_STATUS_OK, c"OK", c""),
-    (
-        DLPACK_HELPERS_STATUS_NULL_POINTER,
-        c"NULL_POINTER",
-        c"ValueError",
-    ),
-    (
-        DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
-        c"INVALID_ARGUMENT",
-        c"ValueError",
-    ),
+    (DLPACK_HELPERS_STATUS_NULL_POINTER, c"NULL_POINTER", c"ValueError"),
+    (DLPACK_HELPERS_STATUS_INVALID_ARGUMENT, c"INVALID_ARGUMENT", c"ValueError"),
     (DLPACK_HELPERS_STATUS_PANIC, c"PANIC", c"RuntimeError"),
-    (
-        DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION,
-        c"UNSUPPORTED_VERSION",
-        c"BufferError",
-    ),
-    (
-        DLPACK_HELPERS_STATUS_NO_COMMON_VERSION,
-        c"NO_COMMON_VERSION",
-        c"BufferError",
-    ),
-    (
-        DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD,
-        c"KEYWORD_NOT_UNDERSTOOD",
-        c"TypeError",
-    ),
-    (
-        DLPACK_HELPERS_STATUS_INVALID_STREAM,
-        c"INVALID_STREAM",
-        c"ValueError",
-    ),
-    (
-        DLPACK_HELPERS_STATUS_COPY_FORBIDDEN,
-        c"COPY_FORBIDDEN",
-        c"BufferError",
-    ),
-    (
-        DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE,
-        c"UNSUPPORTED_DEVICE",
-        c"BufferError",
-    ),
-    (
-        DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE,
-        c"BACKEND_UNAVAILABLE",
-        c"RuntimeError",
-    ),
-    (
-        DLPACK_HELPERS_STATUS_DEVICE_ERROR,
-        c"DEVICE_ERROR",
-        c"RuntimeError",
-    ),
+    (DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION, c"UNSUPPORTED_VERSION", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_NO_COMMON_VERSION, c"NO_COMMON_VERSION", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD, c"KEYWORD_NOT_UNDERSTOOD", c"TypeError"),
+    (DLPACK_HELPERS_STATUS_INVALID_STREAM, c"INVALID_STREAM", c"ValueError"),
+    (DLPACK_HELPERS_STATUS_COPY_FORBIDDEN, c"COPY_FORBIDDEN", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE, c"UNSUPPORTED_DEVICE", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE, c"BACKEND_UNAVAILABLE", c"RuntimeError"),
+    (DLPACK_HELPERS_STATUS_DEVICE_ERROR, c"DEVICE_ERROR", c"RuntimeError"),
+    (DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE, c"PYTHON_UNAVAILABLE", c"RuntimeError"),
+    (DLPACK_HELPERS_STATUS_NOT_A_CAPSULE, c"NOT_A_CAPSULE", c"TypeError"),
+    (DLPACK_HELPERS_STATUS_CAPSULE_NAME, c"CAPSULE_NAME", c"ValueError"),
+    (DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED, c"CAPSULE_CONSUMED", c"ValueError"),
+    (DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD, c"NO_DLPACK_METHOD", c"AttributeError"),
+    (DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR, c"PRODUCER_BUFFER_ERROR", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR, c"PRODUCER_TYPE_ERROR", c"TypeError"),
+    (DLPACK_HELPERS_STATUS_PRODUCER_ERROR, c"PRODUCER_ERROR", c"RuntimeError"),
+    (DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT, c"BAD_PRODUCER_RESULT", c"TypeError"),
+    (DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID, c"EXCHANGE_API_INVALID", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_NO_EXCHANGE_API, c"NO_EXCHANGE_API", c"AttributeError"),
 ];
 
 fn lookup(

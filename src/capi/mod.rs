@@ -8,6 +8,7 @@ pub mod boundary;
 pub mod device;
 pub mod error;
 pub mod info;
+pub mod python;
 pub mod stream;
 pub mod tensor;
 pub mod version;

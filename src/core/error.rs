@@ -48,6 +48,41 @@ pub enum Error {
     /// The device runtime reported an error.
     #[error("{0}")]
     DeviceError(String),
+    /// No Python interpreter in this process (the Python C API did not resolve at run time).
+    #[error(
+        "{0}: no Python interpreter in this process (the Python C API functions did not resolve at run time)"
+    )]
+    PythonUnavailable(&'static str),
+    /// An argument that must be a capsule is another Python object.
+    #[error("{0}")]
+    NotACapsule(String),
+    /// A capsule whose name is none of the DLPack names.
+    #[error("{0}")]
+    CapsuleName(String),
+    /// A DLPack capsule that a consumer already took (`used_dltensor…`).
+    #[error("{0}")]
+    CapsuleConsumed(String),
+    /// The object has no `__dlpack__` / `__dlpack_device__` (the array API's `AttributeError`).
+    #[error("{0}")]
+    NoDlpackMethod(String),
+    /// The producer raised `BufferError` (kept as `BufferError`).
+    #[error("{0}")]
+    ProducerBufferError(String),
+    /// The producer raised `TypeError` that no retry could resolve.
+    #[error("{0}")]
+    ProducerTypeError(String),
+    /// The producer raised another exception; the message starts with its type name.
+    #[error("{0}")]
+    ProducerError(String),
+    /// The producer returned something that is not what the protocol says.
+    #[error("{0}")]
+    BadProducerResult(String),
+    /// An exchange API table that must not be used (NULL, wrong capsule, NULL required pointer).
+    #[error("{0}")]
+    ExchangeApiInvalid(String),
+    /// The object's type offers no C exchange API.
+    #[error("{0}")]
+    NoExchangeApi(String),
 }
 
 impl Error {

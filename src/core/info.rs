@@ -52,16 +52,20 @@ pub struct Info {
     pub capabilities: u64,
 }
 
-/// Capabilities detected at run time: `CAP_CUDA` / `CAP_ROCM` when the CUDA driver / HIP
-/// runtime loads and initializes (`cuInit` / `hipInit` succeed).
+/// Capabilities detected at run time.
 ///
-/// Choice: the first call loads the drivers (`dlopen` + `cuInit`/`hipInit`, no context is
-/// created, typically milliseconds up to about a second), so that the bit means "stream
-/// synchronization will work" rather than "a file exists". The result is kept for the process
-/// (the same lock-free one-time initialization the synchronization entry points use), so later
-/// calls cost nothing.
+/// - `CAP_CUDA` / `CAP_ROCM`: the CUDA driver / HIP runtime loads and initializes
+///   (`cuInit` / `hipInit` succeed). Choice: the first call loads the drivers (`dlopen` +
+///   `cuInit`/`hipInit`, no context is created, typically milliseconds up to about a second), so
+///   that the bit means "stream synchronization will work" rather than "a file exists". The
+///   result is kept for the process, so later calls cost nothing.
+/// - `CAP_PYTHON`: the Python C API resolved in this process.
 pub fn capabilities() -> u64 {
-    crate::capi::stream::backend_capabilities()
+    let mut caps = crate::capi::stream::backend_capabilities();
+    if crate::capi::python::runtime::available() {
+        caps |= CAP_PYTHON;
+    }
+    caps
 }
 
 /// The library's description of itself.

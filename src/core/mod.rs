@@ -6,6 +6,7 @@
 pub mod device;
 pub mod error;
 pub mod info;
+pub mod python;
 pub mod stream;
 pub mod version;
 

@@ -1,0 +1,196 @@
+"""ctypes bindings of the whole C API of libdlpack_helpers.
+
+The library is searched, in order: next to this package; at ``$DLPACK_HELPERS_LIBRARY`` (a file);
+in the repository's ``target/release`` (when the package runs from a source checkout). It is
+loaded with ``ctypes.PyDLL``: calls keep the GIL, which the Python entry points require.
+
+``PROTOTYPES`` is the one table of prototypes; ``tests-py/test_prototypes.py`` checks it against
+``include/dlpack_helpers.h`` and names every export that is missing here. To bind a new export,
+add one line: ``"dlpack_noun_verb": (restype, (argtypes, ...)),``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from ctypes import (
+    POINTER, Structure, c_bool, c_char_p, c_int32, c_size_t, c_uint8, c_uint16, c_uint32, c_uint64,
+    c_void_p, py_object,
+)
+from pathlib import Path
+
+# ---- DLPack 1.3 ABI ------------------------------------------------------------------------
+
+
+class DLPackVersion(Structure):
+    _fields_ = [("major", c_uint32), ("minor", c_uint32)]
+
+
+class DLDevice(Structure):
+    _fields_ = [("device_type", c_int32), ("device_id", c_int32)]
+
+
+class DLDataType(Structure):
+    _fields_ = [("code", c_uint8), ("bits", c_uint8), ("lanes", c_uint16)]
+
+
+class DLTensor(Structure):
+    _fields_ = [
+        ("data", c_void_p), ("device", DLDevice), ("ndim", c_int32), ("dtype", DLDataType),
+        ("shape", POINTER(ctypes.c_int64)), ("strides", POINTER(ctypes.c_int64)),
+        ("byte_offset", c_uint64),
+    ]
+
+
+class DLManagedTensor(Structure):
+    pass
+
+
+DLManagedTensor._fields_ = [
+    ("dl_tensor", DLTensor), ("manager_ctx", c_void_p),
+    ("deleter", ctypes.CFUNCTYPE(None, POINTER(DLManagedTensor))),
+]
+
+
+class DLManagedTensorVersioned(Structure):
+    pass
+
+
+DLManagedTensorVersioned._fields_ = [
+    ("version", DLPackVersion), ("manager_ctx", c_void_p),
+    ("deleter", ctypes.CFUNCTYPE(None, POINTER(DLManagedTensorVersioned))),
+    ("flags", c_uint64), ("dl_tensor", DLTensor),
+]
+
+
+class DLPackExchangeAPIHeader(Structure):
+    pass
+
+
+DLPackExchangeAPIHeader._fields_ = [("version", DLPackVersion), ("prev_api", POINTER(DLPackExchangeAPIHeader))]
+
+
+class DLPackExchangeAPI(Structure):
+    _fields_ = [
+        ("header", DLPackExchangeAPIHeader),
+        ("managed_tensor_allocator", c_void_p),
+        ("managed_tensor_from_py_object_no_sync",
+         ctypes.CFUNCTYPE(ctypes.c_int, c_void_p, POINTER(POINTER(DLManagedTensorVersioned)))),
+        ("managed_tensor_to_py_object_no_sync", c_void_p),
+        ("dltensor_from_py_object_no_sync", c_void_p),
+        ("current_work_stream", c_void_p),
+    ]
+
+
+# ---- Our C types ---------------------------------------------------------------------------
+
+status_t = c_int32  # dlpack_helpers_status and the other int32 enums
+
+
+class Info(Structure):
+    """dlpack_helpers_info"""
+    _fields_ = [
+        ("struct_size", c_size_t), ("version", c_char_p), ("major", c_uint32), ("minor", c_uint32),
+        ("patch", c_uint32), ("dlpack_abi_major", c_uint32), ("dlpack_version", DLPackVersion),
+        ("capabilities", c_uint64), ("accepts_legacy", c_bool),
+    ]
+
+
+class VersionChoice(Structure):
+    """dlpack_helpers_version_choice"""
+    _fields_ = [("kind", c_int32), ("version", DLPackVersion)]
+
+
+class ImportRequest(Structure):
+    """dlpack_helpers_import_request"""
+    _fields_ = [
+        ("max_version", DLPackVersion), ("stream", py_object), ("has_dl_device", c_bool),
+        ("dl_device", DLDevice), ("copy", c_int32), ("flags", c_uint32),
+    ]
+
+
+P = POINTER
+PV = P(DLManagedTensorVersioned)
+PL = P(DLManagedTensor)
+
+# name -> (restype, argtypes). Python objects cross as `void *`: py_object for borrowed inputs,
+# POINTER(c_void_p) for returned new references.
+PROTOTYPES = {
+    # status model
+    "dlpack_last_error_message": (c_char_p, ()),
+    "dlpack_status_string": (c_char_p, (status_t,)),
+    "dlpack_status_python_exception": (c_char_p, (status_t,)),
+    # info, devices
+    "dlpack_get_info": (status_t, (P(Info),)),
+    "dlpack_is_cpu_accessible": (c_bool, (DLDevice,)),
+    "dlpack_device_host_access": (c_int32, (DLDevice,)),
+    # tensors
+    "dlpack_tensor_delete": (None, (PV,)),
+    "dlpack_legacy_tensor_delete": (None, (PL,)),
+    "dlpack_get_device": (status_t, (PV, P(DLDevice))),
+    "dlpack_legacy_get_device": (status_t, (PL, P(DLDevice))),
+    "dlpack_tensor_check_version": (status_t, (PV, P(c_int32))),
+    "dlpack_tensor_check_version_or_delete": (status_t, (PV, P(c_int32))),
+    # versions
+    "dlpack_version_check": (status_t, (DLPackVersion, P(c_int32))),
+    "dlpack_version_negotiate": (status_t, (DLPackVersion, c_uint32, P(DLPackVersion), P(VersionChoice))),
+    # Python embedding
+    "dlpack_capsule_destructor": (None, (c_void_p,)),
+    "dlpack_capsule_new": (status_t, (PV, P(c_void_p))),
+    "dlpack_legacy_capsule_new": (status_t, (PL, P(c_void_p))),
+    "dlpack_capsule_consume": (status_t, (py_object, P(PV))),
+    "dlpack_legacy_capsule_consume": (status_t, (py_object, P(PL))),
+    "dlpack_capsule_new_view": (status_t, (P(DLTensor), c_uint64, py_object, c_int32, P(c_void_p))),
+    "dlpack_object_import": (status_t, (py_object, P(ImportRequest), P(PV), P(c_uint32))),
+    "dlpack_object_get_device": (status_t, (py_object, P(DLDevice))),
+    "dlpack_exchange_api_find": (status_t, (py_object, P(P(DLPackExchangeAPI)))),
+}
+
+# Constants (from the header; tests-py/test_prototypes.py checks them).
+STATUS_OK = 0
+EXPORT_LEGACY = 0
+EXPORT_VERSIONED = 1
+PRODUCER_EXPORTS_LEGACY = 0x1
+COPY_IF_NEEDED, COPY_NEVER, COPY_ALWAYS = 0, 1, 2
+IMPORT_EXCHANGE_API = 0x1
+IMPORTED_LEGACY, IMPORTED_AFTER_RETRY, IMPORTED_EXCHANGE_API = 0x1, 0x2, 0x4
+CAP_CUDA, CAP_ROCM, CAP_PYTHON = 0x1, 0x2, 0x4
+FLAG_READ_ONLY, FLAG_IS_COPIED, FLAG_IS_SUBBYTE_TYPE_PADDED = 1, 2, 4
+
+_NAMES = {"linux": "libdlpack_helpers.so", "darwin": "libdlpack_helpers.dylib", "win32": "dlpack_helpers.dll"}
+
+
+def candidates() -> list[Path]:
+    """Where the library is looked for, in order."""
+    name = _NAMES.get(sys.platform, "libdlpack_helpers.so")
+    here = Path(__file__).resolve().parent
+    out = [here / name]
+    env = os.environ.get("DLPACK_HELPERS_LIBRARY")
+    if env:
+        out.append(Path(env))
+    out.append(here.parent.parent / "target" / "release" / name)
+    return out
+
+
+def load() -> ctypes.PyDLL:
+    tried = []
+    for path in candidates():
+        if path.is_file():
+            lib = ctypes.PyDLL(str(path))
+            bind(lib)
+            return lib
+        tried.append(str(path))
+    raise ImportError(
+        "dlpack_helpers: libdlpack_helpers not found; build it with `cargo build --release` or set "
+        "DLPACK_HELPERS_LIBRARY to its path. Tried: " + ", ".join(tried))
+
+
+def bind(lib) -> None:
+    for name, (restype, argtypes) in PROTOTYPES.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = list(argtypes)
+
+
+lib = load()

@@ -1,0 +1,221 @@
+//! The C exchange API (DLPack 1.2/1.3): found on an object's type, cached per type, walked to
+//! a major this library reads, checked, and used for a fast import.
+
+use super::runtime::{self, Api, ExcClass, Owned, PyObject};
+use crate::abi::{DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader};
+use crate::capi::boundary::{self, out_ptr};
+use crate::capi::error::dlpack_helpers_status;
+use crate::core::Error;
+use crate::core::python as rules;
+use core::ffi::c_void;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// type address → the lookup's result (table address). The cache holds a strong reference to
+/// each type, so an address is never reused while cached.
+static CACHE: Mutex<Option<HashMap<usize, Result<usize, Error>>>> = Mutex::new(None);
+
+const MAX_CHAIN: usize = 64;
+
+fn locate(api: &'static Api, ty: *mut PyObject) -> Result<*const DLPackExchangeAPIHeader, Error> {
+    // DLPack 1.3: a capsule named "dlpack_exchange_api".
+    // SAFETY: GIL held.
+    if let Some(attr) = Owned::new(api, unsafe {
+        (api.PyObject_GetAttrString)(ty, c"__dlpack_c_exchange_api__".as_ptr())
+    }) {
+        // SAFETY: GIL held.
+        if !unsafe { api.is_capsule(attr.as_ptr()) } {
+            return Err(Error::ExchangeApiInvalid(
+                "type(obj).__dlpack_c_exchange_api__ is not a PyCapsule (DLPack 1.3)".into(),
+            ));
+        }
+        // SAFETY: GIL held; a wrong name fails with ValueError.
+        let p = unsafe {
+            (api.PyCapsule_GetPointer)(attr.as_ptr(), rules::CAPSULE_EXCHANGE_API.as_ptr())
+        };
+        if p.is_null() {
+            // SAFETY: GIL held.
+            let (_, msg) = unsafe { api.take_error() };
+            return Err(Error::ExchangeApiInvalid(format!(
+                "type(obj).__dlpack_c_exchange_api__ is not a capsule named \"dlpack_exchange_api\" ({msg})"
+            )));
+        }
+        return Ok(p.cast());
+    }
+    // SAFETY: GIL held.
+    let (class, msg) = unsafe { api.take_error() };
+    if class != ExcClass::Attribute {
+        return Err(runtime::producer_error(class, msg));
+    }
+    // DLPack 1.2: an int holding the address.
+    // SAFETY: GIL held.
+    if let Some(attr) = Owned::new(api, unsafe {
+        (api.PyObject_GetAttrString)(ty, c"__c_dlpack_exchange_api__".as_ptr())
+    }) {
+        // SAFETY: GIL held.
+        let p = unsafe { (api.PyLong_AsVoidPtr)(attr.as_ptr()) };
+        // SAFETY: GIL held.
+        if p.is_null() && !unsafe { (api.PyErr_Occurred)() }.is_null() {
+            // SAFETY: GIL held.
+            let (_, msg) = unsafe { api.take_error() };
+            return Err(Error::ExchangeApiInvalid(format!(
+                "type(obj).__c_dlpack_exchange_api__ is not an integer address (DLPack 1.2): {msg}"
+            )));
+        }
+        if p.is_null() {
+            return Err(Error::ExchangeApiInvalid(
+                "type(obj).__c_dlpack_exchange_api__ is 0: a NULL exchange API table".into(),
+            ));
+        }
+        return Ok(p.cast());
+    }
+    // SAFETY: GIL held.
+    let (class, msg) = unsafe { api.take_error() };
+    if class != ExcClass::Attribute {
+        return Err(runtime::producer_error(class, msg));
+    }
+    Err(Error::NoExchangeApi(
+        "the object's type has neither __dlpack_c_exchange_api__ (DLPack 1.3) nor \
+         __c_dlpack_exchange_api__ (DLPack 1.2)"
+            .into(),
+    ))
+}
+
+/// Walk `prev_api` to a table of major 1 and check its required pointers (DLPack 1.3 §
+/// DLPackExchangeAPI: only `dltensor_from_py_object_no_sync` may be NULL).
+fn select(head: *const DLPackExchangeAPIHeader) -> Result<*const DLPackExchangeAPI, Error> {
+    let mut h = head;
+    let mut newest = None;
+    for _ in 0..MAX_CHAIN {
+        if h.is_null() {
+            let v = newest.unwrap_or_default();
+            return Err(Error::UnsupportedVersion {
+                what: "the exchange API table (and its prev_api chain)",
+                found: v,
+                supported: 1,
+            });
+        }
+        // SAFETY: a non-NULL header points to a static table; version and prev_api are readable
+        // in every major (the header is the frozen prefix).
+        let (v, prev) = unsafe { ((*h).version, (*h).prev_api) };
+        newest.get_or_insert(v);
+        if v.major == 1 {
+            let t = h.cast::<DLPackExchangeAPI>();
+            // SAFETY: major 1: the table has the DLPack 1.2/1.3 layout.
+            let tr = unsafe { &*t };
+            let missing = [
+                (
+                    "managed_tensor_allocator",
+                    tr.managed_tensor_allocator.is_none(),
+                ),
+                (
+                    "managed_tensor_from_py_object_no_sync",
+                    tr.managed_tensor_from_py_object_no_sync.is_none(),
+                ),
+                (
+                    "managed_tensor_to_py_object_no_sync",
+                    tr.managed_tensor_to_py_object_no_sync.is_none(),
+                ),
+                ("current_work_stream", tr.current_work_stream.is_none()),
+            ];
+            if let Some((name, _)) = missing.iter().find(|(_, m)| *m) {
+                return Err(Error::ExchangeApiInvalid(format!(
+                    "the exchange API table (DLPack {}.{}) has a NULL {name}, which DLPack 1.3 says \
+                     may not be NULL",
+                    v.major, v.minor
+                )));
+            }
+            return Ok(t);
+        }
+        h = prev;
+    }
+    Err(Error::ExchangeApiInvalid(format!(
+        "the exchange API's prev_api chain is longer than {MAX_CHAIN} (a cycle?)"
+    )))
+}
+
+/// Find, check and cache the exchange API of `type(obj)`.
+pub(crate) fn find(
+    api: &'static Api,
+    obj: *mut PyObject,
+) -> Result<*const DLPackExchangeAPI, Error> {
+    // SAFETY: GIL held; never fails.
+    let Some(ty) = Owned::new(api, unsafe { (api.PyObject_Type)(obj) }) else {
+        return Err(runtime::producer_error(
+            ExcClass::Other,
+            "type(obj) failed".into(),
+        ));
+    };
+    let key = ty.as_ptr() as usize;
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    let map = cache.get_or_insert_with(HashMap::new);
+    if let Some(r) = map.get(&key) {
+        return r.clone().map(|p| p as *const DLPackExchangeAPI);
+    }
+    let r = locate(api, ty.as_ptr())
+        .and_then(select)
+        .map(|p| p as usize);
+    // Keep the type alive while cached (its address is the key).
+    let _ = ty.into_raw();
+    map.insert(key, r.clone());
+    r.map(|p| p as *const DLPackExchangeAPI)
+}
+
+/// Import through a checked table's `managed_tensor_from_py_object_no_sync`.
+pub(crate) fn import_no_sync(
+    api: &'static Api,
+    table: *const DLPackExchangeAPI,
+    obj: *mut PyObject,
+) -> Result<*mut DLManagedTensorVersioned, Error> {
+    // SAFETY: `select` checked the table and this pointer.
+    let f = unsafe { (*table).managed_tensor_from_py_object_no_sync }
+        .ok_or_else(|| Error::ExchangeApiInvalid("NULL".into()))?;
+    let mut out: *mut DLManagedTensorVersioned = core::ptr::null_mut();
+    // SAFETY: the producer's export for an object of the type the table was found on; GIL held.
+    let rc = unsafe { f(obj, &mut out) };
+    if rc != 0 {
+        // SAFETY: GIL held; the producer set a Python exception (DLPack 1.3).
+        let (class, msg) = unsafe { api.take_error() };
+        return Err(runtime::producer_error(class, msg));
+    }
+    if out.is_null() {
+        return Err(Error::BadProducerResult(
+            "managed_tensor_from_py_object_no_sync returned 0 but no tensor".into(),
+        ));
+    }
+    super::capsule::accept_versioned(out)
+}
+
+/// Find the C exchange API of `type(obj)`: `__dlpack_c_exchange_api__` (a capsule named
+/// `"dlpack_exchange_api"`, DLPack 1.3) or else `__c_dlpack_exchange_api__` (an integer
+/// address, DLPack 1.2).
+///
+/// The table is checked before it is returned: its `header.version.major` must be 1, else the
+/// `prev_api` chain is walked to a major-1 table; the function pointers DLPack 1.3 says may not
+/// be NULL are checked (`dltensor_from_py_object_no_sync` may be NULL: "not supported"). The
+/// result, success or failure, is cached per type for the life of the process (the spec makes
+/// the attribute a static property of the type; the cache keeps a reference to the type).
+///
+/// - `obj`: any Python object (`PyObject *`), borrowed.
+/// - `out_api`: receives the process-lifetime table.
+///
+/// Returns OK; `_NO_EXCHANGE_API`; `_EXCHANGE_API_INVALID` (NULL table, wrong capsule, NULL
+/// required pointer, `prev_api` cycle); `_UNSUPPORTED_VERSION` (no major-1 table in the chain);
+/// `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_exchange_api_find(
+    obj: *mut c_void,
+    out_api: *mut *const DLPackExchangeAPI,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_api, "out_api")?;
+        if obj.is_null() {
+            return Err(Error::NullPointer("obj"));
+        }
+        let api = runtime::require("dlpack_exchange_api_find")?;
+        let t = find(api, obj)?;
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(t) };
+        Ok(())
+    })
+}

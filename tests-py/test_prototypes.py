@@ -1,0 +1,110 @@
+"""The ctypes table of dlpack_helpers._lib must match include/dlpack_helpers.h, export by export."""
+import ctypes
+import re
+from ctypes import POINTER, c_bool, c_char_p, c_int32, c_size_t, c_uint32, c_uint64, c_void_p, py_object
+from pathlib import Path
+
+from dlpack_helpers import _lib
+
+HEADER = Path(__file__).resolve().parent.parent / "include" / "dlpack_helpers.h"
+
+SCALARS = {
+    "dlpack_helpers_status": c_int32, "dlpack_helpers_version_compat": c_int32,
+    "dlpack_helpers_export_kind": c_int32, "dlpack_helpers_host_access": c_int32, "int32_t": c_int32,
+    "uint32_t": c_uint32, "uint64_t": c_uint64, "bool": c_bool, "size_t": c_size_t,
+    "DLPackVersion": _lib.DLPackVersion, "DLDevice": _lib.DLDevice,
+}
+STRUCTS = {
+    "DLManagedTensorVersioned": _lib.DLManagedTensorVersioned, "DLManagedTensor": _lib.DLManagedTensor,
+    "DLDevice": _lib.DLDevice, "DLPackVersion": _lib.DLPackVersion, "DLTensor": _lib.DLTensor,
+    "dlpack_helpers_info": _lib.Info, "dlpack_helpers_version_choice": _lib.VersionChoice,
+    "dlpack_helpers_import_request": _lib.ImportRequest, "DLPackExchangeAPI": _lib.DLPackExchangeAPI,
+    "int32_t": c_int32, "uint32_t": c_uint32, "dlpack_helpers_version_compat": c_int32,
+}
+
+
+def header_prototypes():
+    text = re.sub(r"/\*.*?\*/", "", HEADER.read_text(), flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    out = {}
+    for m in re.finditer(r"([A-Za-z_][\w \*]*?)\b(dlpack_\w+)\s*\(([^;{]*?)\)\s*;", text):
+        ret, name, params = m.group(1), m.group(2), m.group(3)
+        args = [] if params.strip() in ("", "void") else [p.strip() for p in params.split(",")]
+        types = [re.sub(r"\s*\b\w+$", "", a) for a in args]  # drop the parameter name
+        out[name] = (norm(ret), [norm(t) for t in types])
+    return out
+
+
+def norm(t):
+    t = re.sub(r"\b(const|struct)\b", "", t)
+    return re.sub(r"\s+", "", t)
+
+
+def accepted(ctype: str):
+    """The ctypes types a C type may be bound as."""
+    stars = len(ctype) - len(ctype.rstrip("*"))
+    base = ctype.rstrip("*")
+    if base == "void" and stars == 0:
+        return [None]
+    if base == "char" and stars == 1:
+        return [c_char_p]
+    if base == "void" and stars == 1:
+        return [c_void_p, py_object]  # a Python object crosses the C API as void *
+    if base == "void" and stars == 2:
+        return [POINTER(c_void_p)]
+    if stars == 0:
+        return [SCALARS[base]]
+    t = STRUCTS[base]
+    for _ in range(stars):
+        t = POINTER(t)
+    return [t]
+
+
+def test_every_export_has_a_ctypes_prototype():
+    header = header_prototypes()
+    assert len(header) > 10, "parsing include/dlpack_helpers.h found too few functions"
+    missing = sorted(set(header) - set(_lib.PROTOTYPES))
+    extra = sorted(set(_lib.PROTOTYPES) - set(header))
+    assert not missing, "exports without a ctypes prototype in python/dlpack_helpers/_lib.py PROTOTYPES: " + ", ".join(missing)
+    assert not extra, "ctypes prototypes for functions the header does not declare: " + ", ".join(extra)
+
+
+def test_prototypes_match_the_header():
+    header = header_prototypes()
+    wrong = []
+    for name, (ret, args) in header.items():
+        if name not in _lib.PROTOTYPES:
+            continue
+        restype, argtypes = _lib.PROTOTYPES[name]
+        if restype not in accepted(ret):
+            wrong.append(f"{name}: restype {restype} for C {ret}")
+        if len(argtypes) != len(args):
+            wrong.append(f"{name}: {len(argtypes)} argtypes for {len(args)} C parameters")
+            continue
+        for i, (a, c) in enumerate(zip(argtypes, args)):
+            if a not in accepted(c):
+                wrong.append(f"{name}: argument {i} is {a} for C {c}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_loaded_functions_carry_the_table():
+    for name, (restype, argtypes) in _lib.PROTOTYPES.items():
+        fn = getattr(_lib.lib, name)
+        assert fn.restype is restype and list(fn.argtypes) == list(argtypes), name
+
+
+def test_constants_match_the_header():
+    text = HEADER.read_text()
+    consts = dict(re.findall(r"#define (DLPACK_HELPERS_\w+) (\S+)", text))
+    for py, c in [("COPY_IF_NEEDED", "COPY_IF_NEEDED"), ("COPY_NEVER", "COPY_NEVER"), ("COPY_ALWAYS", "COPY_ALWAYS"),
+                  ("IMPORT_EXCHANGE_API", "IMPORT_EXCHANGE_API"), ("IMPORTED_LEGACY", "IMPORTED_LEGACY"),
+                  ("IMPORTED_AFTER_RETRY", "IMPORTED_AFTER_RETRY"), ("IMPORTED_EXCHANGE_API", "IMPORTED_EXCHANGE_API"),
+                  ("EXPORT_LEGACY", "EXPORT_LEGACY"), ("EXPORT_VERSIONED", "EXPORT_VERSIONED"),
+                  ("PRODUCER_EXPORTS_LEGACY", "PRODUCER_EXPORTS_LEGACY"), ("CAP_PYTHON", "CAP_PYTHON")]:
+        assert int(consts["DLPACK_HELPERS_" + c], 0) == getattr(_lib, py), c
+
+
+def test_struct_sizes():
+    assert ctypes.sizeof(_lib.DLManagedTensorVersioned) == 80
+    assert ctypes.sizeof(_lib.DLManagedTensor) == 64
+    assert ctypes.sizeof(_lib.DLPackExchangeAPI) == 56
