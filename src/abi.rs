@@ -154,8 +154,9 @@ pub struct DLManagedTensorVersioned {
 }
 
 /// `SetError` callback passed to a `DLPackManagedTensorAllocator`.
-pub type DLPackSetErrorFn =
-    Option<unsafe extern "C" fn(error_ctx: *mut c_void, kind: *const c_char, message: *const c_char)>;
+pub type DLPackSetErrorFn = Option<
+    unsafe extern "C" fn(error_ctx: *mut c_void, kind: *const c_char, message: *const c_char),
+>;
 
 /// `DLPackManagedTensorAllocator` (DLPack 1.2+): 0 on success, -1 on failure.
 pub type DLPackManagedTensorAllocator = Option<
@@ -174,7 +175,10 @@ pub type DLPackManagedTensorFromPyObjectNoSync = Option<
 
 /// `DLPackManagedTensorToPyObjectNoSync` (DLPack 1.2+); steals `tensor`.
 pub type DLPackManagedTensorToPyObjectNoSync = Option<
-    unsafe extern "C" fn(tensor: *mut DLManagedTensorVersioned, out_py_object: *mut *mut c_void) -> c_int,
+    unsafe extern "C" fn(
+        tensor: *mut DLManagedTensorVersioned,
+        out_py_object: *mut *mut c_void,
+    ) -> c_int,
 >;
 
 /// `DLPackDLTensorFromPyObjectNoSync` (DLPack 1.2+); may be NULL in a table.

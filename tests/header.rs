@@ -22,7 +22,8 @@ fn version_macros() -> String {
 
 fn generate() -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
+    let mut config =
+        cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
     let abi = config.after_includes.take().unwrap_or_default();
     config.after_includes = Some(format!("{}{}", version_macros(), abi));
     let bindings = cbindgen::Builder::new()
@@ -52,7 +53,13 @@ fn header_is_up_to_date() {
 
 #[test]
 fn version_macros_match_cargo_toml() {
-    let header = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("include/dlpack_helpers.h")).unwrap();
-    let want = format!("#define DLPACK_HELPERS_VERSION_STRING \"{}\"", env!("CARGO_PKG_VERSION"));
+    let header = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("include/dlpack_helpers.h"),
+    )
+    .unwrap();
+    let want = format!(
+        "#define DLPACK_HELPERS_VERSION_STRING \"{}\"",
+        env!("CARGO_PKG_VERSION")
+    );
     assert!(header.contains(&want), "missing {want}");
 }

@@ -54,5 +54,9 @@ pub(crate) unsafe fn nonnull<'a, T>(ptr: *const T, what: &'static str) -> Result
 /// work, so use [`out_ptr`] first and this at the end.
 #[inline(always)]
 pub(crate) fn out_ptr<T>(ptr: *mut T, what: &'static str) -> Result<*mut T, Error> {
-    if ptr.is_null() { Err(Error::NullPointer(what)) } else { Ok(ptr) }
+    if ptr.is_null() {
+        Err(Error::NullPointer(what))
+    } else {
+        Ok(ptr)
+    }
 }

@@ -60,7 +60,9 @@ pub struct dlpack_helpers_info {
 /// `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` (`struct_size` smaller than `sizeof(size_t)`; nothing
 /// written). Thread-safe.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn dlpack_get_info(out_info: *mut dlpack_helpers_info) -> dlpack_helpers_status {
+pub unsafe extern "C" fn dlpack_get_info(
+    out_info: *mut dlpack_helpers_info,
+) -> dlpack_helpers_status {
     boundary::status(|| {
         let out = out_ptr(out_info, "out_info")?;
         // SAFETY: non-NULL; `struct_size` is the first field in every version of the struct.
@@ -95,7 +97,12 @@ pub unsafe extern "C" fn dlpack_get_info(out_info: *mut dlpack_helpers_info) -> 
             offset_of!(dlpack_helpers_info, capabilities) + 8,
             offset_of!(dlpack_helpers_info, accepts_legacy) + 1,
         ];
-        let filled = ENDS.iter().copied().filter(|&e| e <= caller_size).max().unwrap_or(0);
+        let filled = ENDS
+            .iter()
+            .copied()
+            .filter(|&e| e <= caller_size)
+            .max()
+            .unwrap_or(0);
         let src = (&full as *const dlpack_helpers_info).cast::<u8>();
         // SAFETY: `out` holds at least `caller_size >= filled` bytes (caller contract); the
         // first field is skipped and written last.

@@ -119,7 +119,8 @@ pub unsafe extern "C" fn dlpack_version_negotiate(
         let producer = Producer {
             version: producer_version,
             exports_legacy: producer_flags & DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY != 0,
-            no_max_version_keyword: producer_flags & DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD != 0,
+            no_max_version_keyword: producer_flags & DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD
+                != 0,
         };
         let choice = match version::negotiate(producer, max)? {
             Export::Legacy => dlpack_helpers_version_choice {

@@ -83,8 +83,15 @@ mod tests {
     #[test]
     fn cpu_accessible_agrees_with_classification_for_every_value() {
         for v in (-300..300).chain([i32::MIN, i32::MAX, 999]) {
-            let d = DLDevice { device_type: DLDeviceType(v), device_id: 0 };
-            assert_eq!(is_cpu_accessible(d), host_access(d.device_type) == HostAccess::Always, "{v}");
+            let d = DLDevice {
+                device_type: DLDeviceType(v),
+                device_id: 0,
+            };
+            assert_eq!(
+                is_cpu_accessible(d),
+                host_access(d.device_type) == HostAccess::Always,
+                "{v}"
+            );
         }
     }
 }

@@ -5,12 +5,12 @@ use crate::abi::DLPackVersion;
 /// Library version, from Cargo.toml.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Library version with a trailing NUL, for C.
-pub const VERSION_C: &core::ffi::CStr = match core::ffi::CStr::from_bytes_with_nul(
-    concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes(),
-) {
-    Ok(s) => s,
-    Err(_) => panic!("version string contains a NUL"),
-};
+pub const VERSION_C: &core::ffi::CStr =
+    match core::ffi::CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes())
+    {
+        Ok(s) => s,
+        Err(_) => panic!("version string contains a NUL"),
+    };
 
 const fn parse_u32(s: &str) -> u32 {
     let b = s.as_bytes();

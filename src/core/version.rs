@@ -131,21 +131,49 @@ mod tests {
         assert_eq!(check(V(1, 3), "t"), Ok(Compat::Exact));
         assert_eq!(check(V(1, 0), "t"), Ok(Compat::OlderMinor));
         assert_eq!(check(V(1, 9), "t"), Ok(Compat::NewerMinor));
-        assert!(matches!(check(V(0, 8), "t"), Err(Error::UnsupportedVersion { .. })));
-        assert!(matches!(check(V(2, 0), "t"), Err(Error::UnsupportedVersion { .. })));
+        assert!(matches!(
+            check(V(0, 8), "t"),
+            Err(Error::UnsupportedVersion { .. })
+        ));
+        assert!(matches!(
+            check(V(2, 0), "t"),
+            Err(Error::UnsupportedVersion { .. })
+        ));
     }
 
     /// Peer case 20: `max_version` must be honoured, never ignored.
     #[test]
     fn case_20_max_version_honoured() {
-        let with_legacy = Producer { version: V(1, 3), exports_legacy: true, no_max_version_keyword: false };
+        let with_legacy = Producer {
+            version: V(1, 3),
+            exports_legacy: true,
+            no_max_version_keyword: false,
+        };
         assert_eq!(negotiate(with_legacy, None), Ok(Export::Legacy));
-        assert_eq!(negotiate(with_legacy, Some(V(1, 0))), Ok(Export::Versioned(V(1, 3))));
-        assert_eq!(negotiate(with_legacy, Some(V(1, 5))), Ok(Export::Versioned(V(1, 3))));
+        assert_eq!(
+            negotiate(with_legacy, Some(V(1, 0))),
+            Ok(Export::Versioned(V(1, 3)))
+        );
+        assert_eq!(
+            negotiate(with_legacy, Some(V(1, 5))),
+            Ok(Export::Versioned(V(1, 3)))
+        );
         assert_eq!(negotiate(with_legacy, Some(V(0, 8))), Ok(Export::Legacy));
-        assert_eq!(negotiate(with_legacy, Some(V(2, 0))), Ok(Export::Versioned(V(1, 3))));
-        let no_legacy = Producer { exports_legacy: false, ..with_legacy };
-        assert!(matches!(negotiate(no_legacy, None), Err(Error::NoCommonVersion(_))));
-        assert!(matches!(negotiate(no_legacy, Some(V(0, 8))), Err(Error::NoCommonVersion(_))));
+        assert_eq!(
+            negotiate(with_legacy, Some(V(2, 0))),
+            Ok(Export::Versioned(V(1, 3)))
+        );
+        let no_legacy = Producer {
+            exports_legacy: false,
+            ..with_legacy
+        };
+        assert!(matches!(
+            negotiate(no_legacy, None),
+            Err(Error::NoCommonVersion(_))
+        ));
+        assert!(matches!(
+            negotiate(no_legacy, Some(V(0, 8))),
+            Err(Error::NoCommonVersion(_))
+        ));
     }
 }
