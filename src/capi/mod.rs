@@ -5,8 +5,13 @@
 #![allow(non_camel_case_types)] // C names: dlpack_helpers_status, ...
 
 pub mod boundary;
+pub mod convert;
 pub mod device;
 pub mod error;
+pub mod flags;
 pub mod info;
+pub mod layout;
+pub mod names;
 pub mod tensor;
+pub mod validate;
 pub mod version;
