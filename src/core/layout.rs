@@ -86,7 +86,7 @@ impl Layout {
 /// Check a raw `ndim`: it must be in `0..=MAX_NDIM` (and at most `max` when `max > 0`).
 #[inline]
 pub fn check_ndim(ndim: i32, max: i32) -> Result<usize, Error> {
-    if ndim < 0 || ndim > MAX_NDIM {
+    if !(0..=MAX_NDIM).contains(&ndim) {
         return Err(Error::fault(
             Fault::InvalidNdim,
             format!("tensor.ndim is {ndim}; it must be in 0..={MAX_NDIM} (this library's bound)"),

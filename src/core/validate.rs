@@ -147,20 +147,21 @@ pub fn check_header(
             ),
         ));
     }
-    if n != 0 && strides_null && options.flags & LENIENT_NULL_STRIDES == 0 {
-        if let Producer::Versioned { version: v, .. } = producer
-            && v.minor >= 2
-        {
-            return Err(Error::fault(
-                Fault::NullStrides,
-                format!(
-                    "tensor.strides is NULL but ndim is {n} and the producer declares DLPack {}.{} \
+    if n != 0
+        && strides_null
+        && options.flags & LENIENT_NULL_STRIDES == 0
+        && let Producer::Versioned { version: v, .. } = producer
+        && v.minor >= 2
+    {
+        return Err(Error::fault(
+            Fault::NullStrides,
+            format!(
+                "tensor.strides is NULL but ndim is {n} and the producer declares DLPack {}.{} \
                      (DLPack 1.2: strides must be non-NULL when ndim != 0; pass \
                      DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES to read them as row-major)",
-                    v.major, v.minor
-                ),
-            ));
-        }
+                v.major, v.minor
+            ),
+        ));
     }
     Ok(n)
 }
