@@ -97,6 +97,7 @@ pub(crate) fn to_c(l: &Layout, view: &TensorView<'_>) -> dlpack_helpers_layout {
 ///
 /// # Safety
 /// `t` must be a readable `DLTensor` whose non-NULL `shape`/`strides` hold `ndim` elements.
+#[inline]
 pub(crate) unsafe fn view_of<'a>(
     t: &'a DLTensor,
     producer: Producer,
@@ -129,6 +130,7 @@ pub(crate) unsafe fn view_of<'a>(
 ///
 /// # Safety
 /// `tensor` must be non-NULL and point to a managed tensor whose `version` is readable.
+#[inline]
 pub(crate) unsafe fn versioned_parts<'a>(
     tensor: *const DLManagedTensorVersioned,
 ) -> Result<(&'a DLTensor, Producer), Error> {

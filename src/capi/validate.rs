@@ -86,6 +86,7 @@ pub struct dlpack_helpers_validate_options {
 ///
 /// # Safety
 /// A non-NULL `p` must point to at least `p->struct_size` readable bytes.
+#[inline(always)]
 pub(crate) unsafe fn read_options(
     p: *const dlpack_helpers_validate_options,
 ) -> Result<Options, Error> {
@@ -100,17 +101,21 @@ pub(crate) unsafe fn read_options(
              sizeof(dlpack_helpers_validate_options))"
         )));
     }
-    let mut o = dlpack_helpers_validate_options::default();
-    let n = size.min(size_of::<dlpack_helpers_validate_options>());
-    // SAFETY: the caller's struct holds `size >= n` bytes; `o` holds at least `n`. Fields
-    // beyond `n` keep their zero default (a torn field past the caller's end stays zero too,
-    // since only whole fields are defined in any header version).
-    unsafe {
-        core::ptr::copy_nonoverlapping(
-            p.cast::<u8>(),
-            (&mut o as *mut dlpack_helpers_validate_options).cast::<u8>(),
-            n,
-        )
+    let o = if size >= size_of::<dlpack_helpers_validate_options>() {
+        // SAFETY: the caller's struct is at least as large as ours.
+        unsafe { p.read() }
+    } else {
+        let mut o = dlpack_helpers_validate_options::default();
+        // SAFETY: the caller's struct holds `size` bytes; `o` more. Fields beyond `size` keep
+        // their zero default (only whole fields are defined in any header version).
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                p.cast::<u8>(),
+                (&mut o as *mut dlpack_helpers_validate_options).cast::<u8>(),
+                size,
+            )
+        };
+        o
     };
     Ok(Options {
         flags: o.flags,
@@ -123,17 +128,16 @@ pub(crate) unsafe fn read_options(
 
 /// # Safety
 /// As the exports below.
+#[inline(always)]
 unsafe fn run(
     t: &DLTensor,
     producer: Producer,
-    options: *const dlpack_helpers_validate_options,
+    o: &Options,
     out_layout: *mut dlpack_helpers_layout,
 ) -> Result<(), Error> {
     // SAFETY: caller contract.
-    let o = unsafe { read_options(options) }?;
-    // SAFETY: caller contract.
-    let view = unsafe { view_of(t, producer, &o) }?;
-    let l = validate::check_view(&view, producer, &o)?;
+    let view = unsafe { view_of(t, producer, o) }?;
+    let l = validate::check_view_with(&view, producer, o, !out_layout.is_null())?;
     if !out_layout.is_null() {
         // SAFETY: non-NULL caller storage.
         unsafe { out_layout.write(to_c(&l, &view)) };
@@ -185,11 +189,11 @@ pub unsafe extern "C" fn dlpack_tensor_validate(
             return Err(Error::NullPointer("tensor"));
         }
         // SAFETY: options first (rule 1), then the version-guarded read.
-        unsafe { read_options(options) }?;
+        let o = unsafe { read_options(options) }?;
         // SAFETY: non-NULL managed tensor (caller contract).
         let (t, producer) = unsafe { versioned_parts(tensor) }?;
         // SAFETY: caller contract.
-        unsafe { run(t, producer, options, out_layout) }
+        unsafe { run(t, producer, &o, out_layout) }
     })
 }
 
@@ -206,7 +210,9 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_validate(
         // SAFETY: caller contract.
         let t = unsafe { nonnull(tensor, "tensor") }?;
         // SAFETY: caller contract.
-        unsafe { run(&t.dl_tensor, Producer::Legacy, options, out_layout) }
+        let o = unsafe { read_options(options) }?;
+        // SAFETY: caller contract.
+        unsafe { run(&t.dl_tensor, Producer::Legacy, &o, out_layout) }
     })
 }
 
@@ -231,6 +237,8 @@ pub unsafe extern "C" fn dlpack_dltensor_validate(
             Producer::Versioned { version, flags }
         };
         // SAFETY: caller contract.
-        unsafe { run(t, producer, options, out_layout) }
+        let o = unsafe { read_options(options) }?;
+        // SAFETY: caller contract.
+        unsafe { run(t, producer, &o, out_layout) }
     })
 }

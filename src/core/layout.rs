@@ -215,104 +215,174 @@ fn overflow(what: &str) -> Error {
 ///
 /// Errors: negative extent (`InvalidShape`), invalid dtype, counts or byte extents beyond
 /// `int64_t` (`Overflow`), `byte_offset` above `INT64_MAX` (`Overflow`).
+#[inline]
 pub fn layout(view: &TensorView<'_>, padded: bool) -> Result<Layout, Error> {
+    layout_partial(view, padded, true)
+}
+
+/// [`layout`], but with `full == false` the `F_CONTIGUOUS` and `COMPACT` bits are left out for
+/// explicit strides (validation's fast path when the caller needs neither).
+#[inline]
+pub fn layout_partial(view: &TensorView<'_>, padded: bool, full: bool) -> Result<Layout, Error> {
     let shape = view.shape;
-    let n = numel(shape)?;
     let el: Element = dtype::element(view.dtype, padded)?;
     let bits = el.storage_bits as i128;
-    let nbytes =
-        i64::try_from((n as i128 * bits + 7) / 8).map_err(|_| overflow("the byte size"))?;
-    let offset = i64::try_from(view.byte_offset).map_err(|_| {
-        Error::fault(
+    let Ok(offset) = i64::try_from(view.byte_offset) else {
+        return Err(Error::fault(
             Fault::Overflow,
             format!(
                 "tensor.byte_offset is {}, above INT64_MAX",
                 view.byte_offset
             ),
-        )
-    })? as i128;
-    let mut props = if el.packed { PACKED_SUB_BYTE } else { 0 };
-    if let Some(s) = view.strides
-        && s.len() != shape.len()
-    {
-        return Err(Error::invalid(
-            "tensor.strides and tensor.shape differ in length",
         ));
-    }
-    if view.strides.is_none() && !shape.is_empty() {
-        props |= STRIDES_IMPLIED;
+    };
+    let mut props = if el.packed { PACKED_SUB_BYTE } else { 0 };
+    let strides = match view.strides {
+        Some(s) if s.len() != shape.len() => {
+            return Err(Error::invalid(
+                "tensor.strides and tensor.shape differ in length",
+            ));
+        }
+        Some(s) => Some(s),
+        None => {
+            if !shape.is_empty() {
+                props |= STRIDES_IMPLIED;
+            }
+            None
+        }
+    };
+    // Pass 1 (explicit strides): extents, element count, reach below/above the first element,
+    // broadcast and negative strides and C-contiguity, all in one loop from the last dimension.
+    // Overflows are remembered, not returned, because an extent of 0 elsewhere makes them moot.
+    let mut n: i64 = 1;
+    let (mut lo, mut hi) = (0i64, 0i64);
+    let mut c = true;
+    let (mut zero, mut count_overflow, mut reach_overflow) = (false, false, false);
+    match strides {
+        None => n = numel(shape)?,
+        Some(strides) => {
+            for (i, (&e, &s)) in shape.iter().zip(strides).enumerate().rev() {
+                if e <= 1 {
+                    if e < 0 {
+                        return Err(Error::fault(
+                            Fault::InvalidShape,
+                            format!("tensor.shape[{i}] is {e}; extents must be >= 0"),
+                        ));
+                    }
+                    zero |= e == 0;
+                    continue;
+                }
+                c &= s == n;
+                match n.checked_mul(e) {
+                    Some(v) => n = v,
+                    None => count_overflow = true,
+                }
+                match (e - 1).checked_mul(s) {
+                    Some(r) if r < 0 => {
+                        props |= NEGATIVE_STRIDES;
+                        match lo.checked_add(r) {
+                            Some(v) => lo = v,
+                            None => reach_overflow = true,
+                        }
+                    }
+                    Some(r) => {
+                        if r == 0 {
+                            props |= BROADCAST;
+                        }
+                        match hi.checked_add(r) {
+                            Some(v) => hi = v,
+                            None => reach_overflow = true,
+                        }
+                    }
+                    None => reach_overflow = true,
+                }
+            }
+            if zero {
+                n = 0;
+                props &= !(NEGATIVE_STRIDES | BROADCAST);
+            } else if count_overflow {
+                return Err(Error::fault(
+                    Fault::Overflow,
+                    "the element count (product of tensor.shape) does not fit in int64_t"
+                        .to_owned(),
+                ));
+            } else if reach_overflow {
+                return Err(overflow("the element offset range (extent - 1) * stride"));
+            }
+        }
     }
     if n == 0 {
         return Ok(Layout {
             numel: 0,
             nbytes: 0,
             storage_elements: 0,
-            lowest_byte: offset as i64,
-            end_byte: offset as i64,
+            lowest_byte: offset,
+            end_byte: offset,
             properties: props | EMPTY | C_CONTIGUOUS | F_CONTIGUOUS | COMPACT,
             element_bits: el.storage_bits,
         });
     }
-    let (lo, hi) = match view.strides {
+    match strides {
         None => {
-            let nontrivial = shape.iter().filter(|&&e| e != 1).count();
             props |= C_CONTIGUOUS | COMPACT;
-            if nontrivial <= 1 {
+            if shape.iter().filter(|&&e| e != 1).count() <= 1 {
                 props |= F_CONTIGUOUS;
             }
-            (0i128, n as i128 - 1)
+            hi = n - 1;
         }
         Some(strides) => {
-            let (mut lo, mut hi) = (0i128, 0i128);
-            for (&e, &s) in shape.iter().zip(strides) {
-                if e == 1 {
-                    continue;
-                }
-                if s == 0 {
-                    props |= BROADCAST;
-                } else if s < 0 {
-                    props |= NEGATIVE_STRIDES;
-                }
-                let reach = (e as i128 - 1) * s as i128;
-                if reach < 0 {
-                    lo = lo
-                        .checked_add(reach)
-                        .ok_or_else(|| overflow("the lowest element offset"))?;
-                } else {
-                    hi = hi
-                        .checked_add(reach)
-                        .ok_or_else(|| overflow("the highest element offset"))?;
-                }
-            }
-            let c = contiguous_in_order(shape, strides, true);
-            let f = contiguous_in_order(shape, strides, false);
             if c {
-                props |= C_CONTIGUOUS;
+                props |= C_CONTIGUOUS | COMPACT;
             }
-            if f {
-                props |= F_CONTIGUOUS;
+            if full {
+                if contiguous_in_order(shape, strides, false) {
+                    props |= F_CONTIGUOUS | COMPACT;
+                } else if !c
+                    && props & (BROADCAST | NEGATIVE_STRIDES) == 0
+                    && compact_any_order(shape, strides)
+                {
+                    props |= COMPACT;
+                }
             }
-            if c || f
-                || (props & (BROADCAST | NEGATIVE_STRIDES) == 0
-                    && compact_any_order(shape, strides))
-            {
-                props |= COMPACT;
-            }
-            (lo, hi)
         }
+    }
+    let Some(storage) = hi.checked_sub(lo).and_then(|d| d.checked_add(1)) else {
+        return Err(overflow("the storage extent"));
     };
-    let storage = i64::try_from(hi - lo + 1).map_err(|_| overflow("the storage extent"))?;
-    let lowest = offset + (lo * bits).div_euclid(8);
-    let end = offset + ((hi + 1) * bits + 7).div_euclid(8);
-    Ok(Layout {
-        numel: n,
-        nbytes,
-        storage_elements: storage,
-        lowest_byte: i64::try_from(lowest).map_err(|_| overflow("the lowest byte offset"))?,
-        end_byte: i64::try_from(end).map_err(|_| overflow("the end byte offset"))?,
-        properties: props,
-        element_bits: el.storage_bits,
-    })
+    let bytes = if el.storage_bits % 8 == 0 {
+        // Whole bytes per element: plain 64-bit arithmetic.
+        let size = (el.storage_bits / 8) as i64;
+        (|| {
+            Some((
+                n.checked_mul(size)?,
+                offset.checked_add(lo.checked_mul(size)?)?,
+                offset.checked_add(hi.checked_add(1)?.checked_mul(size)?)?,
+            ))
+        })()
+    } else {
+        // Packed sub-byte: bit positions; `>> 3` is floor division by 8 (also for negative
+        // values), without a 128-bit divide.
+        let (n, lo, hi, off) = (n as i128, lo as i128, hi as i128, offset as i128);
+        (|| {
+            Some((
+                i64::try_from((n * bits + 7) >> 3).ok()?,
+                i64::try_from(off + ((lo * bits) >> 3)).ok()?,
+                i64::try_from(off + (((hi + 1) * bits + 7) >> 3)).ok()?,
+            ))
+        })()
+    };
+    match bytes {
+        Some((nbytes, lowest_byte, end_byte)) => Ok(Layout {
+            numel: n,
+            nbytes,
+            storage_elements: storage,
+            lowest_byte,
+            end_byte,
+            properties: props,
+            element_bits: el.storage_bits,
+        }),
+        None => Err(overflow("the byte size or byte range")),
+    }
 }
 
 /// Where the first element is: `(data + byte_offset, 0)` for pointer-addressed device types,

@@ -93,7 +93,21 @@ impl Producer {
     }
 }
 
+#[inline]
 fn check_options(o: &Options) -> Result<(), Error> {
+    let pow2_or_zero = |a: u64| a & a.wrapping_sub(1) == 0;
+    if o.flags & !ALL_OPTIONS == 0
+        && pow2_or_zero(o.data_alignment)
+        && pow2_or_zero(o.first_element_alignment)
+        && o.max_ndim >= 0
+    {
+        return Ok(());
+    }
+    options_error(o)
+}
+
+#[cold]
+fn options_error(o: &Options) -> Result<(), Error> {
     if o.flags & !ALL_OPTIONS != 0 {
         return Err(Error::invalid(format!(
             "options->flags has unknown bits {:#x}",
@@ -110,13 +124,10 @@ fn check_options(o: &Options) -> Result<(), Error> {
             )));
         }
     }
-    if o.max_ndim < 0 {
-        return Err(Error::invalid(format!(
-            "options->max_ndim is {}, negative",
-            o.max_ndim
-        )));
-    }
-    Ok(())
+    Err(Error::invalid(format!(
+        "options->max_ndim is {}, negative",
+        o.max_ndim
+    )))
 }
 
 /// Phase 1: options, version and flags, `ndim`, NULL `shape`, NULL `strides`. Returns `ndim`
@@ -174,14 +185,28 @@ fn require(cond: bool, fault: Fault, msg: impl FnOnce() -> String) -> Result<(),
     }
 }
 
-/// Phase 2: the view's contents and the caller's requirements. Returns the layout.
+/// Phase 2: the view's contents and the caller's requirements. Returns the full layout.
+#[inline]
 pub fn check_view(
     view: &TensorView<'_>,
     producer: Producer,
     options: &Options,
 ) -> Result<Layout, Error> {
+    check_view_with(view, producer, options, true)
+}
+
+/// [`check_view`]; with `full_layout == false` the returned layout lacks the `F_CONTIGUOUS` and
+/// `COMPACT` bits unless the options require them (the fast path when the caller discards it).
+#[inline]
+pub fn check_view_with(
+    view: &TensorView<'_>,
+    producer: Producer,
+    options: &Options,
+    full_layout: bool,
+) -> Result<Layout, Error> {
     let o = options;
-    let l = layout::layout(view, producer.padded())?;
+    let full = full_layout || o.flags & (REQUIRE_F_CONTIGUOUS | REQUIRE_COMPACT) != 0;
+    let l = layout::layout_partial(view, producer.padded(), full)?;
     let dt = view.dtype;
     require(
         o.flags & REJECT_VECTOR == 0 || dt.lanes == 1,
