@@ -135,6 +135,34 @@ unsafe fn run(
     o: &Options,
     out_layout: *mut dlpack_helpers_layout,
 ) -> Result<(), Error> {
+    if out_layout.is_null()
+        && t.ndim >= 1
+        && t.ndim as usize <= validate::FAST_MAX_NDIM
+        && !t.shape.is_null()
+        && !t.strides.is_null()
+    {
+        let n = t.ndim as usize;
+        // SAFETY: 1 <= n <= FAST_MAX_NDIM and both pointers are non-NULL; the caller guarantees
+        // `ndim` readable elements behind them.
+        let (shape, strides) = unsafe {
+            (
+                core::slice::from_raw_parts(t.shape, n),
+                core::slice::from_raw_parts(t.strides, n),
+            )
+        };
+        if validate::fast_accept(
+            t.data as usize,
+            t.device,
+            t.dtype,
+            shape,
+            strides,
+            t.byte_offset,
+            producer,
+            o,
+        ) {
+            return Ok(());
+        }
+    }
     // SAFETY: caller contract.
     let view = unsafe { view_of(t, producer, o) }?;
     let l = validate::check_view_with(&view, producer, o, !out_layout.is_null())?;

@@ -65,6 +65,7 @@ impl Element {
 }
 
 /// Whether `bits` is allowed for `code` (lanes not considered). `None` for unknown codes.
+#[inline(always)]
 pub const fn bits_allowed(code: u8, bits: u8) -> Option<bool> {
     Some(match code {
         0 | 1 => matches!(bits, 1 | 2 | 4 | 8 | 16 | 32 | 64 | 128),

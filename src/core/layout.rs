@@ -222,7 +222,7 @@ pub fn layout(view: &TensorView<'_>, padded: bool) -> Result<Layout, Error> {
 
 /// [`layout`], but with `full == false` the `F_CONTIGUOUS` and `COMPACT` bits are left out for
 /// explicit strides (validation's fast path when the caller needs neither).
-#[inline]
+#[inline(always)]
 pub fn layout_partial(view: &TensorView<'_>, padded: bool, full: bool) -> Result<Layout, Error> {
     let shape = view.shape;
     let el: Element = dtype::element(view.dtype, padded)?;

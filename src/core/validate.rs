@@ -197,7 +197,7 @@ pub fn check_view(
 
 /// [`check_view`]; with `full_layout == false` the returned layout lacks the `F_CONTIGUOUS` and
 /// `COMPACT` bits unless the options require them (the fast path when the caller discards it).
-#[inline]
+#[inline(always)]
 pub fn check_view_with(
     view: &TensorView<'_>,
     producer: Producer,
@@ -355,6 +355,115 @@ pub fn check_view_with(
         }
     }
     Ok(l)
+}
+
+/// Option bits the fast path understands; any other bit sends the call down the full path.
+pub(crate) const FAST_OPTIONS: u32 = LENIENT_NULL_STRIDES
+    | REQUIRE_C_CONTIGUOUS
+    | REQUIRE_CPU_ACCESSIBLE
+    | REQUIRE_WRITABLE
+    | REQUIRE_DTYPE
+    | REJECT_VECTOR
+    | REJECT_BROADCAST
+    | REJECT_NEGATIVE_STRIDES
+    | LEGACY_WRITABLE;
+
+/// The most dimensions the fast path handles.
+pub const FAST_MAX_NDIM: usize = 8;
+
+/// A conservative shortcut for the common case: `true` only when the full validation
+/// ([`check_header`] then [`check_view`]) would accept the tensor; `false` means "run the full
+/// path", which decides and names the violation. Handles: versioned major 1 (or legacy),
+/// 1..=8 dimensions with non-NULL shape and strides, every extent >= 1, positive strides on
+/// extents > 1, a scalar whole-byte dtype, a pointer-addressed device with non-NULL data, and
+/// only the option bits in `FAST_OPTIONS` with no alignment requirement. A property test
+/// checks that it never accepts what the full path refuses.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn fast_accept(
+    data: usize,
+    device: crate::abi::DLDevice,
+    dtype: DLDataType,
+    shape: &[i64],
+    strides: &[i64],
+    byte_offset: u64,
+    producer: Producer,
+    o: &Options,
+) -> bool {
+    let n_dims = shape.len();
+    if o.flags & !FAST_OPTIONS != 0
+        || o.data_alignment > 1
+        || o.first_element_alignment > 1
+        || o.max_ndim < 0
+        || (o.max_ndim > 0 && n_dims > o.max_ndim as usize)
+        || n_dims == 0
+        || n_dims > FAST_MAX_NDIM
+        || strides.len() != n_dims
+        || data == 0
+        || !layout::is_pointer_addressed(device.device_type)
+        || dtype.lanes != 1
+        || dtype.bits % 8 != 0
+        || !matches!(
+            crate::core::dtype::bits_allowed(dtype.code, dtype.bits),
+            Some(true)
+        )
+        || byte_offset > i64::MAX as u64
+    {
+        return false;
+    }
+    let writable = match producer {
+        Producer::Legacy => o.flags & LEGACY_WRITABLE != 0,
+        Producer::Versioned { version, flags } => {
+            if version.major != 1 || (flags & !flags::KNOWN != 0 && version.minor <= 3) {
+                return false;
+            }
+            flags & crate::abi::DLPACK_FLAG_BITMASK_READ_ONLY == 0
+        }
+    };
+    if (o.flags & REQUIRE_WRITABLE != 0 && !writable)
+        || (o.flags & REQUIRE_DTYPE != 0 && dtype != o.dtype)
+        || (o.flags & REQUIRE_CPU_ACCESSIBLE != 0 && !device::is_cpu_accessible(device))
+    {
+        return false;
+    }
+    // Extents >= 1 and positive strides: no empty tensor, no broadcast, no negative stride.
+    let mut count: i64 = 1;
+    let mut reach: i64 = 0;
+    let mut c = true;
+    let mut i = n_dims;
+    while i > 0 {
+        i -= 1;
+        let (e, s) = (shape[i], strides[i]);
+        if e == 1 {
+            continue;
+        }
+        if e < 1 || s < 1 {
+            return false;
+        }
+        c &= s == count;
+        let (Some(nc), Some(r)) = (count.checked_mul(e), (e - 1).checked_mul(s)) else {
+            return false;
+        };
+        let Some(nr) = reach.checked_add(r) else {
+            return false;
+        };
+        count = nc;
+        reach = nr;
+    }
+    if o.flags & REQUIRE_C_CONTIGUOUS != 0 && !c {
+        return false;
+    }
+    // Bytes: [byte_offset, byte_offset + (reach + 1) * size) inside int64_t and the address space.
+    let size = (dtype.bits / 8) as i64;
+    let end = reach
+        .checked_add(1)
+        .and_then(|r| r.checked_mul(size))
+        .and_then(|b| b.checked_add(byte_offset as i64));
+    let nbytes_ok = count.checked_mul(size).is_some();
+    match end {
+        Some(end) if nbytes_ok => (data as u128 + end as u128) <= usize::MAX as u128,
+        _ => false,
+    }
 }
 
 #[cfg(test)]

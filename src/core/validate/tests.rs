@@ -453,3 +453,179 @@ fn requirements() {
         Fault::NotCpuAccessible
     );
 }
+
+mod fast_path {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn dtype() -> impl Strategy<Value = DLDataType> {
+        prop_oneof![
+            4 => Just(F32),
+            2 => Just(F16),
+            2 => Just(I32),
+            2 => Just(DLDataType { code: 6, bits: 8, lanes: 1 }),
+            2 => Just(DLDataType { code: 4, bits: 16, lanes: 1 }),
+            1 => Just(DLDataType { code: 4, bits: 32, lanes: 1 }),
+            1 => Just(DLDataType { code: 17, bits: 4, lanes: 1 }),
+            1 => Just(DLDataType { code: 2, bits: 32, lanes: 4 }),
+            1 => (any::<u8>(), any::<u8>(), 0u16..3).prop_map(|(code, bits, lanes)| DLDataType { code, bits, lanes }),
+        ]
+    }
+
+    fn producer() -> impl Strategy<Value = Producer> {
+        prop_oneof![
+            Just(Producer::Legacy),
+            (
+                prop_oneof![4 => Just(1u32), 1 => 0u32..3],
+                0u32..6,
+                prop_oneof![4 => 0u64..8, 1 => 0u64..16, 1 => any::<u64>()]
+            )
+                .prop_map(|(major, minor, flags)| Producer::Versioned {
+                    version: DLPackVersion::new(major, minor),
+                    flags
+                }),
+        ]
+    }
+
+    fn options() -> impl Strategy<Value = Options> {
+        (
+            prop_oneof![
+                4 => (0u32..(1 << 12)).prop_map(|f| f & FAST_OPTIONS & !(REQUIRE_DTYPE | REQUIRE_C_CONTIGUOUS)),
+                2 => (0u32..(1 << 12)).prop_map(|f| f & FAST_OPTIONS),
+                1 => 0u32..(1 << 12),
+                1 => any::<u32>()
+            ],
+            prop_oneof![4 => Just(0i32), 1 => -1i32..10],
+            prop_oneof![4 => Just(0u64), 1 => Just(1), 1 => Just(256), 1 => any::<u64>()],
+            prop_oneof![4 => Just(0u64), 1 => Just(4), 1 => any::<u64>()],
+            dtype(),
+        )
+            .prop_map(|(flags, max_ndim, data_alignment, first_element_alignment, dtype)| Options {
+                flags,
+                max_ndim,
+                data_alignment,
+                first_element_alignment,
+                dtype,
+            })
+    }
+
+    fn dims() -> impl Strategy<Value = (Vec<i64>, Vec<i64>)> {
+        prop_oneof![
+            2 => proptest::collection::vec(prop_oneof![8 => 1i64..6, 1 => Just(0i64), 1 => Just(1 << 40)], 0..10).prop_map(|shape| {
+                let mut strides = vec![0i64; shape.len()];
+                let mut acc = 1i64;
+                for i in (0..shape.len()).rev() {
+                    strides[i] = acc;
+                    acc = acc.saturating_mul(shape[i].max(1));
+                }
+                (shape, strides)
+            }),
+            3 => random_dims(),
+        ]
+    }
+
+    fn random_dims() -> impl Strategy<Value = (Vec<i64>, Vec<i64>)> {
+        (0usize..10).prop_flat_map(|n| {
+            (
+                proptest::collection::vec(prop_oneof![8 => 1i64..5, 1 => -1i64..1, 1 => Just(i64::MAX), 1 => Just(1 << 40)], n),
+                proptest::collection::vec(prop_oneof![8 => -3i64..40, 1 => Just(i64::MAX), 1 => Just(i64::MIN), 1 => Just(1 << 62)], n),
+            )
+        })
+    }
+
+    static ACCEPTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+        /// The fast path never accepts a tensor the full validation refuses.
+        #[test]
+        fn fast_accept_implies_full_accept(
+            (shape, strides) in dims(),
+            dt in dtype(),
+            p in producer(),
+            o in options(),
+            data in prop_oneof![1 => Just(0usize), 8 => Just(BASE), 1 => any::<usize>(), 1 => Just(usize::MAX - 64)],
+            device_type in prop_oneof![8 => Just(1i32), 1 => Just(2), 1 => Just(4), 1 => Just(13), 1 => any::<i32>()],
+            byte_offset in prop_oneof![2 => Just(0u64), 2 => 0u64..64, 1 => any::<u64>(), 1 => Just(i64::MAX as u64)],
+        ) {
+            let device = DLDevice { device_type: DLDeviceType(device_type), device_id: 0 };
+            if fast_accept(data, device, dt, &shape, &strides, byte_offset, p, &o) {
+                ACCEPTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let n = check_header(p, shape.len() as i32, false, false, &o);
+                prop_assert!(n.is_ok(), "{:?}", n);
+                let v = TensorView { data, device, dtype: dt, shape: &shape, strides: Some(&strides), byte_offset };
+                let full = check_view(&v, p, &o);
+                prop_assert!(full.is_ok(), "{:?}", full);
+            }
+        }
+    }
+
+    /// The generators reach the fast path often enough for the property to mean something.
+    #[test]
+    fn fast_path_property_reaches_acceptance() {
+        fast_accept_implies_full_accept();
+        let n = ACCEPTED.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            n >= 40,
+            "only {n} of the generated tensors reached the fast path"
+        );
+    }
+
+    #[test]
+    fn fast_path_takes_the_common_case() {
+        let shape = [2i64, 3, 4, 5];
+        let strides = [60i64, 20, 5, 1];
+        let o = Options {
+            flags: REQUIRE_C_CONTIGUOUS,
+            ..D
+        };
+        let dev = DLDevice {
+            device_type: DLDeviceType::kDLCPU,
+            device_id: 0,
+        };
+        assert!(fast_accept(
+            BASE,
+            dev,
+            F32,
+            &shape,
+            &strides,
+            0,
+            v((1, 3), 0),
+            &o
+        ));
+        // Anything unusual goes down the full path.
+        assert!(!fast_accept(
+            BASE,
+            dev,
+            F32,
+            &shape,
+            &[60, 20, 5, 2],
+            0,
+            v((1, 3), 0),
+            &o
+        ));
+        assert!(!fast_accept(
+            0,
+            dev,
+            F32,
+            &shape,
+            &strides,
+            0,
+            v((1, 3), 0),
+            &o
+        ));
+        assert!(!fast_accept(
+            BASE,
+            dev,
+            F32,
+            &shape,
+            &strides,
+            0,
+            v((1, 3), DLPACK_FLAG_BITMASK_READ_ONLY),
+            &Options {
+                flags: REQUIRE_WRITABLE,
+                ..D
+            }
+        ));
+    }
+}
