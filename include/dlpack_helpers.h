@@ -575,7 +575,7 @@ typedef struct dlpack_helpers_stream {
   dlpack_helpers_stream_kind kind;
   /**
    * The native handle (`CUstream`, `hipStream_t`, …): the special values 0x1/0x2 for CUDA's
-   * default streams, NULL for `_NO_SYNC`, `_NONE` and `_DEFAULT`.
+   * default streams, NULL for `_NO_SYNC`, `_NONE` and `_DEFAULT`, non-NULL for `_HANDLE`.
    */
   void *handle;
 } dlpack_helpers_stream;
@@ -642,8 +642,11 @@ typedef struct dlpack_helpers_export_plan {
    */
   bool copy;
   /**
-   * Flag bits to set on a versioned tensor: `DLPACK_FLAG_BITMASK_IS_COPIED` when `copy`
-   * (a legacy tensor cannot carry it).
+   * The flag bits this plan decides, to OR into `DLManagedTensorVersioned.flags` (the producer
+   * adds its own, such as `DLPACK_FLAG_BITMASK_READ_ONLY`). For `DLPACK_HELPERS_EXPORT_VERSIONED`:
+   * `DLPACK_FLAG_BITMASK_IS_COPIED` exactly when `copy`, else 0. For
+   * `DLPACK_HELPERS_EXPORT_LEGACY`: always 0, since `DLManagedTensor` has no flags; `copy`
+   * still says whether to copy.
    */
   uint64_t flags;
   /**
@@ -651,8 +654,10 @@ typedef struct dlpack_helpers_export_plan {
    */
   dlpack_helpers_sync sync;
   /**
-   * The consumer's stream decoded for `device` (kind `DLPACK_HELPERS_STREAM_NONE` for a CPU
-   * export).
+   * The consumer's stream decoded for `device` (see `dlpack_stream_decode`): kind
+   * `DLPACK_HELPERS_STREAM_NONE` when `device` is `kDLCPU` and no stream was given,
+   * `_NO_SYNC` for a `kDLCPU` tensor given a stream under
+   * `DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM`.
    */
   struct dlpack_helpers_stream stream;
 } dlpack_helpers_export_plan;
@@ -1037,12 +1042,14 @@ typedef struct dlpack_helpers_version_choice {
 #define DLPACK_HELPERS_STREAM_PER_THREAD_DEFAULT 3
 
 /**
- * The device's default (NULL) stream: ROCm `None` or 0, other devices' `None`; `handle` NULL.
+ * The device's default (NULL) stream: ROCm `None` or 0, other device types' `None`; `handle`
+ * NULL.
  */
 #define DLPACK_HELPERS_STREAM_DEFAULT 4
 
 /**
- * A native stream handle (`CUstream`, `hipStream_t`, or a registered backend's queue).
+ * A native stream handle (`CUstream`, `hipStream_t`, or a registered backend's queue); `handle`
+ * is never NULL (a NULL handle is always `_DEFAULT`, or CUDA's `_LEGACY_DEFAULT`).
  */
 #define DLPACK_HELPERS_STREAM_HANDLE 5
 
@@ -1617,8 +1624,15 @@ dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
  *   no sync; 1 and 2 are refused.
  * - `kDLCPU`: only `None` (→ `DLPACK_HELPERS_STREAM_NONE`); with the lenient flag any integer
  *   → `DLPACK_HELPERS_STREAM_NO_SYNC`.
- * - Other device types (queues "by agreement"): `None` → default, -1 → no sync, ≥ 0 → handle.
+ * - Other device types, including `kDLOneAPI` and values this library does not know (the array
+ *   API standardizes no encoding for them, "by agreement"): `None` → default (NULL handle), -1 →
+ *   no sync, > 0 → handle; 0 is refused, because a NULL handle means the default here and 0
+ *   could mean either.
  * - Any value below -1 is refused on every device.
+ *
+ * Every accepted value comes back unchanged from `dlpack_stream_encode_decoded` (decode and
+ * encode are inverses), except in lenient CPU mode, which maps every integer to `_NO_SYNC`.
+ * `out_stream->handle` is NULL exactly for the kinds `_NO_SYNC`, `_NONE` and `_DEFAULT`.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (the array API's `ValueError`),
  * `_INVALID_ARGUMENT` (unknown flags) or `_NULL_POINTER`. No allocation on success; pure and
@@ -1632,7 +1646,9 @@ dlpack_helpers_status dlpack_stream_decode(DLDevice device,
 
 /**
  * Encode a native stream into the integer a consumer passes to a Python producer's
- * `__dlpack__(stream=…)`: the inverse of `dlpack_stream_decode`.
+ * `__dlpack__(stream=…)`; decoding the result with `dlpack_stream_decode` gives that stream
+ * back (a consumer that wants no synchronization passes -1 itself, or uses
+ * `dlpack_stream_encode_decoded` with kind `_NO_SYNC`).
  *
  * - `device`: the device the consumer works on.
  * - `native_stream`: the consumer's stream (`CUstream`, `hipStream_t`, …; NULL for the default).
@@ -1640,16 +1656,45 @@ dlpack_helpers_status dlpack_stream_decode(DLDevice device,
  * - `out_stream`: receives the integer (unchanged when `*out_has_stream` is false).
  *
  * CUDA: NULL and `CU_STREAM_LEGACY` → 1, `CU_STREAM_PER_THREAD` → 2, a handle → its address
- * (never 0, peer case 23). ROCm: NULL → 0, a handle → its address; `hipStreamPerThread` has no
- * value (refused). `kDLCPU`: NULL → no stream; anything else is refused. Other devices: NULL →
- * no stream, a handle → its address.
+ * (never 0, peer case 23). ROCm: NULL → 0, a handle → its address; `hipStreamPerThread` (0x2)
+ * and 0x1 have no value (refused). `kDLCPU`: NULL → no stream; anything else is refused. Other
+ * device types (see `dlpack_stream_decode`): NULL (the default queue) → no stream, a handle →
+ * its address. An address above `INT64_MAX` is refused.
  *
- * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` or `_NULL_POINTER`. Pure, thread-safe.
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` or `_NULL_POINTER` (either out-pointer
+ * NULL). Both out-values are written only on OK. Pure, thread-safe.
  */
 dlpack_helpers_status dlpack_stream_encode(DLDevice device,
                                            void *native_stream,
                                            bool *out_has_stream,
                                            int64_t *out_stream);
+
+/**
+ * Encode a decoded stream back into its protocol integer: the exact inverse of
+ * `dlpack_stream_decode` (in its default, strict mode). For every integer that
+ * `dlpack_stream_decode` accepts for `device`, this gives the same integer back, and it refuses
+ * every stream that `dlpack_stream_decode` cannot produce for `device`.
+ *
+ * - `device`: the device the stream belongs to.
+ * - `stream`: a decoded stream (from `dlpack_stream_decode` or `plan.stream`).
+ * - `out_has_stream`: receives false when no stream should be passed (`None`), else true.
+ * - `out_stream`: receives the integer (unchanged when `*out_has_stream` is false).
+ *
+ * `_NO_SYNC` → -1; CUDA `_LEGACY_DEFAULT` (handle 0x1) → 1, `_PER_THREAD_DEFAULT` (0x2) → 2;
+ * ROCm `_DEFAULT` → 0; other device types' `_DEFAULT` → no stream; `_HANDLE` → its address.
+ * `kDLCPU`: `_NONE` and `_NO_SYNC` (the lenient mode's result) → no stream, the only value the
+ * array API allows there, so the lenient mode is not inverted.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (a kind or handle that decoding never
+ * yields for `device`: a NULL or special handle with kind `_HANDLE`, a non-NULL handle with
+ * `_DEFAULT`, a CUDA kind on ROCm, …), `_INVALID_ARGUMENT` (`stream->kind` is not a
+ * `DLPACK_HELPERS_STREAM_*` value) or `_NULL_POINTER`. Both out-values are written only on OK.
+ * Pure, thread-safe.
+ */
+dlpack_helpers_status dlpack_stream_encode_decoded(DLDevice device,
+                                                   const struct dlpack_helpers_stream *stream,
+                                                   bool *out_has_stream,
+                                                   int64_t *out_stream);
 
 /**
  * Producer side of `__dlpack__(stream=…, max_version=…, dl_device=…, copy=…)`: resolve a
@@ -1664,16 +1709,18 @@ dlpack_helpers_status dlpack_stream_encode(DLDevice device,
  *
  * Rules (array API `__dlpack__`; DLPack spec §4.4–4.6; peer cases 23, 25, 28, 47):
  * - struct and version as `dlpack_version_negotiate`;
- * - `dl_device` absent or equal to `tensor_device`: no copy unless `copy` is ALWAYS; the stream
- *   is decoded for the device; `sync` is STREAM_WAIT unless the stream is -1 or the device has
- *   no streams;
+ * - `dl_device` absent or equal to `tensor_device` (type and id): no copy unless `copy` is
+ *   ALWAYS; the stream is decoded for the device as by `dlpack_stream_decode`; `sync` is
+ *   STREAM_WAIT unless the stream is -1 or the device has no streams (then NONE);
  * - `dl_device = (kDLCPU, 0)` for a tensor elsewhere: the stream must be absent
  *   (`_INVALID_STREAM` otherwise); `sync` is HOST. Host-accessible memory (`kDLCUDAHost`,
  *   `kDLROCMHost`, `kDLCUDAManaged`) is served in place and reported as `(kDLCPU, 0)` (policy,
  *   as NumPy does); other memory needs a copy, and `copy` NEVER fails with
  *   `_COPY_FORBIDDEN` (`BufferError`, peer case 47);
- * - any other `dl_device` → `_UNSUPPORTED_DEVICE` (`BufferError`);
- * - every copy sets `DLPACK_FLAG_BITMASK_IS_COPIED` in `flags`.
+ * - any other `dl_device`, including `(kDLCPU, id)` with `id != 0` → `_UNSUPPORTED_DEVICE`
+ *   (`BufferError`);
+ * - `flags`: `DLPACK_FLAG_BITMASK_IS_COPIED` for every copy of a versioned export; always 0 for
+ *   a legacy export (its struct has no flags), whatever `copy` is.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM`, `_COPY_FORBIDDEN`,
  * `_UNSUPPORTED_DEVICE`, `_NO_COMMON_VERSION`, `_KEYWORD_NOT_UNDERSTOOD`, `_INVALID_ARGUMENT`
@@ -1748,12 +1795,14 @@ dlpack_helpers_status dlpack_stream_synchronize(DLDevice device, void *stream);
  * Load and initialize the built-in backend for a device type now, and say whether it works:
  * CUDA (`libcuda.so.1`, override with the environment variable `DLPACK_HELPERS_CUDA_LIBRARY`)
  * for `kDLCUDA`, `kDLCUDAHost`, `kDLCUDAManaged`; HIP (`libamdhip64.so`, override with
- * `DLPACK_HELPERS_HIP_LIBRARY`) for `kDLROCM`, `kDLROCMHost`; a registered backend for any
- * other type. The first call per runtime loads it (cost of `dlopen` and `cuInit`/`hipInit`);
- * the answer is kept for the process.
+ * `DLPACK_HELPERS_HIP_LIBRARY`) for `kDLROCM`, `kDLROCMHost`. A registered backend answers
+ * first, for any type (it also takes precedence over CUDA and HIP), and is the only backend
+ * for other types. The first call per runtime loads it (cost of `dlopen` and
+ * `cuInit`/`hipInit`); the answer is kept for the process.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK` or `_BACKEND_UNAVAILABLE` with a message naming the
- * library and the reason. Thread-safe.
+ * library and the reason (also for `kDLCPU`, which has no streams and needs no backend:
+ * `dlpack_stream_synchronize` does nothing for it). Thread-safe.
  */
 dlpack_helpers_status dlpack_stream_backend_check(DLDeviceType device_type);
 

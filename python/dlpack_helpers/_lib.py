@@ -219,6 +219,7 @@ PROTOTYPES = {
     # streams
     "dlpack_stream_decode": (status_t, (DLDevice, c_bool, ctypes.c_int64, c_uint32, P(Stream))),
     "dlpack_stream_encode": (status_t, (DLDevice, c_void_p, P(c_bool), P(ctypes.c_int64))),
+    "dlpack_stream_encode_decoded": (status_t, (DLDevice, P(Stream), P(c_bool), P(ctypes.c_int64))),
     "dlpack_export_request_resolve": (status_t, (P(ExportRequest), DLDevice, DLPackVersion, c_uint32, P(ExportPlan))),
     "dlpack_stream_backend_register": (status_t, (c_int32, P(StreamBackend))),
     "dlpack_stream_wait": (status_t, (DLDevice, c_void_p, P(Stream))),
