@@ -44,6 +44,8 @@ python_api! {
     Py_IsInitialized: unsafe extern "C" fn() -> c_int,
     PyGILState_Ensure: unsafe extern "C" fn() -> c_int,
     PyGILState_Release: unsafe extern "C" fn(c_int),
+    PyGILState_Check: unsafe extern "C" fn() -> c_int,
+    PyGILState_GetThisThreadState: unsafe extern "C" fn() -> *mut c_void,
     Py_IncRef: unsafe extern "C" fn(*mut PyObject),
     Py_DecRef: unsafe extern "C" fn(*mut PyObject),
     PyCapsule_New: unsafe extern "C" fn(*mut c_void, *const c_char, Destructor) -> *mut PyObject,
