@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -27,25 +28,35 @@ PACKAGE = Path(dh.__file__).resolve().parent
 
 def test_finding_1_with_block_keeps_arrays_from_the_view_valid():
     src = np.arange(6.0).reshape(2, 3)[:, ::2]
-    want = src.copy()
+    want, alive = src.copy(), weakref.ref(src)
     with dh.import_tensor(src) as t:
         a = np.from_dlpack(t)
     del src
     gc.collect()
+    # NumPy's deleter drops its reference to the source: it must not have run yet
+    assert alive() is not None
     np.testing.assert_array_equal(a, want)  # the reported repro: garbage or a crash before
     assert t.released
     with pytest.raises(ValueError, match="released"):
         t.shape
+    del a
+    gc.collect()
+    assert alive() is None  # and it runs once the array goes
 
 
 def test_finding_1_release_after_del_source_keeps_arrays_valid():
     src = np.arange(10.0)
+    alive = weakref.ref(src)
     t = dh.import_tensor(src)
     del src
     b = np.from_dlpack(t)
     t.release()
     gc.collect()
+    assert alive() is not None
     assert b[:5].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    del b
+    gc.collect()
+    assert alive() is None
 
 
 def _holders(counter):
