@@ -83,11 +83,24 @@ def is_cpu_accessible(obj_or_device) -> bool:
     return bool(lib.dlpack_is_cpu_accessible(_as_device(obj_or_device)))
 
 
-_DEFAULT_REQUEST = _lib.ImportRequest()
 _COPY = {None: _lib.COPY_IF_NEEDED, False: _lib.COPY_NEVER, True: _lib.COPY_ALWAYS}
 _PV = _lib.PV
-_delete = lib.dlpack_tensor_delete
-_import = lib.dlpack_object_import
+_cast = ctypes.cast
+_new = object.__new__
+
+
+def _fastpath():
+    """The two builtins the library makes for this package (``dlpack_python_fastpath_new``):
+    ``import_owned`` and ``owned_info``. Calling them is a plain builtin call, without the
+    ``ctypes`` foreign-call cost (about 0.6 µs each; see docs/performance.md)."""
+    out = c_void_p()
+    s = lib.dlpack_python_fastpath_new(byref(out))
+    if s:
+        _raise(s)
+    return _take_new_reference(out)
+
+
+_import_owned, _owned_info = _fastpath()
 
 
 def import_tensor(obj, *, max_version=None, stream=None, dl_device=None, copy=None,
@@ -100,15 +113,8 @@ def import_tensor(obj, *, max_version=None, stream=None, dl_device=None, copy=No
     ``copy`` was given). ``use_exchange_api=True`` tries the type's C exchange API first (no
     stream synchronisation: for device memory, work on the producer's current stream).
     """
-    out = _PV()
-    how = c_uint32()
-    if type(obj).__name__ == "PyCapsule":
-        s = lib.dlpack_capsule_consume(obj, byref(out))
-        if s:
-            _raise(s)
-        return Tensor(out, 0)
     if max_version is None and stream is None and dl_device is None and copy is None and not use_exchange_api:
-        req = _DEFAULT_REQUEST
+        cap = _import_owned(obj)
     else:
         req = _lib.ImportRequest()
         if max_version is not None:
@@ -120,31 +126,56 @@ def import_tensor(obj, *, max_version=None, stream=None, dl_device=None, copy=No
             req.dl_device = _lib.DLDevice(int(dl_device[0]), int(dl_device[1]))
         req.copy = _COPY[copy]
         req.flags = _lib.IMPORT_EXCHANGE_API if use_exchange_api else 0
-    s = _import(obj, byref(req), byref(out), byref(how))
-    if s:
-        _raise(s)
-    return Tensor(out, how.value)
+        cap = _import_owned(obj, ctypes.addressof(req))
+    if cap.__class__ is int:
+        _raise(cap)
+    t = _new(Tensor)
+    t._cap = cap
+    return t
 
 
 class Tensor:
     """An imported DLPack tensor. Owns the managed tensor and releases it exactly once: with
     :meth:`release`, on leaving a ``with`` block, or when collected. Implements ``__dlpack__``
     and ``__dlpack_device__`` (exporting views that keep this object alive), so
-    ``numpy.from_dlpack(tensor)`` works.
+    ``numpy.from_dlpack(tensor)`` works. Made by :func:`import_tensor`.
     """
 
-    __slots__ = ("_ptr", "how", "__weakref__")
+    # _cap: the library's "dlpack_helpers.owned_tensor" capsule, whose destructor calls the
+    # deleter (so there is no __del__ here); _info: (pointer, how), filled on first use.
+    __slots__ = ("_cap", "_info", "__weakref__")
 
-    def __init__(self, ptr, how: int = 0):
-        self._ptr = ptr
-        self.how = how  # DLPACK_HELPERS_IMPORTED_* bits
+    def _load(self):
+        cap = self._cap
+        if cap is None:
+            return (None, 0)
+        try:
+            return self._info
+        except AttributeError:
+            r = _owned_info(cap)
+            if r.__class__ is int:
+                _raise(r)
+            self._info = info = (_cast(r[0], _PV), r[1])
+            return info
+
+    @property
+    def _ptr(self):
+        """The owned ``DLManagedTensorVersioned *`` (ctypes pointer), None once released."""
+        return self._load()[0]
+
+    @property
+    def how(self) -> int:
+        """``DLPACK_HELPERS_IMPORTED_*`` bits: how the tensor was obtained."""
+        return self._load()[1]
 
     # -- lifetime
     def release(self) -> None:
         """Call the producer's deleter now (idempotent: the second call does nothing)."""
-        p, self._ptr = self._ptr, None
-        if p is not None:
-            _delete(p)
+        try:
+            del self._info
+        except AttributeError:
+            pass
+        self._cap = None  # the capsule's destructor calls the deleter
 
     close = release
 
@@ -154,20 +185,15 @@ class Tensor:
     def __exit__(self, *exc):
         self.release()
 
-    def __del__(self):
-        try:
-            self.release()
-        except Exception:  # pragma: no cover - interpreter shutdown
-            pass
-
     @property
     def released(self) -> bool:
-        return self._ptr is None
+        return self._cap is None
 
     def _mt(self):
-        if self._ptr is None:
+        p = self._load()[0]
+        if p is None:
             raise ValueError("the tensor was released")
-        return self._ptr.contents
+        return p.contents
 
     # -- fields
     @property

@@ -145,6 +145,7 @@ PROTOTYPES = {
     "dlpack_object_import": (status_t, (py_object, P(ImportRequest), P(PV), P(c_uint32))),
     "dlpack_object_get_device": (status_t, (py_object, P(DLDevice))),
     "dlpack_exchange_api_find": (status_t, (py_object, P(P(DLPackExchangeAPI)))),
+    "dlpack_python_fastpath_new": (status_t, (P(c_void_p),)),
 }
 
 # Constants (from the header; tests-py/test_prototypes.py checks them).
