@@ -133,6 +133,7 @@ fn invalid_stream(device: DLDevice, value: i64, rule: &str) -> Error {
 /// Decode the protocol's `stream` argument (`None` is `Option::None`) for the device the
 /// consumer will use. See the module table.
 #[inline]
+#[inline]
 pub fn decode(device: DLDevice, stream: Option<i64>, opts: Options) -> Result<Stream, Error> {
     let fam = family(device.device_type);
     let Some(v) = stream else {
@@ -298,6 +299,7 @@ fn unsupported_device(from: DLDevice, to: DLDevice, why: &str) -> Error {
 ///   work is done ([`Sync::Host`]);
 /// - any other `dl_device` → [`Error::UnsupportedDevice`] (the array API only requires kDLCPU);
 /// - every copy sets `DLPACK_FLAG_BITMASK_IS_COPIED` (the legacy struct cannot carry it).
+#[inline]
 pub fn resolve(
     tensor: DLDevice,
     producer: Producer,

@@ -25,16 +25,7 @@ macro_rules! python_api {
 
         impl Api {
             fn resolve() -> Option<Api> {
-                Some(Api { $( $oname: {
-                    // SAFETY: as for the required symbols below.
-                    let p = unsafe {
-                        libc::dlsym(libc::RTLD_DEFAULT, concat!(stringify!($oname), "\0").as_ptr().cast())
-                    };
-                    if p.is_null() { None } else {
-                        // SAFETY: a pointer-sized fn pointer of the declared type.
-                        Some(unsafe { core::mem::transmute_copy::<*mut c_void, $oty>(&p) })
-                    }
-                }, )* $( $name: {
+                Some(Api { $( $name: {
                     // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name; a non-NULL
                     // result is the address of the CPython symbol of that name, whose type is
                     // the one declared by the stable ABI.
@@ -44,6 +35,15 @@ macro_rules! python_api {
                     if p.is_null() { return None; }
                     // SAFETY: see above; `$ty` is a pointer-sized fn pointer or data pointer.
                     unsafe { core::mem::transmute_copy::<*mut c_void, $ty>(&p) }
+                }, )* $( $oname: {
+                    // SAFETY: as for the required symbols above.
+                    let p = unsafe {
+                        libc::dlsym(libc::RTLD_DEFAULT, concat!(stringify!($oname), "\0").as_ptr().cast())
+                    };
+                    if p.is_null() { None } else {
+                        // SAFETY: a pointer-sized fn pointer of the declared type.
+                        Some(unsafe { core::mem::transmute_copy::<*mut c_void, $oty>(&p) })
+                    }
                 }, )* })
             }
         }
