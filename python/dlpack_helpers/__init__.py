@@ -131,6 +131,7 @@ def import_tensor(obj, *, max_version=None, stream=None, dl_device=None, copy=No
         _raise(cap)
     t = _new(Tensor)
     t._cap = cap
+    t._info = None
     return t
 
 
@@ -146,17 +147,17 @@ class Tensor:
     __slots__ = ("_cap", "_info", "__weakref__")
 
     def _load(self):
+        info = self._info
+        if info is not None:
+            return info
         cap = self._cap
         if cap is None:
             return (None, 0)
-        try:
-            return self._info
-        except AttributeError:
-            r = _owned_info(cap)
-            if r.__class__ is int:
-                _raise(r)
-            self._info = info = (_cast(r[0], _PV), r[1])
-            return info
+        r = _owned_info(cap)
+        if r.__class__ is int:
+            _raise(r)
+        self._info = info = (_cast(r[0], _PV), r[1])
+        return info
 
     @property
     def _ptr(self):
@@ -171,10 +172,7 @@ class Tensor:
     # -- lifetime
     def release(self) -> None:
         """Call the producer's deleter now (idempotent: the second call does nothing)."""
-        try:
-            del self._info
-        except AttributeError:
-            pass
+        self._info = None
         self._cap = None  # the capsule's destructor calls the deleter
 
     close = release

@@ -133,7 +133,6 @@ fn invalid_stream(device: DLDevice, value: i64, rule: &str) -> Error {
 /// Decode the protocol's `stream` argument (`None` is `Option::None`) for the device the
 /// consumer will use. See the module table.
 #[inline]
-#[inline]
 pub fn decode(device: DLDevice, stream: Option<i64>, opts: Options) -> Result<Stream, Error> {
     let fam = family(device.device_type);
     let Some(v) = stream else {
