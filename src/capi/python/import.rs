@@ -10,12 +10,10 @@ use crate::core::Error;
 use crate::core::python::{self as rules, Keywords};
 use core::ffi::{CStr, c_long, c_void};
 
-/// `copy` of a request: `None`, not passed (the producer decides; reuse memory when possible).
-pub const DLPACK_HELPERS_COPY_IF_NEEDED: i32 = 0;
-/// `copy=False`: never copy; the producer raises `BufferError` if a copy would be needed.
-pub const DLPACK_HELPERS_COPY_NEVER: i32 = 1;
-/// `copy=True`: always copy (the producer sets `DLPACK_FLAG_BITMASK_IS_COPIED`).
-pub const DLPACK_HELPERS_COPY_ALWAYS: i32 = 2;
+use crate::capi::stream::{
+    DLPACK_HELPERS_COPY_ALWAYS, DLPACK_HELPERS_COPY_IF_NEEDED, DLPACK_HELPERS_COPY_NEVER,
+    dlpack_helpers_copy_mode,
+};
 
 /// Request flag: try the type's C exchange API (`__dlpack_c_exchange_api__`, DLPack 1.3, or
 /// `__c_dlpack_exchange_api__`, 1.2) first, when the request passes no `stream`, `dl_device` or
@@ -50,7 +48,7 @@ pub struct dlpack_helpers_import_request {
     /// The `dl_device=` value, a `(device_type, device_id)` pair, when `has_dl_device`.
     pub dl_device: DLDevice,
     /// `DLPACK_HELPERS_COPY_IF_NEEDED` (None, not passed), `_NEVER` (False) or `_ALWAYS` (True).
-    pub copy: i32,
+    pub copy: dlpack_helpers_copy_mode,
     /// `DLPACK_HELPERS_IMPORT_*` bits.
     pub flags: u32,
 }
@@ -272,7 +270,13 @@ pub(crate) fn import(
         req.max_version
     };
     let copy_given = req.copy != DLPACK_HELPERS_COPY_IF_NEEDED;
-    if !(DLPACK_HELPERS_COPY_IF_NEEDED..=DLPACK_HELPERS_COPY_ALWAYS).contains(&req.copy) {
+    if ![
+        DLPACK_HELPERS_COPY_IF_NEEDED,
+        DLPACK_HELPERS_COPY_NEVER,
+        DLPACK_HELPERS_COPY_ALWAYS,
+    ]
+    .contains(&req.copy)
+    {
         return Err(Error::invalid(format!(
             "request->copy is {}, not a DLPACK_HELPERS_COPY_* value",
             req.copy
