@@ -155,10 +155,23 @@ def is_cpu_accessible(obj_or_device) -> bool:
     return bool(lib.dlpack_is_cpu_accessible(_as_device(obj_or_device)))
 
 
-_DEFAULT_REQUEST = _lib.ImportRequest()
 _PV = _lib.PV
-_delete = lib.dlpack_tensor_delete
-_import = lib.dlpack_object_import
+_cast = ctypes.cast
+_new = object.__new__
+
+
+def _fastpath():
+    """The two builtins the library makes for this package (``dlpack_python_fastpath_new``):
+    ``import_owned`` and ``owned_info``. Calling them is a plain builtin call, without the
+    ``ctypes`` foreign-call cost (about 0.6 µs each; see docs/performance.md)."""
+    out = c_void_p()
+    s = lib.dlpack_python_fastpath_new(byref(out))
+    if s:
+        _raise(s)
+    return _take_new_reference(out)
+
+
+_import_owned, _owned_info = _fastpath()
 
 
 def import_tensor(obj, *, max_version=None, stream=None, dl_device=None, copy=None,
@@ -176,15 +189,8 @@ def import_tensor(obj, *, max_version=None, stream=None, dl_device=None, copy=No
     integers, ``copy`` None/True/False; ``TypeError`` for a wrong type or shape, ``ValueError``
     for an integer out of range.
     """
-    out = _PV()
-    how = c_uint32()
-    if type(obj).__name__ == "PyCapsule":
-        s = lib.dlpack_capsule_consume(obj, byref(out))
-        if s:
-            _raise(s)
-        return Tensor(out, 0)
     if max_version is None and stream is None and dl_device is None and copy is None and not use_exchange_api:
-        req = _DEFAULT_REQUEST
+        cap = _import_owned(obj)
     else:
         req = _lib.ImportRequest()
         if max_version is not None:
@@ -199,49 +205,62 @@ def import_tensor(obj, *, max_version=None, stream=None, dl_device=None, copy=No
             req.dl_device = _check_device(dl_device)
         req.copy = _check_copy(copy)
         req.flags = _lib.IMPORT_EXCHANGE_API if use_exchange_api else 0
-    s = _import(obj, byref(req), byref(out), byref(how))
-    if s:
-        _raise(s)
-    return Tensor(out, how.value)
-
-
-_capsule_new = lib.dlpack_capsule_new
+        cap = _import_owned(obj, ctypes.addressof(req))
+    if cap.__class__ is int:
+        _raise(cap)
+    t = _new(Tensor)
+    t._cap = cap
+    t._info = None
+    return t
 
 
 class Tensor:
     """An imported DLPack tensor. Implements ``__dlpack__`` and ``__dlpack_device__``, exporting
-    zero-copy views, so ``numpy.from_dlpack(tensor)`` works.
+    zero-copy views, so ``numpy.from_dlpack(tensor)`` works. Made by :func:`import_tensor`.
 
-    Lifetime: the managed tensor is held by a private owner (a ``"dltensor_versioned"`` capsule
-    with the standard destructor) that this Tensor and every exported view reference. The
-    producer's deleter runs exactly once, when the LAST of them lets go: :meth:`release` (or
-    leaving a ``with`` block) drops only this Tensor's hold, so arrays made with
-    ``numpy.from_dlpack(tensor)`` stay valid after it; the Tensor itself then refuses access to
-    the data (``ValueError``). Collection and interpreter shutdown release the same way, with no
-    Python-level finalizer involved.
+    Lifetime: the managed tensor is held by a private owner (the library's
+    ``"dlpack_helpers.owned_tensor"`` capsule, whose destructor calls the deleter) that this
+    Tensor and every exported view reference. The producer's deleter runs exactly once, when the
+    LAST of them lets go: :meth:`release` (or leaving a ``with`` block) drops only this Tensor's
+    hold, so arrays made with ``numpy.from_dlpack(tensor)`` stay valid after it; the Tensor itself
+    then refuses access to the data (``ValueError``). Collection and interpreter shutdown release
+    the same way, with no Python-level finalizer involved.
     """
 
-    __slots__ = ("_ptr", "_owner", "how", "__weakref__")
+    # _cap: the library's "dlpack_helpers.owned_tensor" capsule, whose destructor calls the
+    # deleter (so there is no __del__ here); _info: (pointer, how), filled on first use.
+    __slots__ = ("_cap", "_info", "__weakref__")
 
-    def __init__(self, ptr, how: int = 0):
-        """Take ownership of ``ptr`` (a ``POINTER(DLManagedTensorVersioned)``); on failure the
-        tensor is released before the exception propagates."""
-        cap = c_void_p()
-        s = _capsule_new(ptr, byref(cap))
-        if s:
-            _delete(ptr)  # nobody else holds it
-            _raise(s)
-        self._owner = _take_new_reference(cap)
-        self._ptr = ptr
-        self.how = how  # DLPACK_HELPERS_IMPORTED_* bits
+    def _load(self):
+        info = self._info
+        if info is not None:
+            return info
+        cap = self._cap
+        if cap is None:
+            return (None, 0)
+        r = _owned_info(cap)
+        if r.__class__ is int:
+            _raise(r)
+        self._info = info = (_cast(r[0], _PV), r[1])
+        return info
+
+    @property
+    def _ptr(self):
+        """The owned ``DLManagedTensorVersioned *`` (ctypes pointer), None once released."""
+        return self._load()[0]
+
+    @property
+    def how(self) -> int:
+        """``DLPACK_HELPERS_IMPORTED_*`` bits: how the tensor was obtained."""
+        return self._load()[1]
 
     # -- lifetime
     def release(self) -> None:
         """Drop this Tensor's hold on the managed tensor (idempotent). The producer's deleter
         runs now if nothing exported from this Tensor is alive, else when the last of those
         views lets go."""
-        self._ptr = None
-        self._owner = None
+        self._info = None
+        self._cap = None  # the capsule's destructor calls the deleter
 
     close = release
 
@@ -253,13 +272,13 @@ class Tensor:
 
     @property
     def released(self) -> bool:
-        """Whether :meth:`release` was called (views may still keep the memory alive)."""
-        return self._ptr is None
+        return self._cap is None
 
     def _mt(self):
-        if self._ptr is None:
+        p = self._load()[0]
+        if p is None:
             raise ValueError("the tensor was released (arrays exported from it stay valid)")
-        return self._ptr.contents
+        return p.contents
 
     # -- fields
     @property
@@ -365,7 +384,7 @@ class Tensor:
         flags = mt.flags & ~_lib.FLAG_IS_COPIED  # a view shares our memory: not a sole owner
         out = c_void_p()
         # The view references the owner, not this Tensor: release() cannot free its memory.
-        s = lib.dlpack_capsule_new_view(byref(mt.dl_tensor), flags, self._owner, choice.kind, byref(out))
+        s = lib.dlpack_capsule_new_view(byref(mt.dl_tensor), flags, self._cap, choice.kind, byref(out))
         if s:
             _raise(s)
         return _take_new_reference(out)

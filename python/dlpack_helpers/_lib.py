@@ -228,6 +228,7 @@ PROTOTYPES = {
     "dlpack_stream_synchronize": (status_t, (DLDevice, c_void_p)),
     "dlpack_stream_backend_check": (status_t, (c_int32,)),
     "dlpack_pointer_get_device": (status_t, (c_void_p, P(DLDevice))),
+    "dlpack_python_fastpath_new": (status_t, (P(c_void_p),)),
 }
 
 # Constants (from the header; tests-py/test_prototypes.py checks them).

@@ -670,10 +670,10 @@ pub unsafe extern "C" fn dlpack_stream_backend_check(
 /// `dlpack_get_info`: the first call pays for loading the drivers once (see `core::info`).
 pub(crate) fn backend_capabilities() -> u64 {
     let mut caps = 0;
-    if cuda::get().is_ok() {
+    if cuda::available() {
         caps |= info::CAP_CUDA;
     }
-    if hip::get().is_ok() {
+    if hip::available() {
         caps |= info::CAP_ROCM;
     }
     caps

@@ -414,6 +414,7 @@ fn unsupported_device(from: DLDevice, to: DLDevice, why: &str) -> Error {
 /// - any other `dl_device` → [`Error::UnsupportedDevice`] (the array API only requires kDLCPU);
 /// - every copy of a versioned export sets `DLPACK_FLAG_BITMASK_IS_COPIED`; a legacy plan has
 ///   `flags == 0` (the legacy struct cannot carry flags), whatever `copy` is.
+#[inline]
 pub fn resolve(
     tensor: DLDevice,
     producer: Producer,

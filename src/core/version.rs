@@ -83,6 +83,7 @@ pub enum Export {
 ///   (the consumer must check what it got: the minor may be higher than it asked for);
 /// - the consumer's major is older: legacy for a 0.x consumer if still exported, else
 ///   `BufferError`.
+#[inline]
 pub fn negotiate(producer: Producer, max_version: Option<DLPackVersion>) -> Result<Export, Error> {
     let p = producer.version;
     let Some(m) = max_version else {

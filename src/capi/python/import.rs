@@ -104,6 +104,10 @@ fn call_dlpack(
     max: DLPackVersion,
     kw: Keywords,
 ) -> Result<Owned, (ExcClass, String)> {
+    // SAFETY: GIL held (every caller).
+    if let (Some(vc), Some(names)) = (api.PyObject_Vectorcall, unsafe { api.names() }) {
+        return call_dlpack_vectorcall(api, vc, names, method, req, max, kw);
+    }
     let build = || -> Result<Owned, Error> {
         // SAFETY: GIL held.
         let d = Owned::new(api, unsafe { (api.PyDict_New)() }).ok_or_else(|| pyerr(api))?;
@@ -144,11 +148,100 @@ fn call_dlpack(
     }
 }
 
-fn get_method(api: &'static Api, obj: *mut PyObject, name: &CStr) -> Result<Owned, Error> {
+type Vectorcall = unsafe extern "C" fn(
+    *mut PyObject,
+    *const *mut PyObject,
+    usize,
+    *mut PyObject,
+) -> *mut PyObject;
+
+/// The fast form of `call_dlpack`: `PyObject_Vectorcall` with keyword names from the cache of
+/// interned strings; no dict, no empty tuple, no string decoding. For the default request
+/// (`max_version=(1, 3)` only) the kwnames and the value are both cached tuples.
+fn call_dlpack_vectorcall(
+    api: &'static Api,
+    vc: Vectorcall,
+    names: &'static runtime::Names,
+    method: &Owned,
+    req: &dlpack_helpers_import_request,
+    max: DLPackVersion,
+    kw: Keywords,
+) -> Result<Owned, (ExcClass, String)> {
+    let only_max = kw.max_version && !kw.stream && !kw.dl_device && !kw.copy;
+    if only_max && max == DLPackVersion::CURRENT {
+        let args = [names.current_version];
+        // SAFETY: GIL held; `args` holds one borrowed value for the one keyword name.
+        return Owned::new(api, unsafe {
+            vc(method.as_ptr(), args.as_ptr(), 0, names.kw_max_version)
+        })
+        .ok_or_else(|| unsafe { api.take_error() });
+    }
+    // General case: up to four keyword values, owned here, and a kwnames tuple made per call.
+    let err = |e: Error| (ExcClass::Other, e.to_string());
+    let mut vals: [Option<Owned>; 4] = [None, None, None, None];
+    let mut keys: [*mut PyObject; 4] = [core::ptr::null_mut(); 4];
+    let mut n = 0;
+    if kw.max_version {
+        vals[n] = Some(pair(api, max.major.into(), max.minor.into()).map_err(err)?);
+        keys[n] = names.max_version;
+        n += 1;
+    }
+    if kw.stream {
+        // SAFETY: GIL held; a new reference owned by `vals`.
+        unsafe { (api.Py_IncRef)(req.stream) };
+        vals[n] = Owned::new(api, req.stream);
+        keys[n] = names.stream;
+        n += 1;
+    }
+    if kw.dl_device {
+        let t = pair(
+            api,
+            req.dl_device.device_type.0.into(),
+            req.dl_device.device_id.into(),
+        )
+        .map_err(err)?;
+        vals[n] = Some(t);
+        keys[n] = names.dl_device;
+        n += 1;
+    }
+    if kw.copy {
+        // SAFETY: GIL held.
+        let b =
+            unsafe { (api.PyBool_FromLong)((req.copy == DLPACK_HELPERS_COPY_ALWAYS) as c_long) };
+        vals[n] = Some(Owned::new(api, b).ok_or_else(|| err(pyerr(api)))?);
+        keys[n] = names.copy;
+        n += 1;
+    }
     // SAFETY: GIL held.
-    match Owned::new(api, unsafe {
-        (api.PyObject_GetAttrString)(obj, name.as_ptr())
-    }) {
+    let kwnames = Owned::new(api, unsafe { (api.PyTuple_New)(n as isize) })
+        .ok_or_else(|| unsafe { api.take_error() })?;
+    let mut args = [core::ptr::null_mut(); 4];
+    for i in 0..n {
+        args[i] = vals[i]
+            .as_ref()
+            .map_or(core::ptr::null_mut(), |v| v.as_ptr());
+        // SAFETY: GIL held; SetItem steals the new reference taken here.
+        unsafe {
+            (api.Py_IncRef)(keys[i]);
+            (api.PyTuple_SetItem)(kwnames.as_ptr(), i as isize, keys[i]);
+        }
+    }
+    // SAFETY: GIL held; `args` holds `n` borrowed values, one per name in `kwnames`.
+    Owned::new(api, unsafe {
+        vc(method.as_ptr(), args.as_ptr(), 0, kwnames.as_ptr())
+    })
+    .ok_or_else(|| unsafe { api.take_error() })
+}
+
+fn get_method(api: &'static Api, obj: *mut PyObject, name: &CStr) -> Result<Owned, Error> {
+    // SAFETY: GIL held. The interned name (cached) saves decoding `name` on every call.
+    let attr = unsafe {
+        match api.names() {
+            Some(n) if name == c"__dlpack__" => (api.PyObject_GetAttr)(obj, n.dlpack),
+            _ => (api.PyObject_GetAttrString)(obj, name.as_ptr()),
+        }
+    };
+    match Owned::new(api, attr) {
         Some(m) => Ok(m),
         None => {
             // SAFETY: GIL held, an exception is set.
@@ -166,7 +259,7 @@ fn get_method(api: &'static Api, obj: *mut PyObject, name: &CStr) -> Result<Owne
     }
 }
 
-fn import(
+pub(crate) fn import(
     api: &'static Api,
     obj: *mut PyObject,
     req: &dlpack_helpers_import_request,

@@ -10,5 +10,6 @@
 
 pub mod capsule;
 pub mod exchange;
+pub mod fastpath;
 pub mod import;
 pub mod runtime;

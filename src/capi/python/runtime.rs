@@ -18,10 +18,11 @@ pub type PyObject = c_void;
 pub type Destructor = Option<unsafe extern "C" fn(*mut PyObject)>;
 
 macro_rules! python_api {
-    ($( $name:ident : $ty:ty ),* $(,)?) => {
-        /// The resolved Python C API functions and data symbols.
+    ($( $name:ident : $ty:ty ),* $(,)? ; optional: $( $oname:ident : $oty:ty ),* $(,)?) => {
+        /// The resolved Python C API functions and data symbols. The `optional` ones are absent
+        /// from some CPython versions (`None` there): callers fall back to the required ones.
         #[allow(non_snake_case)]
-        pub struct Api { $( pub $name: $ty, )* }
+        pub struct Api { $( pub $name: $ty, )* $( pub $oname: Option<$oty>, )* }
 
         impl Api {
             fn resolve() -> Option<Api> {
@@ -35,6 +36,15 @@ macro_rules! python_api {
                     if p.is_null() { return None; }
                     // SAFETY: see above; `$ty` is a pointer-sized fn pointer or data pointer.
                     unsafe { core::mem::transmute_copy::<*mut c_void, $ty>(&p) }
+                }, )* $( $oname: {
+                    // SAFETY: as for the required symbols above.
+                    let p = unsafe {
+                        libc::dlsym(libc::RTLD_DEFAULT, concat!(stringify!($oname), "\0").as_ptr().cast())
+                    };
+                    if p.is_null() { None } else {
+                        // SAFETY: a pointer-sized fn pointer of the declared type.
+                        Some(unsafe { core::mem::transmute_copy::<*mut c_void, $oty>(&p) })
+                    }
                 }, )* })
             }
         }
@@ -81,7 +91,35 @@ python_api! {
     PyExc_TypeError: *mut *mut PyObject,
     PyExc_AttributeError: *mut *mut PyObject,
     PyExc_ValueError: *mut *mut PyObject,
+    PyObject_GetAttr: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
+    PyUnicode_InternFromString: unsafe extern "C" fn(*const c_char) -> *mut PyObject,
+    PyCFunction_NewEx: unsafe extern "C" fn(*mut PyMethodDef, *mut PyObject, *mut PyObject) -> *mut PyObject,
+    PyCapsule_GetContext: unsafe extern "C" fn(*mut PyObject) -> *mut c_void,
+    PyCapsule_SetContext: unsafe extern "C" fn(*mut PyObject, *mut c_void) -> c_int,
+    PyLong_FromVoidPtr: unsafe extern "C" fn(*mut c_void) -> *mut PyObject,
+    PyLong_FromUnsignedLong: unsafe extern "C" fn(libc::c_ulong) -> *mut PyObject,
+    Py_AtExit: unsafe extern "C" fn(unsafe extern "C" fn()) -> c_int,
+    PyInterpreterState_Get: unsafe extern "C" fn() -> *mut c_void;
+    optional:
+    // An exported function since CPython 3.9 (a macro before); without it calls use PyObject_Call.
+    PyObject_Vectorcall: unsafe extern "C" fn(*mut PyObject, *const *mut PyObject, usize, *mut PyObject) -> *mut PyObject,
+    // Not in the limited API, exported by every CPython 3.x: the cache of names is used only in
+    // the main interpreter (objects must not cross interpreters).
+    PyInterpreterState_Main: unsafe extern "C" fn() -> *mut c_void,
 }
+
+/// `PyMethodDef` (stable ABI layout).
+#[repr(C)]
+pub struct PyMethodDef {
+    pub ml_name: *const c_char,
+    pub ml_meth: *const c_void,
+    pub ml_flags: c_int,
+    pub ml_doc: *const c_char,
+}
+/// `METH_O`: one positional argument.
+pub const METH_O: c_int = 0x0008;
+/// `METH_FASTCALL`: `(self, PyObject *const *args, Py_ssize_t nargs)`.
+pub const METH_FASTCALL: c_int = 0x0080;
 
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still
 // requires the GIL, which every caller documents.
@@ -276,5 +314,109 @@ pub fn producer_error(class: ExcClass, message: String) -> Error {
         ExcClass::Buffer => Error::ProducerBufferError(message),
         ExcClass::Type => Error::ProducerTypeError(message),
         ExcClass::Attribute | ExcClass::Other => Error::ProducerError(message),
+    }
+}
+
+/// Interned Python strings and constant tuples used on every import, made once per process
+/// (in the main interpreter) instead of once per call. `PyDict_SetItemString` and
+/// `PyObject_GetAttrString` decode and intern their name on each call; measured with callgrind
+/// that was about a third of the instructions of `dlpack_object_import` (docs/performance.md).
+pub struct Names {
+    interp: *mut c_void,
+    pub dlpack: *mut PyObject,
+    pub max_version: *mut PyObject,
+    pub stream: *mut PyObject,
+    pub dl_device: *mut PyObject,
+    pub copy: *mut PyObject,
+    /// `("max_version",)`: the kwnames of the common call.
+    pub kw_max_version: *mut PyObject,
+    /// `(1, 3)`: this library's `max_version`.
+    pub current_version: *mut PyObject,
+}
+
+static NAMES: core::sync::atomic::AtomicPtr<Names> =
+    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+
+/// Called by `Py_FinalizeEx` after finalisation: the cached objects died with the interpreter;
+/// forget them (never touch them) so that a re-initialised interpreter makes new ones.
+unsafe extern "C" fn forget_names() {
+    NAMES.store(core::ptr::null_mut(), core::sync::atomic::Ordering::Release);
+}
+
+impl Api {
+    /// The cached names, or None where caching is not safe (not the main interpreter, no
+    /// `PyInterpreterState_Main`, `Py_AtExit` full, or a Python allocation failed); callers
+    /// then make the objects per call.
+    ///
+    /// # Safety
+    /// GIL held.
+    pub unsafe fn names(&'static self) -> Option<&'static Names> {
+        use core::sync::atomic::Ordering;
+        // SAFETY: GIL held (caller contract).
+        let interp = unsafe { (self.PyInterpreterState_Get)() };
+        let n = NAMES.load(Ordering::Acquire);
+        if !n.is_null() {
+            // SAFETY: a published Names is never freed (leaked on purpose, see forget_names).
+            let n = unsafe { &*n };
+            return (n.interp == interp).then_some(n);
+        }
+        let main = self.PyInterpreterState_Main?;
+        // SAFETY: GIL held.
+        if unsafe { main() } != interp {
+            return None;
+        }
+        // SAFETY: GIL held; every object made here is kept for the life of the interpreter.
+        unsafe {
+            let s = |c: &CStr| (self.PyUnicode_InternFromString)(c.as_ptr());
+            let names = Names {
+                interp,
+                dlpack: s(c"__dlpack__"),
+                max_version: s(c"max_version"),
+                stream: s(c"stream"),
+                dl_device: s(c"dl_device"),
+                copy: s(c"copy"),
+                kw_max_version: (self.PyTuple_New)(1),
+                current_version: (self.PyTuple_New)(2),
+            };
+            let objs = [
+                names.dlpack,
+                names.max_version,
+                names.stream,
+                names.dl_device,
+                names.copy,
+                names.kw_max_version,
+                names.current_version,
+            ];
+            let cleanup = |objs: &[*mut PyObject]| {
+                for &o in objs {
+                    if !o.is_null() {
+                        (self.Py_DecRef)(o);
+                    }
+                }
+                (self.PyErr_Clear)();
+            };
+            if objs.iter().any(|o| o.is_null()) {
+                cleanup(&objs);
+                return None;
+            }
+            (self.Py_IncRef)(names.max_version);
+            (self.PyTuple_SetItem)(names.kw_max_version, 0, names.max_version);
+            let v = crate::abi::DLPackVersion::CURRENT;
+            for (i, x) in [v.major, v.minor].into_iter().enumerate() {
+                let o = (self.PyLong_FromLong)(x as c_long);
+                if o.is_null() || (self.PyTuple_SetItem)(names.current_version, i as isize, o) != 0
+                {
+                    cleanup(&objs);
+                    return None;
+                }
+            }
+            if (self.Py_AtExit)(forget_names) != 0 {
+                cleanup(&objs);
+                return None;
+            }
+            let p = Box::into_raw(Box::new(names));
+            NAMES.store(p, Ordering::Release);
+            Some(&*p)
+        }
     }
 }

@@ -1,0 +1,206 @@
+"""Run the whole benchmark suite and write docs/performance.md (driven by scripts/bench).
+
+Usage: python benches/bench.py [--quick] [--out PATH]
+--quick: tiny iteration counts, no callgrind (the smoke run of scripts/test.d/70-bench.sh).
+"""
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LIB = ROOT / "target" / "release"
+PY = sys.executable
+QUICK = "--quick" in sys.argv
+OUT = Path(sys.argv[sys.argv.index("--out") + 1]) if "--out" in sys.argv else ROOT / "docs" / "performance.md"
+BUILD = Path(tempfile.mkdtemp(prefix="dlpack-bench-"))
+ENV = dict(os.environ, LD_LIBRARY_PATH=f"{LIB}:{BUILD}", PYTHONHASHSEED="0")
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, env=kw.pop("env", ENV), **kw).stdout
+
+
+def cc(out, *srcs, shared=False, libs=()):
+    cmd = ["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", f"-I{ROOT}/include", "-o", str(BUILD / out)]
+    cmd += ["-shared", "-fPIC"] if shared else []
+    cmd += [str(ROOT / s) for s in srcs] + [f"-L{LIB}", f"-L{BUILD}"] + list(libs)
+    subprocess.run(cmd, check=True)
+
+
+def callgrind(cmd, toggle=None):
+    """Instructions per function (inclusive) from one callgrind run."""
+    f = BUILD / "cg.out"
+    vg = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={f}"]
+    if toggle:
+        vg += ["--collect-atstart=no", f"--toggle-collect={toggle}"]
+    subprocess.run(vg + cmd, check=True, capture_output=True, env=ENV)
+    return sh(["callgrind_annotate", "--inclusive=yes", "--auto=no", "--threshold=100", str(f)])
+
+
+def total_ir(cmd):
+    text = callgrind(cmd)
+    return int(re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", text).group(1).replace(",", ""))
+
+
+def c_core():
+    cc("libbench_baseline.so", "benches/c/baseline.c", shared=True)
+    cc("bench_core", "benches/c/bench_core.c", libs=["-ldlpack_helpers", "-lbench_baseline"])
+    rows = {}
+    for line in sh([str(BUILD / "bench_core")] + (["--quick"] if QUICK else [])).splitlines():
+        if line.startswith("#"):
+            continue
+        name, lib, inl, clib = line.split()
+        rows[name] = {"lib_ns": float(lib), "inline_ns": float(inl), "clib_ns": float(clib)}
+    if not QUICK and shutil_which("valgrind"):
+        text = callgrind([str(BUILD / "bench_core"), "--callgrind"], toggle="loop_*")
+        calls = 100000 + 100000 // 10 + 1
+        for m in re.finditer(r"([\d,]+) \(\s*[\d.]+%\)\s+\S*:loop_(lib|inline|clib)_(\w+)", text):
+            ir, kind, name = int(m.group(1).replace(",", "")), m.group(2), m.group(3)
+            rows[name][f"{kind}_ir"] = ir / calls
+    return rows
+
+
+def c_allocs():
+    cc("bench_alloc", "benches/c/bench_alloc.c", "benches/c/malloc_count.c", libs=["-ldlpack_helpers"])
+    return {n: float(v) for n, v in (l.split() for l in sh([str(BUILD / "bench_alloc")]).splitlines())}
+
+
+def streams():
+    cc("libfakecuda.so", "tests-c/fake/fake_cuda.c", shared=True, libs=["-lpthread"])
+    cc("bench_stream_threads", "benches/c/bench_stream_threads.c", libs=["-ldlpack_helpers", "-lpthread"])
+    env = dict(ENV, DLPACK_HELPERS_CUDA_LIBRARY=str(BUILD / "libfakecuda.so"))
+    out = sh([str(BUILD / "bench_stream_threads")] + (["--quick"] if QUICK else []), env=env)
+    return [tuple(float(x) for x in l.split()) for l in out.splitlines()]
+
+
+def python():
+    script = str(ROOT / "benches" / "python_bench.py")
+    res = {"time": json.loads(sh([PY, script, "time"] + (["--quick"] if QUICK else [])))}
+    res["rss"] = json.loads(sh([PY, script, "rss"] + (["--quick"] if QUICK else [])))
+    cc("libmalloc_count.so", "benches/c/malloc_count.c", shared=True)
+    res["allocs"] = json.loads(sh([PY, script, "allocs"], env=dict(ENV, LD_PRELOAD=str(BUILD / "libmalloc_count.so"))))
+    if not QUICK and shutil_which("valgrind"):
+        res["ir"] = {}
+        for case in res["time"]:
+            # N and 3N calls: with fewer, allocator arenas and GC thresholds of the two
+            # processes differ by more than the loop (measured: +-50% at N=2000).
+            n = 1000 if "ctypes_dlpack" in case else 10000
+            a = total_ir([PY, script, "loop", case, str(n)])
+            b = total_ir([PY, script, "loop", case, str(3 * n)])
+            res["ir"][case] = (b - a) / (2 * n)
+    return res
+
+
+def shutil_which(x):
+    import shutil
+    return shutil.which(x)
+
+
+def machine():
+    cpu = "unknown"
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    gcc = sh(["gcc", "--version"]).splitlines()[0]
+    rustc = sh(["rustc", "--version"]).strip()
+    return (f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, load average "
+            f"{os.getloadavg()[0]:.1f} at start; Python {platform.python_version()}, "
+            f"NumPy {__import__('numpy').__version__}; {rustc}; {gcc}")
+
+
+def fmt(x, d=1):
+    return "-" if x is None else f"{x:.{d}f}"
+
+
+def report(core, allocs, thr, py):
+    L = [f"# Performance\n",
+         f"Generated by `scripts/bench` on {date.today()} ({'quick smoke run' if QUICK else 'full run'}). "
+         "Do not edit by hand: rerun `scripts/bench`.\n",
+         f"**Machine:** {machine()}.\n",
+         "The machine is shared and noisy (2 cores, other builds running): wall-clock medians move "
+         "by 2x between runs. The **instruction counts** (callgrind, `Ir` per call) are the "
+         "repeatable figures and the ones the targets are judged on; the nanoseconds are medians "
+         "of repeated interleaved runs, for scale.\n",
+         "## 1. C helpers through the shared library\n",
+         "Each helper is called through the PLT of `libdlpack_helpers.so` with real DLPack structs "
+         "(`benches/c/bench_core.c`), and the same logic is run two more ways in the same process: "
+         "**inline** in the benchmark loop, and as a **C library** (`benches/c/baseline.c`, built "
+         "with `gcc -O2` as `libbench_baseline.so`) called through the PLT exactly like ours. "
+         "Inputs vary per iteration and every result passes a compiler barrier, so no variant is "
+         "hoisted out of its loop.\n",
+         "| helper | ours ns | C lib ns | inline ns | ours Ir | C lib Ir | inline Ir | ours / C lib (Ir) | ours / inline (Ir) |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, r in core.items():
+        li, ci, ii = r.get("lib_ir"), r.get("clib_ir"), r.get("inline_ir")
+        L.append(f"| `dlpack_{name}` | {fmt(r['lib_ns'])} | {fmt(r['clib_ns'])} | {fmt(r['inline_ns'])} | "
+                 f"{fmt(li, 0)} | {fmt(ci, 0)} | {fmt(ii, 0)} | {fmt(li / ci if li and ci else None, 2)} | "
+                 f"{fmt(li / ii if li and ii else None, 2)} |")
+    L += ["",
+          "Ir counts include the benchmark loop itself (about 8-10 instructions per iteration: "
+          "input, barrier, counter), the same in every column.\n",
+          "**Validation, contiguity (1-d/4-d/8-d), nbytes, wrap/unwrap and ndim scaling (1..64):** "
+          "not in this suite yet. Those exports (issue 3) reached main only as this suite was "
+          "finished; issue 3's own `benches/validate.c` times them. The places to add them here "
+          "are marked `VALIDATION_HOOK` in `benches/c/bench_core.c` and `benches/c/bench_alloc.c`.\n",
+          "## 2. Python import of a NumPy array\n",
+          "One import plus release of `numpy.arange(16.0)` per call (`benches/python_bench.py`); "
+          "cases interleaved in one process; Ir per call from callgrind (difference of two runs "
+          "of N and 3N calls, so interpreter start-up cancels).\n",
+          "| case | median ns | Ir per call |", "|---|---:|---:|"]
+    for k, v in py["time"].items():
+        L.append(f"| {k} | {v:.0f} | {fmt(py.get('ir', {}).get(k), 0)} |")
+    t, ir = py["time"], py.get("ir", {})
+    ours, npy = "dlpack_helpers.import_tensor + release", "numpy.from_dlpack"
+    peer = "ctypes_dlpack.array_as_dlpack + deleter"
+    L.append("")
+    for label, src in (("time", t), ("instructions", ir)):
+        if ours in src and npy in src:
+            L.append(f"- by {label}: import_tensor / numpy.from_dlpack = **{src[ours] / src[npy]:.2f}**"
+                     + (f"; ctypes_dlpack / import_tensor = **{src[peer] / src[ours]:.1f}x**" if peer in src else ""))
+    L += ["",
+          "## 3. Memory\n",
+          "Heap allocations per call (malloc/calloc/realloc/memalign counted by "
+          "`benches/c/malloc_count.c`; C helpers after a warm-up call):\n",
+          "| C helper | allocations per call |", "|---|---:|"]
+    L += [f"| `dlpack_{k}` | {v:g} |" for k, v in allocs.items()]
+    L += ["", "Python process, malloc calls per import + release (CPython's small-object allocator "
+          "serves Python objects, so these count C heap use: ours and NumPy's):\n",
+          "| case | malloc calls per call |", "|---|---:|"]
+    L += [f"| {k} | {v:g} |" for k, v in py["allocs"].items()]
+    r = py["rss"]
+    L += ["", f"Resident memory over {r['cycles']:,} import/release cycles of `import_tensor`, then "
+          f"as many through the general path (a request struct): {r['rss_before_kib']:,} KiB before, "
+          f"{r['rss_after_fast_kib']:,} KiB after the first run, {r['rss_after_general_kib']:,} KiB "
+          "after the second: "
+          + ("**flat**." if max(r['rss_after_fast_kib'], r['rss_after_general_kib']) - r['rss_before_kib'] < 1024
+             else "**grew**: investigate."), "",
+          "## 4. Scaling\n",
+          "`dlpack_stream_wait` (event record + wait) on the CUDA driver test double "
+          "(`tests-c/fake/fake_cuda.c`) from N threads at once (`benches/c/bench_stream_threads.c`):\n",
+          "| threads | ns per call per thread | calls per second, all threads |", "|---:|---:|---:|"]
+    L += [f"| {int(n)} | {ns:.0f} | {cps:,.0f} |" for n, ns, cps in thr]
+    L += ["", "The test double takes one global mutex per driver call (it counts calls), and this "
+          "machine has 2 cores, so throughput cannot grow past 2 threads here; what the table shows "
+          "is that it does not collapse either (no lock of ours on the path: the driver table and "
+          "the event pool are initialised once and read lock-free). Validation cost against ndim "
+          "waits for issue 3 (see section 1).\n"]
+    L.append(TARGETS_AND_WORK)
+    OUT.write_text("\n".join(L) + "\n")
+
+
+TARGETS_AND_WORK = (Path(__file__).resolve().parent / "performance_notes.md").read_text()
+
+if __name__ == "__main__":
+    core = c_core()
+    allocs = c_allocs()
+    thr = streams()
+    py = python()
+    report(core, allocs, thr, py)
+    print(f"wrote {OUT}")

@@ -1,0 +1,16 @@
+/* libbench_baseline.so: the baselines of baseline.h behind exported functions, so that
+ * bench_core.c can call them through the PLT exactly as it calls libdlpack_helpers.so. */
+#include "baseline.h"
+
+bool bl_cpu_accessible(DLDevice d) { return in_cpu_accessible(d); }
+int bl_get_device(const DLManagedTensorVersioned *t, DLDevice *out) { return in_get_device(t, out); }
+int bl_version_check(DLPackVersion v, int32_t *out) { return in_version_check(v, out); }
+int bl_tensor_check_version(const DLManagedTensorVersioned *t, int32_t *out) { return in_tensor_check_version(t, out); }
+int bl_negotiate(DLPackVersion p, uint32_t flags, const DLPackVersion *max, dlpack_helpers_version_choice *out) {
+  return in_negotiate(p, flags, max, out);
+}
+void bl_delete(DLManagedTensorVersioned *t) { in_delete(t); }
+int bl_stream_decode(DLDevice d, bool has, int64_t v, dlpack_helpers_stream *out) { return in_stream_decode(d, has, v, out); }
+int bl_resolve(const dlpack_helpers_export_request *rq, DLDevice dev, DLPackVersion p, dlpack_helpers_export_plan *out) {
+  return in_resolve(rq, dev, p, out);
+}

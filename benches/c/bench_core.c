@@ -1,0 +1,99 @@
+/* C-level benchmarks of the hot helpers through the shared library (the path users take: a
+ * PLT call into libdlpack_helpers.so with real DLPack structs), each paired with the same logic
+ * written inline here: the physical limit of a library call. Output, one line per helper:
+ *   name  lib_ns  inline_ns  ratio
+ * Run by scripts/bench (timings and callgrind instruction counts); `--quick` for a smoke run.
+ * A benchmark, not a test: nothing here asserts time. */
+#include "bench.h"
+#include "dlpack_helpers.h"
+#include "baseline.h"
+
+static int64_t shape4[4] = {2, 3, 4, 5}, strides4[4] = {60, 20, 5, 1};
+static long deleted;
+static void count_deleter(DLManagedTensorVersioned *t) { (void)t; ++deleted; }
+
+static DLManagedTensorVersioned make_tensor(void) {
+  DLManagedTensorVersioned t;
+  memset(&t, 0, sizeof t);
+  t.version.major = 1;
+  t.version.minor = 3;
+  t.deleter = count_deleter;
+  t.dl_tensor.device.device_type = kDLCPU;
+  t.dl_tensor.ndim = 4;
+  t.dl_tensor.dtype.code = kDLFloat;
+  t.dl_tensor.dtype.bits = 32;
+  t.dl_tensor.dtype.lanes = 1;
+  t.dl_tensor.shape = shape4;
+  t.dl_tensor.strides = strides4;
+  return t;
+}
+
+static inline DLDevice dev(int32_t type, int32_t id) {
+  DLDevice d;
+  d.device_type = type;
+  d.device_id = id;
+  return d;
+}
+static inline DLPackVersion ver(uint32_t major, uint32_t minor) {
+  DLPackVersion v;
+  v.major = major;
+  v.minor = minor;
+  return v;
+}
+
+/* Inputs vary with the iteration so that nothing is loop-invariant. */
+static const int32_t dev_types[8] = {kDLCPU, kDLCUDA, kDLCUDAHost, kDLROCM, kDLCPU, kDLCUDAManaged, kDLOneAPI, kDLROCMHost};
+
+DEF(is_cpu_accessible, ,
+    { DLDevice d = dev(dev_types[i & 7], 0); KEEP(dlpack_is_cpu_accessible(d)); },
+    { DLDevice d = dev(dev_types[i & 7], 0); KEEP(in_cpu_accessible(d)); },
+    { DLDevice d = dev(dev_types[i & 7], 0); KEEP(bl_cpu_accessible(d)); })
+DEF(get_device, DLManagedTensorVersioned t = make_tensor(); DLDevice out,
+    { t.dl_tensor.device.device_id = (int32_t)(i & 3); KEEP(dlpack_get_device(&t, &out)); KEEP(out.device_id); },
+    { t.dl_tensor.device.device_id = (int32_t)(i & 3); KEEP(in_get_device(&t, &out)); KEEP(out.device_id); },
+    { t.dl_tensor.device.device_id = (int32_t)(i & 3); KEEP(bl_get_device(&t, &out)); KEEP(out.device_id); })
+DEF(version_check, int32_t c = 0,
+    { DLPackVersion v = ver(1, (uint32_t)(i & 7)); KEEP(dlpack_version_check(v, &c)); KEEP(c); },
+    { DLPackVersion v = ver(1, (uint32_t)(i & 7)); KEEP(in_version_check(v, &c)); KEEP(c); },
+    { DLPackVersion v = ver(1, (uint32_t)(i & 7)); KEEP(bl_version_check(v, &c)); KEEP(c); })
+DEF(tensor_check_version, DLManagedTensorVersioned t = make_tensor(); int32_t c = 0,
+    { t.version.minor = (uint32_t)(i & 7); KEEP(dlpack_tensor_check_version(&t, &c)); KEEP(c); },
+    { t.version.minor = (uint32_t)(i & 7); KEEP(in_tensor_check_version(&t, &c)); KEEP(c); },
+    { t.version.minor = (uint32_t)(i & 7); KEEP(bl_tensor_check_version(&t, &c)); KEEP(c); })
+DEF(version_negotiate, dlpack_helpers_version_choice ch; DLPackVersion p = ver(1, 3),
+    { DLPackVersion m = ver(1, (uint32_t)(i & 7)); KEEP(dlpack_version_negotiate(p, 1, &m, &ch)); KEEP(ch.kind); },
+    { DLPackVersion m = ver(1, (uint32_t)(i & 7)); KEEP(in_negotiate(p, 1, &m, &ch)); KEEP(ch.kind); },
+    { DLPackVersion m = ver(1, (uint32_t)(i & 7)); KEEP(bl_negotiate(p, 1, &m, &ch)); KEEP(ch.kind); })
+DEF(tensor_delete, DLManagedTensorVersioned t = make_tensor(),
+    { dlpack_tensor_delete(&t); KEEP(deleted); },
+    { in_delete(&t); KEEP(deleted); },
+    { bl_delete(&t); KEEP(deleted); })
+DEF(stream_decode, dlpack_helpers_stream st; DLDevice d = dev(kDLCUDA, 0),
+    { KEEP(dlpack_stream_decode(d, true, (int64_t)(i & 7) + 1, 0, &st)); KEEP(st.handle); },
+    { KEEP(in_stream_decode(d, true, (int64_t)(i & 7) + 1, &st)); KEEP(st.handle); },
+    { KEEP(bl_stream_decode(d, true, (int64_t)(i & 7) + 1, &st)); KEEP(st.handle); })
+DEF(export_request_resolve,
+    dlpack_helpers_export_request rq; memset(&rq, 0, sizeof rq); rq.has_max_version = true;
+    rq.max_version.major = 1; rq.max_version.minor = 3; rq.has_stream = true;
+    dlpack_helpers_export_plan plan; DLDevice d = dev(kDLCUDA, 0); DLPackVersion p = ver(1, 3),
+    { rq.stream = (int64_t)(i & 7) + 1; KEEP(dlpack_export_request_resolve(&rq, d, p, 1, &plan)); KEEP(plan.sync); },
+    { rq.stream = (int64_t)(i & 7) + 1; KEEP(in_resolve(&rq, d, p, &plan)); KEEP(plan.sync); },
+    { rq.stream = (int64_t)(i & 7) + 1; KEEP(bl_resolve(&rq, d, p, &plan)); KEEP(plan.sync); })
+
+/* VALIDATION_HOOK: validation and contiguity of 1-d/4-d/8-d tensors, nbytes and wrap/unwrap
+ * (issue 3) are benchmarked in bench_layout.c when those exports exist (scripts/bench checks
+ * the header and builds it then). */
+
+int main(int argc, char **argv) {
+  bench_args(argc, argv);
+  printf("# name lib_ns inline_ns clib_ns (n=%ld, repeats=%d)\n", bench_n, bench_r);
+  RUN(is_cpu_accessible);
+  RUN(get_device);
+  RUN(version_check);
+  RUN(tensor_check_version);
+  RUN(version_negotiate);
+  RUN(tensor_delete);
+  RUN(stream_decode);
+  RUN(export_request_resolve);
+  return 0;
+}
