@@ -306,16 +306,6 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_IMPORTED_EXCHANGE_API 4
 
 /**
- * `METH_O`: one positional argument.
- */
-#define METH_O 8
-
-/**
- * `METH_FASTCALL`: `(self, PyObject *const *args, Py_ssize_t nargs)`.
- */
-#define METH_FASTCALL 128
-
-/**
  * Flag for `dlpack_stream_decode` and `dlpack_export_request_resolve`: accept any stream integer
  * for `kDLCPU` as "no synchronization" (PyTorch accepts -1, nanobind any integer). Off by
  * default: the array API allows only `None` for stream-less devices (peer case 28).

@@ -116,3 +116,79 @@ fn exported_names_are_defined_once() {
     }
     assert!(dups.is_empty(), "C names defined more than once: {dups:#?}");
 }
+
+/// Everything the generated part of the header declares is ours: `DLPACK_HELPERS_*` macros,
+/// `dlpack_helpers_*` types, `dlpack_*` functions. A `pub` item of another name in `src/capi`
+/// (a Python or CUDA constant, say) would otherwise leak into every user's namespace and can
+/// collide with the real definition (`METH_O` from Python.h did).
+#[test]
+fn generated_names_are_ours() {
+    let header = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("include/dlpack_helpers.h"),
+    )
+    .unwrap();
+    let marker = "end of the DLPack ABI";
+    let generated = &header[header.find(marker).expect("ABI end marker")..];
+    let mut foreign = Vec::new();
+    for line in generated.lines() {
+        let l = line.trim();
+        if let Some(rest) = l.strip_prefix("#define ") {
+            let name = rest.split_whitespace().next().unwrap_or("");
+            if !name.starts_with("DLPACK_HELPERS_") {
+                foreign.push(format!("macro {name}"));
+            }
+        } else if l.starts_with("typedef ") && l.ends_with(';') {
+            let name = l
+                .trim_end_matches(';')
+                .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("");
+            if !name.starts_with("dlpack_helpers_") {
+                foreign.push(format!("typedef {name}"));
+            }
+        } else if l.starts_with("} ") && l.ends_with(';') {
+            let name = l.trim_start_matches("} ").trim_end_matches(';');
+            if !name.starts_with("dlpack_helpers_") {
+                foreign.push(format!("struct {name}"));
+            }
+        }
+    }
+    // Declarations only: drop comments before looking for `name(`.
+    let mut code = String::new();
+    let mut rest = generated;
+    while let Some(start) = rest.find("/*") {
+        code.push_str(&rest[..start]);
+        rest = rest[start..]
+            .find("*/")
+            .map_or("", |end| &rest[start + end + 2..]);
+    }
+    code.push_str(rest);
+    let mut functions = 0;
+    for cap in code.split(';') {
+        if let Some(open) = cap.find('(') {
+            let before = &cap[..open];
+            if before.contains("typedef") || before.contains('#') || before.contains('=') {
+                continue;
+            }
+            let name = before
+                .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("");
+            if !name.is_empty() && before.trim_end().ends_with(name) {
+                if name.starts_with("dlpack_") {
+                    functions += 1;
+                } else {
+                    foreign.push(format!("function {name}"));
+                }
+            }
+        }
+    }
+    assert!(
+        functions > 40,
+        "the scan found only {functions} functions: it is broken"
+    );
+    assert!(
+        foreign.is_empty(),
+        "the generated header declares names that are not ours: {foreign:?}"
+    );
+}

@@ -117,9 +117,9 @@ pub struct PyMethodDef {
     pub ml_doc: *const c_char,
 }
 /// `METH_O`: one positional argument.
-pub const METH_O: c_int = 0x0008;
+pub(crate) const METH_O: c_int = 0x0008;
 /// `METH_FASTCALL`: `(self, PyObject *const *args, Py_ssize_t nargs)`.
-pub const METH_FASTCALL: c_int = 0x0080;
+pub(crate) const METH_FASTCALL: c_int = 0x0080;
 
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still
 // requires the GIL, which every caller documents.
