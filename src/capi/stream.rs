@@ -97,7 +97,7 @@ pub const DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM: u32 = 0x4;
 /// - `kDLCPU`: only `None` (→ `DLPACK_HELPERS_STREAM_NONE`); with the lenient flag any integer
 ///   → `DLPACK_HELPERS_STREAM_NO_SYNC`.
 /// - Other device types (queues "by agreement"): `None` → default, -1 → no sync, ≥ 0 → handle.
-/// - Any value below -1 is refused on every device.
+/// - Any value below -1 is refused on every device (except `kDLCPU` in the lenient mode, above).
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (the array API's `ValueError`),
 /// `_INVALID_ARGUMENT` (unknown flags) or `_NULL_POINTER`. No allocation on success; pure and
