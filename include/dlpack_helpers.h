@@ -217,21 +217,6 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_CAP_PYTHON 4
 
 /**
- * `copy` of a request: `None`, not passed (the producer decides; reuse memory when possible).
- */
-#define DLPACK_HELPERS_COPY_IF_NEEDED 0
-
-/**
- * `copy=False`: never copy; the producer raises `BufferError` if a copy would be needed.
- */
-#define DLPACK_HELPERS_COPY_NEVER 1
-
-/**
- * `copy=True`: always copy (the producer sets `DLPACK_FLAG_BITMASK_IS_COPIED`).
- */
-#define DLPACK_HELPERS_COPY_ALWAYS 2
-
-/**
  * Request flag: try the type's C exchange API (`__dlpack_c_exchange_api__`, DLPack 1.3, or
  * `__c_dlpack_exchange_api__`, 1.2) first, when the request passes no `stream`, `dl_device` or
  * `copy`. That path does **no stream synchronisation** (the producer's `…NoSync` export): a
@@ -721,6 +706,22 @@ typedef struct dlpack_helpers_version_choice {
 #define DLPACK_HELPERS_STREAM_HANDLE 5
 
 /**
+ * `copy=None` (the zero value): reuse the memory when possible, copy otherwise.
+ */
+#define DLPACK_HELPERS_COPY_IF_NEEDED 0
+
+/**
+ * `copy=False`: never copy; a request that needs a copy fails with
+ * `DLPACK_HELPERS_STATUS_COPY_FORBIDDEN` (`BufferError`).
+ */
+#define DLPACK_HELPERS_COPY_NEVER 1
+
+/**
+ * `copy=True`: always copy.
+ */
+#define DLPACK_HELPERS_COPY_ALWAYS 2
+
+/**
  * Nothing to synchronize (stream -1, or a stream-less device without a stream).
  */
 #define DLPACK_HELPERS_SYNC_NONE 0
@@ -1019,7 +1020,7 @@ dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
  * - `kDLCPU`: only `None` (→ `DLPACK_HELPERS_STREAM_NONE`); with the lenient flag any integer
  *   → `DLPACK_HELPERS_STREAM_NO_SYNC`.
  * - Other device types (queues "by agreement"): `None` → default, -1 → no sync, ≥ 0 → handle.
- * - Any value below -1 is refused on every device.
+ * - Any value below -1 is refused on every device (except `kDLCPU` in the lenient mode, above).
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (the array API's `ValueError`),
  * `_INVALID_ARGUMENT` (unknown flags) or `_NULL_POINTER`. No allocation on success; pure and
@@ -1139,7 +1140,7 @@ dlpack_helpers_status dlpack_stream_wait(DLDevice device,
  * `DLPACK_HELPERS_SYNC_HOST` (a CPU export must be complete before `__dlpack__` returns).
  *
  * - `device`: selects the backend as for `dlpack_stream_wait`; `kDLCPU` does nothing.
- * - `stream`: the native stream to drain (normally the producer's).
+ * - `stream`: the native stream to drain (normally the producer's); NULL for the default stream.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` or `_DEVICE_ERROR`. Thread-safe.
  */

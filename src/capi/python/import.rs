@@ -10,12 +10,9 @@ use crate::core::Error;
 use crate::core::python::{self as rules, Keywords};
 use core::ffi::{CStr, c_long, c_void};
 
-/// `copy` of a request: `None`, not passed (the producer decides; reuse memory when possible).
-pub const DLPACK_HELPERS_COPY_IF_NEEDED: i32 = 0;
-/// `copy=False`: never copy; the producer raises `BufferError` if a copy would be needed.
-pub const DLPACK_HELPERS_COPY_NEVER: i32 = 1;
-/// `copy=True`: always copy (the producer sets `DLPACK_FLAG_BITMASK_IS_COPIED`).
-pub const DLPACK_HELPERS_COPY_ALWAYS: i32 = 2;
+// The `copy` values are the stream module's `DLPACK_HELPERS_COPY_*` (one definition: two
+// definitions once disagreed, and the header carried only one of them).
+use crate::capi::stream::{DLPACK_HELPERS_COPY_ALWAYS, DLPACK_HELPERS_COPY_IF_NEEDED};
 
 /// Request flag: try the type's C exchange API (`__dlpack_c_exchange_api__`, DLPack 1.3, or
 /// `__c_dlpack_exchange_api__`, 1.2) first, when the request passes no `stream`, `dl_device` or
