@@ -163,7 +163,7 @@ fn sum(owned: &Owned) -> Result<f64, String> {
 }
 
 fn main() {
-    let lib = info::info();
+    let lib = info::info(0); // capability bits are a C-API matter; 0 here
     println!(
         "dlpack-helpers {} reads DLPack {}.{}",
         lib.version, lib.dlpack_version.major, lib.dlpack_version.minor

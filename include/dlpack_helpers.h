@@ -338,6 +338,11 @@ typedef struct dlpack_helpers_info {
 typedef int32_t dlpack_helpers_export_kind;
 
 /**
+ * `copy` of `__dlpack__`: one of the `DLPACK_HELPERS_COPY_*` values.
+ */
+typedef int32_t dlpack_helpers_copy_mode;
+
+/**
  * What a consumer asks of `__dlpack__` (array API 2023.12 keywords). Zero-initialise it, then
  * set what you need: all zeros means max_version = this library's (1.3), and no stream,
  * dl_device or copy passed.
@@ -364,7 +369,7 @@ typedef struct dlpack_helpers_import_request {
   /**
    * `DLPACK_HELPERS_COPY_IF_NEEDED` (None, not passed), `_NEVER` (False) or `_ALWAYS` (True).
    */
-  int32_t copy;
+  dlpack_helpers_copy_mode copy;
   /**
    * `DLPACK_HELPERS_IMPORT_*` bits.
    */
@@ -390,11 +395,6 @@ typedef struct dlpack_helpers_stream {
    */
   void *handle;
 } dlpack_helpers_stream;
-
-/**
- * `copy` of `__dlpack__`: one of the `DLPACK_HELPERS_COPY_*` values.
- */
-typedef int32_t dlpack_helpers_copy_mode;
 
 /**
  * What a consumer asks of a producer: the keyword arguments of `__dlpack__`. A zero-initialized
@@ -711,15 +711,15 @@ typedef struct dlpack_helpers_version_choice {
 #define DLPACK_HELPERS_COPY_IF_NEEDED 0
 
 /**
+ * `copy=True`: always copy.
+ */
+#define DLPACK_HELPERS_COPY_ALWAYS 1
+
+/**
  * `copy=False`: never copy; a request that needs a copy fails with
  * `DLPACK_HELPERS_STATUS_COPY_FORBIDDEN` (`BufferError`).
  */
-#define DLPACK_HELPERS_COPY_NEVER 1
-
-/**
- * `copy=True`: always copy.
- */
-#define DLPACK_HELPERS_COPY_ALWAYS 2
+#define DLPACK_HELPERS_COPY_NEVER 2
 
 /**
  * Nothing to synchronize (stream -1, or a stream-less device without a stream).

@@ -13,7 +13,9 @@ need() {
 }
 
 setup_venv() {
-  need python3 "CPython 3.9 or newer"
+  need python3 "CPython 3.10 or newer"
+  python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
+    || { echo "error: CPython 3.10 or newer is required (found $(python3 --version 2>&1))" >&2; exit 1; }
   if [ ! -x "$PY" ]; then
     echo "== creating the project virtual environment in .venv"
     python3 -m venv "$VENV" || { echo "error: python3 -m venv failed (install the python3-venv package)" >&2; exit 1; }

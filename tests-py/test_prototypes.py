@@ -12,7 +12,8 @@ SCALARS = {
     "dlpack_helpers_status": c_int32, "dlpack_helpers_version_compat": c_int32,
     "dlpack_helpers_export_kind": c_int32, "dlpack_helpers_host_access": c_int32, "int32_t": c_int32,
     "uint32_t": c_uint32, "uint64_t": c_uint64, "bool": c_bool, "size_t": c_size_t,
-    "DLPackVersion": _lib.DLPackVersion, "DLDevice": _lib.DLDevice,
+    "DLPackVersion": _lib.DLPackVersion, "DLDevice": _lib.DLDevice, "int64_t": ctypes.c_int64,
+    "DLDeviceType": c_int32,
 }
 STRUCTS = {
     "DLManagedTensorVersioned": _lib.DLManagedTensorVersioned, "DLManagedTensor": _lib.DLManagedTensor,
@@ -20,6 +21,9 @@ STRUCTS = {
     "dlpack_helpers_info": _lib.Info, "dlpack_helpers_version_choice": _lib.VersionChoice,
     "dlpack_helpers_import_request": _lib.ImportRequest, "DLPackExchangeAPI": _lib.DLPackExchangeAPI,
     "int32_t": c_int32, "uint32_t": c_uint32, "dlpack_helpers_version_compat": c_int32,
+    "int64_t": ctypes.c_int64, "bool": c_bool, "dlpack_helpers_stream": _lib.Stream,
+    "dlpack_helpers_export_request": _lib.ExportRequest, "dlpack_helpers_export_plan": _lib.ExportPlan,
+    "dlpack_helpers_stream_backend": _lib.StreamBackend,
 }
 
 

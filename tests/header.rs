@@ -63,3 +63,56 @@ fn version_macros_match_cargo_toml() {
     );
     assert!(header.contains(&want), "missing {want}");
 }
+
+/// cbindgen merges same-named constants from different modules into one `#define` silently, so
+/// two modules defining `DLPACK_HELPERS_X` with different values would give C one of them. Every
+/// exported constant, type and function name must be defined exactly once in `src/capi`.
+#[test]
+fn exported_names_are_defined_once() {
+    fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, files);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/capi"),
+        &mut files,
+    );
+    let mut seen = std::collections::HashMap::new();
+    let mut dups = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for line in text.lines() {
+            let l = line.trim_start();
+            let name = [
+                "pub const ",
+                "pub type ",
+                "pub struct ",
+                "pub unsafe extern \"C\" fn ",
+                "pub extern \"C\" fn ",
+            ]
+            .iter()
+            .find_map(|p| l.strip_prefix(p))
+            .map(|rest| {
+                rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap()
+                    .to_string()
+            });
+            if let Some(name) =
+                name.filter(|n| n.starts_with("dlpack") || n.starts_with("DLPACK_HELPERS"))
+            {
+                if let Some(prev) = seen.insert(name.clone(), f.clone()) {
+                    dups.push(format!("{name}: {} and {}", prev.display(), f.display()));
+                }
+            }
+        }
+    }
+    assert!(dups.is_empty(), "C names defined more than once: {dups:#?}");
+}

@@ -110,6 +110,36 @@ class ImportRequest(Structure):
     ]
 
 
+class Stream(Structure):
+    """dlpack_helpers_stream"""
+    _fields_ = [("kind", c_int32), ("handle", c_void_p)]
+
+
+class ExportRequest(Structure):
+    """dlpack_helpers_export_request"""
+    _fields_ = [
+        ("has_max_version", c_bool), ("max_version", DLPackVersion), ("has_stream", c_bool),
+        ("stream", ctypes.c_int64), ("has_dl_device", c_bool), ("dl_device", DLDevice), ("copy", c_int32),
+    ]
+
+
+class ExportPlan(Structure):
+    """dlpack_helpers_export_plan"""
+    _fields_ = [
+        ("kind", c_int32), ("version", DLPackVersion), ("device", DLDevice), ("copy", c_bool),
+        ("flags", c_uint64), ("sync", c_int32), ("stream", Stream),
+    ]
+
+
+StreamWaitFn = ctypes.CFUNCTYPE(c_int32, c_void_p, c_int32, c_void_p, c_void_p)
+StreamSyncFn = ctypes.CFUNCTYPE(c_int32, c_void_p, c_int32, c_void_p)
+
+
+class StreamBackend(Structure):
+    """dlpack_helpers_stream_backend"""
+    _fields_ = [("ctx", c_void_p), ("wait", StreamWaitFn), ("synchronize", StreamSyncFn)]
+
+
 P = POINTER
 PV = P(DLManagedTensorVersioned)
 PL = P(DLManagedTensor)
@@ -145,6 +175,15 @@ PROTOTYPES = {
     "dlpack_object_import": (status_t, (py_object, P(ImportRequest), P(PV), P(c_uint32))),
     "dlpack_object_get_device": (status_t, (py_object, P(DLDevice))),
     "dlpack_exchange_api_find": (status_t, (py_object, P(P(DLPackExchangeAPI)))),
+    # streams
+    "dlpack_stream_decode": (status_t, (DLDevice, c_bool, ctypes.c_int64, c_uint32, P(Stream))),
+    "dlpack_stream_encode": (status_t, (DLDevice, c_void_p, P(c_bool), P(ctypes.c_int64))),
+    "dlpack_export_request_resolve": (status_t, (P(ExportRequest), DLDevice, DLPackVersion, c_uint32, P(ExportPlan))),
+    "dlpack_stream_backend_register": (status_t, (c_int32, P(StreamBackend))),
+    "dlpack_stream_wait": (status_t, (DLDevice, c_void_p, P(Stream))),
+    "dlpack_stream_synchronize": (status_t, (DLDevice, c_void_p)),
+    "dlpack_stream_backend_check": (status_t, (c_int32,)),
+    "dlpack_pointer_get_device": (status_t, (c_void_p, P(DLDevice))),
 }
 
 # Constants (from the header; tests-py/test_prototypes.py checks them).
@@ -152,7 +191,7 @@ STATUS_OK = 0
 EXPORT_LEGACY = 0
 EXPORT_VERSIONED = 1
 PRODUCER_EXPORTS_LEGACY = 0x1
-COPY_IF_NEEDED, COPY_NEVER, COPY_ALWAYS = 0, 1, 2
+COPY_IF_NEEDED, COPY_ALWAYS, COPY_NEVER = 0, 1, 2
 IMPORT_EXCHANGE_API = 0x1
 IMPORTED_LEGACY, IMPORTED_AFTER_RETRY, IMPORTED_EXCHANGE_API = 0x1, 0x2, 0x4
 CAP_CUDA, CAP_ROCM, CAP_PYTHON = 0x1, 0x2, 0x4

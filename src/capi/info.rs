@@ -21,6 +21,22 @@ const _: () = assert!(
         && DLPACK_HELPERS_CAP_PYTHON == info::CAP_PYTHON
 );
 
+/// Capabilities detected at run time (`DLPACK_HELPERS_CAP_*`).
+///
+/// - `CAP_CUDA` / `CAP_ROCM`: the CUDA driver / HIP runtime loads and initializes
+///   (`cuInit` / `hipInit` succeed). Choice: the first call loads the drivers (`dlopen` +
+///   `cuInit`/`hipInit`, no context is created, typically milliseconds up to about a second), so
+///   that the bit means "stream synchronization will work" rather than "a file exists". The
+///   result is kept for the process, so later calls cost nothing.
+/// - `CAP_PYTHON`: the Python C API resolved in this process.
+pub(crate) fn capabilities() -> u64 {
+    let mut caps = crate::capi::stream::backend_capabilities();
+    if crate::capi::python::runtime::available() {
+        caps |= info::CAP_PYTHON;
+    }
+    caps
+}
+
 /// What this library is and supports. Set `struct_size` to `sizeof(dlpack_helpers_info)`
 /// before calling `dlpack_get_info`; the struct only grows at its end, so a caller compiled
 /// against an older header keeps working.
@@ -74,7 +90,7 @@ pub unsafe extern "C" fn dlpack_get_info(
                  sizeof(dlpack_helpers_info))"
             )));
         }
-        let i = info::info();
+        let i = info::info(capabilities());
         let full = dlpack_helpers_info {
             struct_size: 0,
             version: info::VERSION_C.as_ptr(),

@@ -168,11 +168,11 @@ pub unsafe extern "C" fn dlpack_stream_encode(
 pub type dlpack_helpers_copy_mode = i32;
 /// `copy=None` (the zero value): reuse the memory when possible, copy otherwise.
 pub const DLPACK_HELPERS_COPY_IF_NEEDED: dlpack_helpers_copy_mode = 0;
+/// `copy=True`: always copy.
+pub const DLPACK_HELPERS_COPY_ALWAYS: dlpack_helpers_copy_mode = 1;
 /// `copy=False`: never copy; a request that needs a copy fails with
 /// `DLPACK_HELPERS_STATUS_COPY_FORBIDDEN` (`BufferError`).
-pub const DLPACK_HELPERS_COPY_NEVER: dlpack_helpers_copy_mode = 1;
-/// `copy=True`: always copy.
-pub const DLPACK_HELPERS_COPY_ALWAYS: dlpack_helpers_copy_mode = 2;
+pub const DLPACK_HELPERS_COPY_NEVER: dlpack_helpers_copy_mode = 2;
 
 /// What a consumer asks of a producer: the keyword arguments of `__dlpack__`. A zero-initialized
 /// request is `__dlpack__()` with no arguments.

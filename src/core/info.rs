@@ -52,24 +52,9 @@ pub struct Info {
     pub capabilities: u64,
 }
 
-/// Capabilities detected at run time.
-///
-/// - `CAP_CUDA` / `CAP_ROCM`: the CUDA driver / HIP runtime loads and initializes
-///   (`cuInit` / `hipInit` succeed). Choice: the first call loads the drivers (`dlopen` +
-///   `cuInit`/`hipInit`, no context is created, typically milliseconds up to about a second), so
-///   that the bit means "stream synchronization will work" rather than "a file exists". The
-///   result is kept for the process, so later calls cost nothing.
-/// - `CAP_PYTHON`: the Python C API resolved in this process.
-pub fn capabilities() -> u64 {
-    let mut caps = crate::capi::stream::backend_capabilities();
-    if crate::capi::python::runtime::available() {
-        caps |= CAP_PYTHON;
-    }
-    caps
-}
-
-/// The library's description of itself.
-pub fn info() -> Info {
+/// The library's description of itself. `capabilities` are the `CAP_*` bits detected at run time
+/// by the layer that owns the backends (`capi::info::capabilities`).
+pub fn info(capabilities: u64) -> Info {
     Info {
         major: VERSION_MAJOR,
         minor: VERSION_MINOR,
@@ -78,6 +63,6 @@ pub fn info() -> Info {
         dlpack_version: DLPackVersion::CURRENT,
         dlpack_abi_major: DLPackVersion::CURRENT.major,
         accepts_legacy: true,
-        capabilities: capabilities(),
+        capabilities,
     }
 }

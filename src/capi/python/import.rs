@@ -10,9 +10,10 @@ use crate::core::Error;
 use crate::core::python::{self as rules, Keywords};
 use core::ffi::{CStr, c_long, c_void};
 
-// The `copy` values are the stream module's `DLPACK_HELPERS_COPY_*` (one definition: two
-// definitions once disagreed, and the header carried only one of them).
-use crate::capi::stream::{DLPACK_HELPERS_COPY_ALWAYS, DLPACK_HELPERS_COPY_IF_NEEDED};
+use crate::capi::stream::{
+    DLPACK_HELPERS_COPY_ALWAYS, DLPACK_HELPERS_COPY_IF_NEEDED, DLPACK_HELPERS_COPY_NEVER,
+    dlpack_helpers_copy_mode,
+};
 
 /// Request flag: try the type's C exchange API (`__dlpack_c_exchange_api__`, DLPack 1.3, or
 /// `__c_dlpack_exchange_api__`, 1.2) first, when the request passes no `stream`, `dl_device` or
@@ -47,7 +48,7 @@ pub struct dlpack_helpers_import_request {
     /// The `dl_device=` value, a `(device_type, device_id)` pair, when `has_dl_device`.
     pub dl_device: DLDevice,
     /// `DLPACK_HELPERS_COPY_IF_NEEDED` (None, not passed), `_NEVER` (False) or `_ALWAYS` (True).
-    pub copy: i32,
+    pub copy: dlpack_helpers_copy_mode,
     /// `DLPACK_HELPERS_IMPORT_*` bits.
     pub flags: u32,
 }
@@ -176,7 +177,13 @@ fn import(
         req.max_version
     };
     let copy_given = req.copy != DLPACK_HELPERS_COPY_IF_NEEDED;
-    if !(DLPACK_HELPERS_COPY_IF_NEEDED..=DLPACK_HELPERS_COPY_ALWAYS).contains(&req.copy) {
+    if ![
+        DLPACK_HELPERS_COPY_IF_NEEDED,
+        DLPACK_HELPERS_COPY_NEVER,
+        DLPACK_HELPERS_COPY_ALWAYS,
+    ]
+    .contains(&req.copy)
+    {
         return Err(Error::invalid(format!(
             "request->copy is {}, not a DLPACK_HELPERS_COPY_* value",
             req.copy
