@@ -89,7 +89,7 @@ static void reentrant_deleter(DLManagedTensorVersioned *t) {
   counting_deleter(t);
 }
 
-TEST(misbehaving_deleters) {
+TEST(case_5_6_misbehaving_deleters) {
   atomic_store(&created, 0);
   atomic_store(&released, 0);
   /* NULL deleter: "nothing to free", on every releasing path. */
@@ -280,7 +280,7 @@ TEST(eight_threads) {
 }
 
 int main(void) {
-  RUN(misbehaving_deleters);
+  RUN(case_5_6_misbehaving_deleters);
   RUN(misbehaving_backend_callbacks);
   RUN(eight_threads);
   return CHECK_REPORT();

@@ -55,7 +55,7 @@ class Item:
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # foreign names: documented
-def test_capsule_state_machine():
+def test_case_1_2_3_7_8_capsule_state_machine():
     rng = random.Random(SEED)
     tensors = Tensors()
     leaked = set()  # tensor ids whose capsule died under a foreign unconsumed name (documented)

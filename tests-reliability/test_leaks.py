@@ -91,7 +91,7 @@ def rt_numpy(alive):
         del b
 
 
-def rt_capsule_unconsumed(alive):
+def rt_case_3_capsule_unconsumed(alive):
     a = np.arange(ELEMS, dtype=np.float64)
     alive.append(a)
     t = dh.import_tensor(a)
@@ -100,7 +100,7 @@ def rt_capsule_unconsumed(alive):
     t.release()
 
 
-def rt_legacy_retry(alive):
+def rt_typeerror_retry_legacy(alive):
     a = np.arange(ELEMS, dtype=np.float64)
     alive.append(a)
     with dh.import_tensor(Legacy(a)) as t:
@@ -114,7 +114,7 @@ def rt_pyarrow(alive):
         assert t.shape == (ELEMS,)
 
 
-def rt_errors(alive):
+def rt_case_21_error_paths(alive):
     for obj in (Raises(BufferError), Raises(NotImplementedError), Raises(TypeError), NotACapsule(), Plain()):
         alive.append(obj)
         for call in (dh.import_tensor, dh.device):
@@ -126,7 +126,7 @@ def rt_errors(alive):
                 raise AssertionError(f"{call.__name__}({obj!r}) did not raise")
 
 
-SCENARIOS = [rt_numpy, rt_capsule_unconsumed, rt_legacy_retry, rt_pyarrow, rt_errors]
+SCENARIOS = [rt_numpy, rt_case_3_capsule_unconsumed, rt_typeerror_retry_legacy, rt_pyarrow, rt_case_21_error_paths]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__)
