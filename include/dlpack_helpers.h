@@ -201,6 +201,13 @@ struct DLPackExchangeAPI;
 
 
 /**
+ * Option bit of `dlpack_versioned_to_legacy`: convert a read-only tensor anyway, dropping the
+ * `READ_ONLY` flag (the legacy struct cannot carry it; the caller takes responsibility for not
+ * writing). Default: refused with `DLPACK_HELPERS_STATUS_READ_ONLY`.
+ */
+#define DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY 1
+
+/**
  * Capability bit of `dlpack_helpers_info.capabilities`: CUDA stream synchronization is
  * available (the CUDA driver was found at run time).
  */
@@ -215,6 +222,62 @@ struct DLPackExchangeAPI;
  * Capability bit: the Python entry points found a Python interpreter in this process.
  */
 #define DLPACK_HELPERS_CAP_PYTHON 4
+
+/**
+ * The largest `ndim` any function of this library accepts (DLPack sets no bound; NumPy allows
+ * 64). Larger values are refused with `DLPACK_HELPERS_STATUS_INVALID_NDIM` before any shape or
+ * strides array is read.
+ */
+#define DLPACK_HELPERS_MAX_NDIM 1024
+
+/**
+ * `dlpack_helpers_layout.properties` bit: C (row-major) contiguous. Extent-1 dimensions may
+ * carry any stride (peer cases 30, 32); empty tensors are contiguous (peer case 33).
+ */
+#define DLPACK_HELPERS_LAYOUT_C_CONTIGUOUS 1
+
+/**
+ * F (column-major) contiguous, with the same rules.
+ */
+#define DLPACK_HELPERS_LAYOUT_F_CONTIGUOUS 2
+
+/**
+ * Compact in some dimension order: positive strides, each element at its own address, no gaps
+ * (a transposed or axis-permuted contiguous array). Implied by C or F contiguity.
+ */
+#define DLPACK_HELPERS_LAYOUT_COMPACT 4
+
+/**
+ * A dimension of extent > 1 has stride 0 (broadcast): fewer storage elements than elements.
+ */
+#define DLPACK_HELPERS_LAYOUT_BROADCAST 8
+
+/**
+ * A dimension of extent > 1 has a negative stride: bytes below the first element are touched.
+ */
+#define DLPACK_HELPERS_LAYOUT_NEGATIVE_STRIDES 16
+
+/**
+ * `strides` was NULL (and `ndim != 0`): compact row-major strides were assumed.
+ */
+#define DLPACK_HELPERS_LAYOUT_STRIDES_IMPLIED 32
+
+/**
+ * The tensor has no elements (an extent is 0).
+ */
+#define DLPACK_HELPERS_LAYOUT_EMPTY 64
+
+/**
+ * Packed sub-byte elements (for example `float4_e2m1fn` without `IS_SUBBYTE_TYPE_PADDED`):
+ * element `k` occupies bits `[k*b, (k+1)*b)` counted from the first element's byte.
+ */
+#define DLPACK_HELPERS_LAYOUT_PACKED_SUB_BYTE 128
+
+/**
+ * Bytes (with the terminating NUL) that always suffice for a name written by
+ * `dlpack_dtype_format` or `dlpack_device_format`.
+ */
+#define DLPACK_HELPERS_NAME_MAX 32
 
 /**
  * Request flag: try the type's C exchange API (`__dlpack_c_exchange_api__`, DLPack 1.3, or
@@ -250,6 +313,75 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM 4
 
 /**
+ * Validation option bit: accept NULL `strides` (with `ndim != 0`) from a producer declaring
+ * DLPack 1.2 or newer, reading them as compact row-major. Default: refused with
+ * `DLPACK_HELPERS_STATUS_NULL_STRIDES` (DLPack 1.2 rule; peer case 29). Legacy and 1.0/1.1
+ * producers may always send NULL strides.
+ */
+#define DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES 1
+
+/**
+ * Require C (row-major) contiguity (`NOT_CONTIGUOUS` otherwise).
+ */
+#define DLPACK_HELPERS_VALIDATE_REQUIRE_C_CONTIGUOUS 2
+
+/**
+ * Require F (column-major) contiguity (`NOT_CONTIGUOUS` otherwise).
+ */
+#define DLPACK_HELPERS_VALIDATE_REQUIRE_F_CONTIGUOUS 4
+
+/**
+ * Require compactness in some dimension order (`NOT_CONTIGUOUS` otherwise).
+ */
+#define DLPACK_HELPERS_VALIDATE_REQUIRE_COMPACT 8
+
+/**
+ * Require a device type host code can always dereference, as `dlpack_is_cpu_accessible`
+ * (`NOT_CPU_ACCESSIBLE` otherwise).
+ */
+#define DLPACK_HELPERS_VALIDATE_REQUIRE_CPU_ACCESSIBLE 16
+
+/**
+ * Require permission to write: `READ_ONLY` clear (`READ_ONLY` status otherwise). A legacy
+ * tensor's writability is unknown and counts as not writable unless
+ * `DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE` is also set (peer case 46).
+ */
+#define DLPACK_HELPERS_VALIDATE_REQUIRE_WRITABLE 32
+
+/**
+ * Require exactly `options->dtype` (`DTYPE_MISMATCH` otherwise).
+ */
+#define DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE 64
+
+/**
+ * Refuse vector dtypes, `lanes > 1` (`DTYPE_MISMATCH`). Default: vectors are accepted for
+ * every code alike, an element being `bits * lanes` bits.
+ */
+#define DLPACK_HELPERS_VALIDATE_REJECT_VECTOR 128
+
+/**
+ * Require the first element to be aligned to the element's natural alignment (the largest
+ * power of two dividing its size in bytes), the opt-in strict mode of peer case 40
+ * (`MISALIGNED` otherwise). Skipped for empty tensors.
+ */
+#define DLPACK_HELPERS_VALIDATE_REQUIRE_ELEMENT_ALIGNED 256
+
+/**
+ * Refuse broadcast dimensions, stride 0 on an extent > 1 (`UNSUPPORTED_STRIDES`).
+ */
+#define DLPACK_HELPERS_VALIDATE_REJECT_BROADCAST 512
+
+/**
+ * Refuse negative strides on extents > 1 (`UNSUPPORTED_STRIDES`).
+ */
+#define DLPACK_HELPERS_VALIDATE_REJECT_NEGATIVE_STRIDES 1024
+
+/**
+ * With `REQUIRE_WRITABLE`: assume legacy tensors are writable.
+ */
+#define DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE 2048
+
+/**
  * Newest DLPack major version this library reads (the ABI major of `DLManagedTensorVersioned`).
  */
 #define DLPACK_HELPERS_DLPACK_MAJOR_VERSION 1
@@ -272,18 +404,23 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD 2
 
 /**
- * Three-way answer of `dlpack_device_host_access`: one of the `DLPACK_HELPERS_HOST_ACCESS_*`
- * values.
- */
-typedef int32_t dlpack_helpers_host_access;
-
-/**
  * Status returned by every fallible function: 0 (`DLPACK_HELPERS_STATUS_OK`) is success, any
  * other value one of the fixed, positive `DLPACK_HELPERS_STATUS_*` codes. Out-parameters are
  * written only when the status is OK. `dlpack_last_error_message()` gives the details of a
  * failure and `dlpack_status_string()` names a code.
  */
 typedef int32_t dlpack_helpers_status;
+
+/**
+ * Three-way answer of `dlpack_device_host_access`: one of the `DLPACK_HELPERS_HOST_ACCESS_*`
+ * values.
+ */
+typedef int32_t dlpack_helpers_host_access;
+
+/**
+ * Answer of the writability queries: one of `DLPACK_HELPERS_WRITABILITY_*`.
+ */
+typedef int32_t dlpack_helpers_writability;
 
 /**
  * What this library is and supports. Set `struct_size` to `sizeof(dlpack_helpers_info)`
@@ -331,6 +468,53 @@ typedef struct dlpack_helpers_info {
    */
   bool accepts_legacy;
 } dlpack_helpers_info;
+
+/**
+ * The layout of a tensor, as computed by `dlpack_dltensor_layout` and the validators.
+ * Byte positions are relative to `tensor.data` and include `byte_offset`.
+ */
+typedef struct dlpack_helpers_layout {
+  /**
+   * Number of elements: the product of the extents (1 for ndim 0, 0 when empty).
+   */
+  int64_t numel;
+  /**
+   * Bytes the elements take when stored compactly: `numel * itemsize`, or
+   * `ceil(numel * bits * lanes / 8)` for packed sub-byte dtypes (the header's per-element
+   * formula over-counts those). Padded sub-byte elements count `ceil(bits*lanes/8)` bytes each.
+   */
+  int64_t nbytes;
+  /**
+   * Element slots between the lowest and highest element touched, inclusive: `numel` for a
+   * compact tensor, fewer for a broadcast, more for a strided view; 0 when empty.
+   */
+  int64_t storage_elements;
+  /**
+   * Lowest byte touched, relative to `data` (equals `byte_offset` unless strides are
+   * negative). Equal to `end_byte` when empty.
+   */
+  int64_t lowest_byte;
+  /**
+   * One past the highest byte touched, relative to `data`. `[data + lowest_byte, data +
+   * end_byte)` is the range to check against an allocation.
+   */
+  int64_t end_byte;
+  /**
+   * Largest power of two dividing the first element's address (`data + byte_offset` for
+   * pointer-addressed devices; `byte_offset` alone for opaque handles), or 0 when that value
+   * is 0. Reported, never required unless asked (peer cases 40, 42).
+   */
+  uint64_t first_element_alignment;
+  /**
+   * `DLPACK_HELPERS_LAYOUT_*` bits.
+   */
+  uint32_t properties;
+  /**
+   * Bits one element occupies in memory: `bits * lanes`, rounded up to whole bytes for
+   * padded sub-byte dtypes.
+   */
+  uint32_t element_bits;
+} dlpack_helpers_layout;
 
 /**
  * Which struct a producer exports: one of the `DLPACK_HELPERS_EXPORT_*` values.
@@ -391,7 +575,7 @@ typedef struct dlpack_helpers_stream {
   dlpack_helpers_stream_kind kind;
   /**
    * The native handle (`CUstream`, `hipStream_t`, …): the special values 0x1/0x2 for CUDA's
-   * default streams, NULL for `_NO_SYNC`, `_NONE` and `_DEFAULT`.
+   * default streams, NULL for `_NO_SYNC`, `_NONE` and `_DEFAULT`, non-NULL for `_HANDLE`.
    */
   void *handle;
 } dlpack_helpers_stream;
@@ -458,8 +642,11 @@ typedef struct dlpack_helpers_export_plan {
    */
   bool copy;
   /**
-   * Flag bits to set on a versioned tensor: `DLPACK_FLAG_BITMASK_IS_COPIED` when `copy`
-   * (a legacy tensor cannot carry it).
+   * The flag bits this plan decides, to OR into `DLManagedTensorVersioned.flags` (the producer
+   * adds its own, such as `DLPACK_FLAG_BITMASK_READ_ONLY`). For `DLPACK_HELPERS_EXPORT_VERSIONED`:
+   * `DLPACK_FLAG_BITMASK_IS_COPIED` exactly when `copy`, else 0. For
+   * `DLPACK_HELPERS_EXPORT_LEGACY`: always 0, since `DLManagedTensor` has no flags; `copy`
+   * still says whether to copy.
    */
   uint64_t flags;
   /**
@@ -467,8 +654,10 @@ typedef struct dlpack_helpers_export_plan {
    */
   dlpack_helpers_sync sync;
   /**
-   * The consumer's stream decoded for `device` (kind `DLPACK_HELPERS_STREAM_NONE` for a CPU
-   * export).
+   * The consumer's stream decoded for `device` (see `dlpack_stream_decode`): kind
+   * `DLPACK_HELPERS_STREAM_NONE` when `device` is `kDLCPU` and no stream was given,
+   * `_NO_SYNC` for a `kDLCPU` tensor given a stream under
+   * `DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM`.
    */
   struct dlpack_helpers_stream stream;
 } dlpack_helpers_export_plan;
@@ -502,6 +691,44 @@ typedef struct dlpack_helpers_stream_backend {
  * `DLPACK_HELPERS_VERSION_*` values.
  */
 typedef int32_t dlpack_helpers_version_compat;
+
+/**
+ * What a caller requires beyond the DLPack rules. Zero-initialise it and set `struct_size` to
+ * `sizeof(dlpack_helpers_validate_options)`; all-zero fields mean "every DLPack rule, nothing
+ * more". The struct only grows at its end: fields past the caller's `struct_size` take their
+ * zero default, so a caller built against an older header keeps working. Passing NULL
+ * options means all defaults.
+ */
+typedef struct dlpack_helpers_validate_options {
+  /**
+   * Size in bytes of the caller's struct; at least `sizeof(size_t)`.
+   */
+  size_t struct_size;
+  /**
+   * `DLPACK_HELPERS_VALIDATE_*` bits.
+   */
+  uint32_t flags;
+  /**
+   * Largest `ndim` accepted (`INVALID_NDIM` above it); 0: `DLPACK_HELPERS_MAX_NDIM` only.
+   */
+  int32_t max_ndim;
+  /**
+   * Required alignment of `data`, in bytes: a power of two, 0 or 1 for none. 256 is the
+   * header's literal "aligned to 256 bytes" rule, which major producers do not follow (peer
+   * case 42): use it only when you know your producer. Checked only for pointer-addressed
+   * device types and non-empty tensors.
+   */
+  uint64_t data_alignment;
+  /**
+   * Required alignment of the first element (`data + byte_offset`; `byte_offset` alone for
+   * opaque handles), in bytes: a power of two, 0 or 1 for none. Skipped for empty tensors.
+   */
+  uint64_t first_element_alignment;
+  /**
+   * The dtype required with `DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE`.
+   */
+  DLDataType dtype;
+} dlpack_helpers_validate_options;
 
 /**
  * The result of `dlpack_version_negotiate`.
@@ -676,6 +903,125 @@ typedef struct dlpack_helpers_version_choice {
 #define DLPACK_HELPERS_STATUS_NO_EXCHANGE_API 70
 
 /**
+ * `ndim` is negative, above the library bound `DLPACK_HELPERS_MAX_NDIM` (1024), or above
+ * the caller's `max_ndim`. No shape or strides array was read.
+ */
+#define DLPACK_HELPERS_STATUS_INVALID_NDIM 20
+
+/**
+ * `shape` is NULL while `ndim != 0` (DLPack 1.2: only a 0-d tensor may have NULL shape).
+ */
+#define DLPACK_HELPERS_STATUS_NULL_SHAPE 21
+
+/**
+ * `strides` is NULL while `ndim != 0` and the producer declares DLPack 1.2 or newer (a
+ * violation since DLPack 1.2; pass `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` to read them as
+ * compact row-major, as for legacy and 1.0/1.1 producers).
+ */
+#define DLPACK_HELPERS_STATUS_NULL_STRIDES 22
+
+/**
+ * An extent in `shape` is negative.
+ */
+#define DLPACK_HELPERS_STATUS_INVALID_SHAPE 23
+
+/**
+ * The element count, a stride product, the byte extent, `byte_offset` or
+ * `data + byte_offset` does not fit in 64 bits (or in the address space).
+ */
+#define DLPACK_HELPERS_STATUS_OVERFLOW 24
+
+/**
+ * `data` is NULL for a tensor with at least one element on a pointer-addressed device type
+ * (a 0-d tensor has one element). NULL data is valid for empty tensors (peer case 34).
+ */
+#define DLPACK_HELPERS_STATUS_NULL_DATA 25
+
+/**
+ * Unknown dtype code, `lanes == 0`, or `bits` not allowed for the code (bool needs 8,
+ * bfloat16 16, float8 8, float6 6, float4 4; see `docs/validation.md`).
+ */
+#define DLPACK_HELPERS_STATUS_INVALID_DTYPE 26
+
+/**
+ * The dtype is valid but not the one the caller requires, or a vector (`lanes > 1`) the
+ * caller refuses.
+ */
+#define DLPACK_HELPERS_STATUS_DTYPE_MISMATCH 27
+
+/**
+ * `flags` has bits the producer's DLPack version does not define, or a flag the target
+ * form cannot carry (a padded sub-byte tensor converted to legacy).
+ */
+#define DLPACK_HELPERS_STATUS_INVALID_FLAGS 28
+
+/**
+ * The caller requires C, F or compact contiguity and the tensor does not have it.
+ */
+#define DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS 29
+
+/**
+ * The caller requires host-accessible memory and the device type does not guarantee it.
+ */
+#define DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE 30
+
+/**
+ * The caller requires an alignment of `data` or of the first element that it does not have.
+ */
+#define DLPACK_HELPERS_STATUS_MISALIGNED 31
+
+/**
+ * The caller requires a writable tensor and the tensor is read-only, or legacy (writability
+ * unknown); or a read-only tensor would lose its flag in a legacy conversion.
+ */
+#define DLPACK_HELPERS_STATUS_READ_ONLY 32
+
+/**
+ * `data` is an opaque handle on this device type (OpenCL, Vulkan, Metal, unknown, ...): it
+ * is not an address, so no pointer arithmetic is done. Use `data` and `byte_offset` separately.
+ */
+#define DLPACK_HELPERS_STATUS_OPAQUE_HANDLE 33
+
+/**
+ * A caller's buffer is too small for the result (names need at most
+ * `DLPACK_HELPERS_NAME_MAX` bytes). Nothing was written.
+ */
+#define DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL 34
+
+/**
+ * A dtype or device name does not parse, or a value has no name.
+ */
+#define DLPACK_HELPERS_STATUS_UNKNOWN_NAME 35
+
+/**
+ * The caller refuses broadcast (stride 0 on an extent > 1) or negative strides and the
+ * tensor has them.
+ */
+#define DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES 36
+
+/**
+ * Memory for a new managed tensor could not be allocated.
+ */
+#define DLPACK_HELPERS_STATUS_OUT_OF_MEMORY 37
+
+/**
+ * The producer forbids writes (`DLPACK_FLAG_BITMASK_READ_ONLY` set).
+ */
+#define DLPACK_HELPERS_WRITABILITY_READ_ONLY 0
+
+/**
+ * The producer allows writes (versioned, `READ_ONLY` clear).
+ */
+#define DLPACK_HELPERS_WRITABILITY_WRITABLE 1
+
+/**
+ * Unknown: a legacy tensor cannot say. NumPy treats such imports as read-only, PyTorch as
+ * writable; this library's validators count it as not writable unless the caller passes
+ * `DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE` (peer case 46).
+ */
+#define DLPACK_HELPERS_WRITABILITY_UNKNOWN 2
+
+/**
  * `stream = -1`: the producer must not synchronize (also a lenient CPU value).
  */
 #define DLPACK_HELPERS_STREAM_NO_SYNC 0
@@ -696,12 +1042,14 @@ typedef struct dlpack_helpers_version_choice {
 #define DLPACK_HELPERS_STREAM_PER_THREAD_DEFAULT 3
 
 /**
- * The device's default (NULL) stream: ROCm `None` or 0, other devices' `None`; `handle` NULL.
+ * The device's default (NULL) stream: ROCm `None` or 0, other device types' `None`; `handle`
+ * NULL.
  */
 #define DLPACK_HELPERS_STREAM_DEFAULT 4
 
 /**
- * A native stream handle (`CUstream`, `hipStream_t`, or a registered backend's queue).
+ * A native stream handle (`CUstream`, `hipStream_t`, or a registered backend's queue); `handle`
+ * is never NULL (a NULL handle is always `_DEFAULT`, or CUDA's `_LEGACY_DEFAULT`).
  */
 #define DLPACK_HELPERS_STREAM_HANDLE 5
 
@@ -769,6 +1117,89 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * Create an owned DLPack 1.3 versioned managed tensor describing the caller's own buffer, for a
+ * producer to hand out. Nothing is copied but the metadata.
+ *
+ * - `data`: the buffer (address or device handle); may be NULL only for an empty tensor.
+ * - `device`, `dtype`, `byte_offset` (bytes), `flags` (`DLPACK_FLAG_BITMASK_*` of DLPack 1.3):
+ *   stored as given.
+ * - `ndim`, `shape`, `strides`: `shape` and `strides` hold `ndim` elements (strides in
+ *   elements); both are copied. NULL `strides` means compact row-major and compact strides are
+ *   stored (the result always carries strides when `ndim != 0`, DLPack 1.2).
+ * - `release`, `release_ctx`: called as `release(release_ctx)` exactly once by the tensor's
+ *   deleter, after the struct is freed; `release` may be NULL (nothing to release).
+ *   `manager_ctx` of the result is `release_ctx`.
+ * - `out_tensor`: receives the new tensor on OK. Its deleter frees the struct (one allocation
+ *   holding the struct, `shape` and `strides`) and calls `release`; release it with
+ *   `dlpack_tensor_delete` or hand it to a consumer.
+ *
+ * The description is validated as `dlpack_tensor_validate` does with default options.
+ * Returns `DLPACK_HELPERS_STATUS_OK`; any status of `dlpack_tensor_validate` (`NULL_DATA`,
+ * `INVALID_DTYPE`, `INVALID_SHAPE`, ...); `INVALID_FLAGS` (unknown bits); `OUT_OF_MEMORY`;
+ * `NULL_POINTER` (`out_tensor`, or `shape` with `ndim != 0`). On failure `release` is not
+ * called and nothing is allocated. Thread-safe.
+ */
+dlpack_helpers_status dlpack_tensor_create(void *data,
+                                           DLDevice device,
+                                           int32_t ndim,
+                                           const int64_t *shape,
+                                           const int64_t *strides,
+                                           DLDataType dtype,
+                                           uint64_t byte_offset,
+                                           uint64_t flags,
+                                           void (*release)(void *ctx),
+                                           void *release_ctx,
+                                           struct DLManagedTensorVersioned **out_tensor);
+
+/**
+ * Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data.
+ *
+ * - `legacy`: validated first (as `dlpack_legacy_tensor_validate` with default options). On OK
+ *   the wrapper owns it: the wrapper's deleter calls `legacy`'s deleter exactly once (after
+ *   freeing the wrapper); the caller must not release `legacy` itself any more. On failure the
+ *   caller still owns it and nothing was called.
+ * - `flags`: the wrapper's `flags` (DLPack 1.3 bits only): the legacy struct cannot say
+ *   read-only, copied or padded, so the caller states what it knows (for example
+ *   `DLPACK_FLAG_BITMASK_READ_ONLY` for an array from a producer that exports read-only data).
+ *   Legacy sub-byte data is packed; setting `IS_SUBBYTE_TYPE_PADDED` claims otherwise.
+ * - `out_tensor`: receives the wrapper. Its `shape` and `strides` are copies in the wrapper's
+ *   own allocation (compact row-major strides when the legacy tensor had NULL strides), its
+ *   `manager_ctx` is `legacy`, its version 1.3.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; the statuses of `dlpack_legacy_tensor_validate`;
+ * `INVALID_FLAGS`; `OUT_OF_MEMORY`; `NULL_POINTER`. One allocation. Thread-safety: as the
+ * legacy tensor's deleter.
+ */
+dlpack_helpers_status dlpack_legacy_to_versioned(DLManagedTensor *legacy,
+                                                 uint64_t flags,
+                                                 struct DLManagedTensorVersioned **out_tensor);
+
+/**
+ * Wrap a versioned managed tensor as a legacy one (for consumers that only read the legacy
+ * struct), without copying data.
+ *
+ * - `tensor`: version checked (`UNSUPPORTED_VERSION` for a major other than 1, nothing else
+ *   read), then validated as `dlpack_tensor_validate` with
+ *   `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`. On OK the wrapper owns it (its deleter calls
+ *   `tensor`'s deleter exactly once); on failure the caller still owns it.
+ * - `options`: `DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY` or 0. The legacy struct has no flags:
+ *   a read-only tensor is refused (`READ_ONLY`) unless that bit is given; a padded sub-byte
+ *   tensor is always refused (`INVALID_FLAGS`: legacy sub-byte data reads as packed);
+ *   `IS_COPIED` is dropped.
+ * - `out_dropped_flags`: may be NULL; receives the flag bits the legacy form does not carry.
+ * - `out_tensor`: receives the wrapper (`shape`/`strides` copied into its own allocation,
+ *   `manager_ctx` = `tensor`).
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION`; `READ_ONLY`; `INVALID_FLAGS`;
+ * `INVALID_ARGUMENT` (unknown option bits); the statuses of `dlpack_tensor_validate`;
+ * `OUT_OF_MEMORY`; `NULL_POINTER`. Outputs are written only on OK. One allocation.
+ */
+dlpack_helpers_status dlpack_versioned_to_legacy(struct DLManagedTensorVersioned *tensor,
+                                                 uint32_t options,
+                                                 uint64_t *out_dropped_flags,
+                                                 DLManagedTensor **out_tensor);
+
+/**
  * Whether host (CPU) code may dereference a tensor's memory, judged from the device type alone.
  *
  * True exactly for `kDLCPU` (1), `kDLCUDAHost` (3, pinned host memory), `kDLROCMHost` (11,
@@ -823,13 +1254,55 @@ const char *dlpack_status_string(dlpack_helpers_status status);
 /**
  * The Python exception type the array API and the DLPack Python specification prescribe for a
  * status, for bindings that raise: `"BufferError"` (the data cannot be exported or imported as
- * asked: unsupported version, no common version), `"TypeError"` (a keyword the producer does not
- * understand), `"ValueError"` (bad arguments), `"RuntimeError"` (internal error and unknown
+ * asked: unsupported version, no common version, a tensor that breaks a DLPack rule or the
+ * caller's requirements, codes 20–33 and 36), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
+ * understand), `"ValueError"` (bad arguments, unknown names, a buffer too small), `"RuntimeError"` (internal error and unknown
  * codes), `""` for `DLPACK_HELPERS_STATUS_OK`.
  *
  * The string is static: never free it. Thread-safe. Never fails.
  */
 const char *dlpack_status_python_exception(dlpack_helpers_status status);
+
+/**
+ * Read `tensor->flags` after checking the major version.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION` (major not 1; nothing but
+ * `version` read); `NULL_POINTER`. `out_flags` is written only on OK. Thread-safe (reads only).
+ */
+dlpack_helpers_status dlpack_tensor_get_flags(const struct DLManagedTensorVersioned *tensor,
+                                              uint64_t *out_flags);
+
+/**
+ * Set and clear flag bits of a tensor you produce: `flags = (flags | set) & ~clear`.
+ *
+ * - `set`, `clear`: only DLPack 1.3's bits (`DLPACK_FLAG_BITMASK_READ_ONLY`,
+ *   `DLPACK_FLAG_BITMASK_IS_COPIED`, `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`); other bits
+ *   give `INVALID_FLAGS`. Bits the tensor already has and neither mask names are kept.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `INVALID_FLAGS`; `UNSUPPORTED_VERSION`; `NULL_POINTER`.
+ * Not thread-safe with other access to the same tensor (it writes).
+ */
+dlpack_helpers_status dlpack_tensor_set_flags(struct DLManagedTensorVersioned *tensor,
+                                              uint64_t set,
+                                              uint64_t clear);
+
+/**
+ * Whether a consumer may write through a versioned tensor (peer case 46): `READ_ONLY` set →
+ * `DLPACK_HELPERS_WRITABILITY_READ_ONLY`, clear → `DLPACK_HELPERS_WRITABILITY_WRITABLE`
+ * (`IS_COPIED` does not change it).
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION`; `NULL_POINTER`. Thread-safe.
+ */
+dlpack_helpers_status dlpack_tensor_writability(const struct DLManagedTensorVersioned *tensor,
+                                                dlpack_helpers_writability *out_writability);
+
+/**
+ * Writability of a legacy tensor: always `DLPACK_HELPERS_WRITABILITY_UNKNOWN` (the struct has
+ * no flags), written to `out_writability`. Returns `DLPACK_HELPERS_STATUS_OK` or
+ * `NULL_POINTER` (NULL `tensor` or `out_writability`). Thread-safe.
+ */
+dlpack_helpers_status dlpack_legacy_tensor_writability(const DLManagedTensor *tensor,
+                                                       dlpack_helpers_writability *out_writability);
 
 /**
  * Fill `out_info` with the library's version, the DLPack version and ABI it supports, and its
@@ -844,6 +1317,138 @@ const char *dlpack_status_python_exception(dlpack_helpers_status status);
  * written). Thread-safe.
  */
 dlpack_helpers_status dlpack_get_info(struct dlpack_helpers_info *out_info);
+
+/**
+ * Compute the layout of a `DLTensor`: element count, bytes, contiguity, broadcast and negative
+ * strides, the byte range touched and the first element's alignment.
+ *
+ * - `tensor`: borrowed; `shape` and `strides` must hold `ndim` elements when non-NULL. NULL
+ *   `strides` are read as compact row-major at any version (`DLPACK_HELPERS_LAYOUT_STRIDES_IMPLIED`
+ *   is set; whether NULL is *allowed* is `dlpack_dltensor_validate`'s job, peer case 29).
+ * - `flags`: the `DLManagedTensorVersioned.flags` that go with it; only
+ *   `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED` matters here. Pass 0 for legacy tensors.
+ * - `out_layout`: receives the layout on OK.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER` (NULL `tensor` or `out_layout`);
+ * `INVALID_NDIM`, `NULL_SHAPE`, `INVALID_SHAPE` (negative extent), `INVALID_DTYPE`, `OVERFLOW`
+ * (counts or byte positions beyond `int64_t`). Does not check `data`.
+ * No allocation; thread-safe (reads only).
+ */
+dlpack_helpers_status dlpack_dltensor_layout(const DLTensor *tensor,
+                                             uint64_t flags,
+                                             struct dlpack_helpers_layout *out_layout);
+
+/**
+ * `dlpack_dltensor_layout` for a versioned managed tensor: its version is checked first
+ * (`DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` for a major other than 1, nothing else read),
+ * then flags with bits its version does not define give `INVALID_FLAGS`, and its
+ * `IS_SUBBYTE_TYPE_PADDED` flag is used. Same statuses otherwise. For a legacy tensor call
+ * `dlpack_dltensor_layout(&t->dl_tensor, 0, out)`.
+ */
+dlpack_helpers_status dlpack_tensor_layout(const struct DLManagedTensorVersioned *tensor,
+                                           struct dlpack_helpers_layout *out_layout);
+
+/**
+ * The compact strides (in elements) for a shape: what NULL strides mean (row-major, DLPack
+ * ≤ 1.1 and legacy), or column-major.
+ *
+ * - `ndim`: 0..=`DLPACK_HELPERS_MAX_NDIM`; `shape` and `out_strides` hold `ndim` elements (may
+ *   be NULL when `ndim` is 0).
+ * - `column_major`: false for row-major (C), true for column-major (F).
+ * - Extents of 0 count as 1, so every stride stays meaningful.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER`; `INVALID_NDIM`; `INVALID_SHAPE`
+ * (negative extent); `OVERFLOW` (a stride beyond `int64_t`). `out_strides` is written only on
+ * OK. No allocation; thread-safe.
+ */
+dlpack_helpers_status dlpack_compact_strides(int32_t ndim,
+                                             const int64_t *shape,
+                                             bool column_major,
+                                             int64_t *out_strides);
+
+/**
+ * Whether `data` is an address on this device type (so `data + byte_offset` is the first
+ * element): true for `kDLCPU`, `kDLCUDA`, `kDLCUDAHost`, `kDLROCM`, `kDLROCMHost`,
+ * `kDLCUDAManaged` and `kDLOneAPI` (USM pointers); false for every other value, known
+ * (OpenCL `cl_mem`, Vulkan, Metal `id<MTLBuffer>`, VPI, ExtDev, WebGPU, Hexagon, MAIA, Trn) or
+ * unknown (dlpack#83, #186). Thread-safe, never fails.
+ */
+bool dlpack_device_is_pointer_addressed(DLDevice device);
+
+/**
+ * The address of a tensor's first element, `(char*)data + byte_offset` (peer cases 38, 39).
+ *
+ * - `out_address`: receives the address on OK.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK` for pointer-addressed device types (see
+ * `dlpack_device_is_pointer_addressed`); `OPAQUE_HANDLE` for the others (`data` is a handle:
+ * no arithmetic is done, use `data` and `byte_offset` separately, or
+ * `dlpack_dltensor_data_location`); `OVERFLOW` when the sum wraps; `NULL_POINTER`.
+ * Reads only `data`, `device` and `byte_offset`. Thread-safe.
+ */
+dlpack_helpers_status dlpack_dltensor_data_address(const DLTensor *tensor, void **out_address);
+
+/**
+ * Where a tensor's first element is, for every device type: for pointer-addressed types
+ * `*out_data = data + byte_offset` and `*out_byte_offset = 0`; for opaque handles `data` and
+ * `byte_offset` unchanged (peer case 39: never add an offset to a handle).
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `OVERFLOW` when `data + byte_offset` wraps;
+ * `NULL_POINTER`. Both outputs are written only on OK. Thread-safe.
+ */
+dlpack_helpers_status dlpack_dltensor_data_location(const DLTensor *tensor,
+                                                    void **out_data,
+                                                    uint64_t *out_byte_offset);
+
+/**
+ * Write the name of a dtype into `buf`: `"float32"`, `"bfloat16"`, `"complex64"` (bits of the
+ * whole complex number), `"bool"`, `"int4"`, `"float8_e4m3fn"`, `"float6_e2m3fn"`,
+ * `"float4_e2m1fn"`, `"handle64"`, and for vector types an `x<lanes>` suffix: `"float32x4"`.
+ *
+ * - `buf`, `buf_size`: the caller's buffer and its size in bytes, including the NUL;
+ *   `DLPACK_HELPERS_NAME_MAX` always suffices.
+ * - `out_len`: may be NULL; receives the name's length without the NUL.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `INVALID_DTYPE` for a dtype that does not validate (an
+ * unknown code, `lanes == 0`, bits not allowed for the code); `BUFFER_TOO_SMALL` (nothing
+ * written); `NULL_POINTER` (NULL `buf`). No allocation on success; thread-safe.
+ */
+dlpack_helpers_status dlpack_dtype_format(DLDataType dtype,
+                                          char *buf,
+                                          size_t buf_size,
+                                          size_t *out_len);
+
+/**
+ * Parse a dtype name written by `dlpack_dtype_format` (exact, case-sensitive) into `*out_dtype`.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `UNKNOWN_NAME` for anything else, including names of
+ * dtypes that do not validate (`"bfloat32"`, `"float8"`, `"bool1"`); `NULL_POINTER`.
+ * `name` must be NUL-terminated. Thread-safe.
+ */
+dlpack_helpers_status dlpack_dtype_parse(const char *name, DLDataType *out_dtype);
+
+/**
+ * Write a device as `"<type>:<id>"` into `buf`: `"cpu:0"`, `"cuda:1"`, `"cuda_host:0"`
+ * (pinned host memory, kDLCUDAHost; peer case 10), `"cuda_managed:0"`, `"rocm:0"`,
+ * `"rocm_host:0"`, `"opencl"`, `"vulkan"`, `"metal"`, `"vpi"`, `"ext_dev"`, `"oneapi"`,
+ * `"webgpu"`, `"hexagon"`, `"maia"`, `"trn"` (the DLPack 1.3 device types).
+ *
+ * `buf`, `buf_size`, `out_len` as in `dlpack_dtype_format`. Returns `DLPACK_HELPERS_STATUS_OK`;
+ * `UNKNOWN_NAME` for a device type DLPack 1.3 does not assign; `INVALID_ARGUMENT` for a
+ * negative `device_id`; `BUFFER_TOO_SMALL`; `NULL_POINTER`. Thread-safe.
+ */
+dlpack_helpers_status dlpack_device_format(DLDevice device,
+                                           char *buf,
+                                           size_t buf_size,
+                                           size_t *out_len);
+
+/**
+ * Parse `"<type>"` (device id 0) or `"<type>:<id>"` (a decimal id in 0..=INT32_MAX, no sign
+ * or leading zeros) into `*out_device`, with the type names of `dlpack_device_format`.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `UNKNOWN_NAME`; `NULL_POINTER`. Thread-safe.
+ */
+dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device);
 
 /**
  * The standard producer capsule destructor (a `PyCapsule_Destructor`), for capsules holding a
@@ -1019,8 +1624,15 @@ dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
  *   no sync; 1 and 2 are refused.
  * - `kDLCPU`: only `None` (→ `DLPACK_HELPERS_STREAM_NONE`); with the lenient flag any integer
  *   → `DLPACK_HELPERS_STREAM_NO_SYNC`.
- * - Other device types (queues "by agreement"): `None` → default, -1 → no sync, ≥ 0 → handle.
+ * - Other device types, including `kDLOneAPI` and values this library does not know (the array
+ *   API standardizes no encoding for them, "by agreement"): `None` → default (NULL handle), -1 →
+ *   no sync, > 0 → handle; 0 is refused, because a NULL handle means the default here and 0
+ *   could mean either.
  * - Any value below -1 is refused on every device (except `kDLCPU` in the lenient mode, above).
+ *
+ * Every accepted value comes back unchanged from `dlpack_stream_encode_decoded` (decode and
+ * encode are inverses), except in lenient CPU mode, which maps every integer to `_NO_SYNC`.
+ * `out_stream->handle` is NULL exactly for the kinds `_NO_SYNC`, `_NONE` and `_DEFAULT`.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (the array API's `ValueError`),
  * `_INVALID_ARGUMENT` (unknown flags) or `_NULL_POINTER`. No allocation on success; pure and
@@ -1034,7 +1646,9 @@ dlpack_helpers_status dlpack_stream_decode(DLDevice device,
 
 /**
  * Encode a native stream into the integer a consumer passes to a Python producer's
- * `__dlpack__(stream=…)`: the inverse of `dlpack_stream_decode`.
+ * `__dlpack__(stream=…)`; decoding the result with `dlpack_stream_decode` gives that stream
+ * back (a consumer that wants no synchronization passes -1 itself, or uses
+ * `dlpack_stream_encode_decoded` with kind `_NO_SYNC`).
  *
  * - `device`: the device the consumer works on.
  * - `native_stream`: the consumer's stream (`CUstream`, `hipStream_t`, …; NULL for the default).
@@ -1042,16 +1656,45 @@ dlpack_helpers_status dlpack_stream_decode(DLDevice device,
  * - `out_stream`: receives the integer (unchanged when `*out_has_stream` is false).
  *
  * CUDA: NULL and `CU_STREAM_LEGACY` → 1, `CU_STREAM_PER_THREAD` → 2, a handle → its address
- * (never 0, peer case 23). ROCm: NULL → 0, a handle → its address; `hipStreamPerThread` has no
- * value (refused). `kDLCPU`: NULL → no stream; anything else is refused. Other devices: NULL →
- * no stream, a handle → its address.
+ * (never 0, peer case 23). ROCm: NULL → 0, a handle → its address; `hipStreamPerThread` (0x2)
+ * and 0x1 have no value (refused). `kDLCPU`: NULL → no stream; anything else is refused. Other
+ * device types (see `dlpack_stream_decode`): NULL (the default queue) → no stream, a handle →
+ * its address. An address above `INT64_MAX` is refused.
  *
- * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` or `_NULL_POINTER`. Pure, thread-safe.
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` or `_NULL_POINTER` (either out-pointer
+ * NULL). Both out-values are written only on OK. Pure, thread-safe.
  */
 dlpack_helpers_status dlpack_stream_encode(DLDevice device,
                                            void *native_stream,
                                            bool *out_has_stream,
                                            int64_t *out_stream);
+
+/**
+ * Encode a decoded stream back into its protocol integer: the exact inverse of
+ * `dlpack_stream_decode` (in its default, strict mode). For every integer that
+ * `dlpack_stream_decode` accepts for `device`, this gives the same integer back, and it refuses
+ * every stream that `dlpack_stream_decode` cannot produce for `device`.
+ *
+ * - `device`: the device the stream belongs to.
+ * - `stream`: a decoded stream (from `dlpack_stream_decode` or `plan.stream`).
+ * - `out_has_stream`: receives false when no stream should be passed (`None`), else true.
+ * - `out_stream`: receives the integer (unchanged when `*out_has_stream` is false).
+ *
+ * `_NO_SYNC` → -1; CUDA `_LEGACY_DEFAULT` (handle 0x1) → 1, `_PER_THREAD_DEFAULT` (0x2) → 2;
+ * ROCm `_DEFAULT` → 0; other device types' `_DEFAULT` → no stream; `_HANDLE` → its address.
+ * `kDLCPU`: `_NONE` and `_NO_SYNC` (the lenient mode's result) → no stream, the only value the
+ * array API allows there, so the lenient mode is not inverted.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (a kind or handle that decoding never
+ * yields for `device`: a NULL or special handle with kind `_HANDLE`, a non-NULL handle with
+ * `_DEFAULT`, a CUDA kind on ROCm, …), `_INVALID_ARGUMENT` (`stream->kind` is not a
+ * `DLPACK_HELPERS_STREAM_*` value) or `_NULL_POINTER`. Both out-values are written only on OK.
+ * Pure, thread-safe.
+ */
+dlpack_helpers_status dlpack_stream_encode_decoded(DLDevice device,
+                                                   const struct dlpack_helpers_stream *stream,
+                                                   bool *out_has_stream,
+                                                   int64_t *out_stream);
 
 /**
  * Producer side of `__dlpack__(stream=…, max_version=…, dl_device=…, copy=…)`: resolve a
@@ -1066,16 +1709,18 @@ dlpack_helpers_status dlpack_stream_encode(DLDevice device,
  *
  * Rules (array API `__dlpack__`; DLPack spec §4.4–4.6; peer cases 23, 25, 28, 47):
  * - struct and version as `dlpack_version_negotiate`;
- * - `dl_device` absent or equal to `tensor_device`: no copy unless `copy` is ALWAYS; the stream
- *   is decoded for the device; `sync` is STREAM_WAIT unless the stream is -1 or the device has
- *   no streams;
+ * - `dl_device` absent or equal to `tensor_device` (type and id): no copy unless `copy` is
+ *   ALWAYS; the stream is decoded for the device as by `dlpack_stream_decode`; `sync` is
+ *   STREAM_WAIT unless the stream is -1 or the device has no streams (then NONE);
  * - `dl_device = (kDLCPU, 0)` for a tensor elsewhere: the stream must be absent
  *   (`_INVALID_STREAM` otherwise); `sync` is HOST. Host-accessible memory (`kDLCUDAHost`,
  *   `kDLROCMHost`, `kDLCUDAManaged`) is served in place and reported as `(kDLCPU, 0)` (policy,
  *   as NumPy does); other memory needs a copy, and `copy` NEVER fails with
  *   `_COPY_FORBIDDEN` (`BufferError`, peer case 47);
- * - any other `dl_device` → `_UNSUPPORTED_DEVICE` (`BufferError`);
- * - every copy sets `DLPACK_FLAG_BITMASK_IS_COPIED` in `flags`.
+ * - any other `dl_device`, including `(kDLCPU, id)` with `id != 0` → `_UNSUPPORTED_DEVICE`
+ *   (`BufferError`);
+ * - `flags`: `DLPACK_FLAG_BITMASK_IS_COPIED` for every copy of a versioned export; always 0 for
+ *   a legacy export (its struct has no flags), whatever `copy` is.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM`, `_COPY_FORBIDDEN`,
  * `_UNSUPPORTED_DEVICE`, `_NO_COMMON_VERSION`, `_KEYWORD_NOT_UNDERSTOOD`, `_INVALID_ARGUMENT`
@@ -1150,12 +1795,14 @@ dlpack_helpers_status dlpack_stream_synchronize(DLDevice device, void *stream);
  * Load and initialize the built-in backend for a device type now, and say whether it works:
  * CUDA (`libcuda.so.1`, override with the environment variable `DLPACK_HELPERS_CUDA_LIBRARY`)
  * for `kDLCUDA`, `kDLCUDAHost`, `kDLCUDAManaged`; HIP (`libamdhip64.so`, override with
- * `DLPACK_HELPERS_HIP_LIBRARY`) for `kDLROCM`, `kDLROCMHost`; a registered backend for any
- * other type. The first call per runtime loads it (cost of `dlopen` and `cuInit`/`hipInit`);
- * the answer is kept for the process.
+ * `DLPACK_HELPERS_HIP_LIBRARY`) for `kDLROCM`, `kDLROCMHost`. A registered backend answers
+ * first, for any type (it also takes precedence over CUDA and HIP), and is the only backend
+ * for other types. The first call per runtime loads it (cost of `dlopen` and
+ * `cuInit`/`hipInit`); the answer is kept for the process.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK` or `_BACKEND_UNAVAILABLE` with a message naming the
- * library and the reason. Thread-safe.
+ * library and the reason (also for `kDLCPU`, which has no streams and needs no backend:
+ * `dlpack_stream_synchronize` does nothing for it). Thread-safe.
  */
 dlpack_helpers_status dlpack_stream_backend_check(DLDeviceType device_type);
 
@@ -1264,6 +1911,66 @@ dlpack_helpers_status dlpack_tensor_check_version(const struct DLManagedTensorVe
  */
 dlpack_helpers_status dlpack_tensor_check_version_or_delete(struct DLManagedTensorVersioned *tensor,
                                                             dlpack_helpers_version_compat *out_compat);
+
+/**
+ * Validate a received versioned managed tensor against every DLPack rule and the caller's
+ * requirements, reporting the first violation. Rules, in the order checked (details and
+ * policies in `docs/validation.md`):
+ *
+ * 1. `options` well-formed (`INVALID_ARGUMENT`: `struct_size` too small, unknown option bits,
+ *    an alignment that is not a power of two, negative `max_ndim`);
+ * 2. `version.major == 1` (`UNSUPPORTED_VERSION`; nothing else is read);
+ * 3. `flags` without bits the declared version does not define (`INVALID_FLAGS`; bits beyond
+ *    DLPack 1.3's three are accepted from minor ≥ 4);
+ * 4. `0 <= ndim <= DLPACK_HELPERS_MAX_NDIM` and `<= options->max_ndim` (`INVALID_NDIM`);
+ * 5. `shape` non-NULL when `ndim != 0` (`NULL_SHAPE`);
+ * 6. `strides` non-NULL when `ndim != 0` for DLPack ≥ 1.2 (`NULL_STRIDES`, unless
+ *    `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`; peer case 29);
+ * 7. extents ≥ 0 (`INVALID_SHAPE`); element count, byte size and byte range within `int64_t`,
+ *    `byte_offset <= INT64_MAX` (`OVERFLOW`);
+ * 8. dtype: known code, `lanes >= 1`, `bits` allowed for the code (`INVALID_DTYPE`; bool
+ *    must be 8 bits, bfloat16 16, float6 6, float4 4; peer cases 43, 45), then
+ *    `REJECT_VECTOR` / `REQUIRE_DTYPE` (`DTYPE_MISMATCH`);
+ * 9. non-NULL `data` when the tensor has elements on a pointer-addressed device (`NULL_DATA`;
+ *    peer case 34), and all its bytes inside the address space (`OVERFLOW`);
+ * 10. `REQUIRE_CPU_ACCESSIBLE` (`NOT_CPU_ACCESSIBLE`); alignment options (`MISALIGNED`; peer
+ *     cases 40, 42); contiguity options (`NOT_CONTIGUOUS`; peer cases 30, 32, 33, 36);
+ *     `REJECT_BROADCAST` / `REJECT_NEGATIVE_STRIDES` (`UNSUPPORTED_STRIDES`);
+ *     `REQUIRE_WRITABLE` (`READ_ONLY`; peer case 46).
+ *
+ * - `tensor`: borrowed; its `shape` and `strides`, when non-NULL, must hold `ndim` elements
+ *   (the only thing that cannot be checked). `data` is never dereferenced.
+ * - `options`: may be NULL (defaults).
+ * - `out_layout`: may be NULL; on OK receives the layout (as `dlpack_tensor_layout`).
+ *
+ * Also `DLPACK_HELPERS_STATUS_NULL_POINTER` for a NULL `tensor`. The message of
+ * `dlpack_last_error_message()` names the field and the rule. No allocation on success;
+ * thread-safe (reads only).
+ */
+dlpack_helpers_status dlpack_tensor_validate(const struct DLManagedTensorVersioned *tensor,
+                                             const struct dlpack_helpers_validate_options *options,
+                                             struct dlpack_helpers_layout *out_layout);
+
+/**
+ * `dlpack_tensor_validate` for a legacy `DLManagedTensor`: no version or flags, so NULL
+ * strides always mean compact row-major, sub-byte dtypes are packed, and writability is
+ * unknown (`REQUIRE_WRITABLE` fails unless `LEGACY_WRITABLE` is set). Same statuses.
+ */
+dlpack_helpers_status dlpack_legacy_tensor_validate(const DLManagedTensor *tensor,
+                                                    const struct dlpack_helpers_validate_options *options,
+                                                    struct dlpack_helpers_layout *out_layout);
+
+/**
+ * `dlpack_tensor_validate` for a bare `DLTensor` (for example one filled by
+ * `DLPackDLTensorFromPyObjectNoSync`), with the producer's version and flags passed by value:
+ * `version.major == 0` means legacy/unknown (no flags; NULL strides allowed), anything else is
+ * checked like a versioned tensor's `version` and `flags`. Same statuses.
+ */
+dlpack_helpers_status dlpack_dltensor_validate(const DLTensor *tensor,
+                                               DLPackVersion version,
+                                               uint64_t flags,
+                                               const struct dlpack_helpers_validate_options *options,
+                                               struct dlpack_helpers_layout *out_layout);
 
 /**
  * Check a DLPack version against the one this library reads.

@@ -165,6 +165,102 @@ TEST(zero_request_is_dlpack_without_arguments) {
                DLPACK_HELPERS_STATUS_NULL_POINTER);
 }
 
+/* For every device class and the values 0, -1, 1, 2, 3, INT64_MAX and others: decode refuses
+ * the value, or dlpack_stream_encode_decoded gives it back; a HANDLE is never NULL. */
+TEST(decode_encode_round_trip_every_device_class) {
+  static const int32_t classes[] = {kDLCPU,  kDLCUDA,   kDLCUDAHost, kDLCUDAManaged, kDLROCM,
+                                    kDLROCMHost, kDLOneAPI, kDLVulkan, 999,            -4};
+  static const int64_t values[] = {0,  -1, 1,          2,           3,          4,
+                                   -2, 7,  0x7f001234, INT64_MAX,   INT64_MIN,  INT64_MAX - 1,
+                                   255, 1 << 20};
+  for (size_t i = 0; i < sizeof classes / sizeof classes[0]; ++i) {
+    int accepted = 0;
+    for (size_t j = 0; j < sizeof values / sizeof values[0]; ++j) {
+      dlpack_helpers_stream s;
+      dlpack_helpers_status st = decode(classes[i], 1, values[j], 0, &s);
+      if (st != DLPACK_HELPERS_STATUS_OK) {
+        CHECK_EQ_INT(st, DLPACK_HELPERS_STATUS_INVALID_STREAM);
+        continue;
+      }
+      ++accepted;
+      bool has = false;
+      int64_t v = 99;
+      CHECK_STATUS(dlpack_stream_encode_decoded(dev(classes[i], 0), &s, &has, &v),
+                   DLPACK_HELPERS_STATUS_OK);
+      CHECK(has);
+      if (v != values[j])
+        fprintf(stderr, "device %d value %lld came back as %lld\n", (int)classes[i],
+                (long long)values[j], (long long)v);
+      CHECK(v == values[j]);
+      CHECK((s.handle == NULL) == (s.kind == DLPACK_HELPERS_STREAM_NO_SYNC ||
+                                   s.kind == DLPACK_HELPERS_STREAM_DEFAULT ||
+                                   s.kind == DLPACK_HELPERS_STREAM_NONE));
+    }
+    CHECK((accepted == 0) == (classes[i] == kDLCPU));
+  }
+}
+
+/* oneAPI and unknown types: 0 is refused, None is the default queue and encodes as "no stream". */
+TEST(zero_refused_where_the_encoding_is_not_standard) {
+  static const int32_t others[] = {kDLOneAPI, 999};
+  for (size_t i = 0; i < 2; ++i) {
+    dlpack_helpers_stream s;
+    CHECK_STATUS(decode(others[i], 1, 0, 0, &s), DLPACK_HELPERS_STATUS_INVALID_STREAM);
+    CHECK_EQ_INT(s.kind, -1);
+    CHECK_STATUS(decode(others[i], 0, 0, 0, &s), DLPACK_HELPERS_STATUS_OK);
+    CHECK_EQ_INT(s.kind, DLPACK_HELPERS_STREAM_DEFAULT);
+    CHECK(s.handle == NULL);
+    bool has = true;
+    int64_t v = 99;
+    CHECK_STATUS(dlpack_stream_encode_decoded(dev(others[i], 0), &s, &has, &v),
+                 DLPACK_HELPERS_STATUS_OK);
+    CHECK(!has);
+    CHECK_EQ_INT(v, 99);
+    has = true;
+    CHECK_STATUS(dlpack_stream_encode(dev(others[i], 0), NULL, &has, &v), DLPACK_HELPERS_STATUS_OK);
+    CHECK(!has);
+    /* A HANDLE with a NULL handle is not a decoded stream. */
+    dlpack_helpers_stream bad = {DLPACK_HELPERS_STREAM_HANDLE, NULL};
+    has = false;
+    CHECK_STATUS(dlpack_stream_encode_decoded(dev(others[i], 0), &bad, &has, &v),
+                 DLPACK_HELPERS_STATUS_INVALID_STREAM);
+    CHECK(!has);
+  }
+}
+
+/* Legacy and versioned plans under every copy mode: flags is IS_COPIED only for a versioned
+ * copy; a legacy plan says copy = true but has flags 0 (DLManagedTensor has no flags). */
+TEST(plan_flags_for_both_export_kinds_and_copy_modes) {
+  static const int copies[] = {DLPACK_HELPERS_COPY_IF_NEEDED, DLPACK_HELPERS_COPY_ALWAYS,
+                               DLPACK_HELPERS_COPY_NEVER};
+  for (int versioned = 0; versioned < 2; ++versioned) {
+    for (size_t i = 0; i < 3; ++i) {
+      for (int cross = 0; cross < 2; ++cross) {
+        dlpack_helpers_export_request r;
+        memset(&r, 0, sizeof r);
+        r.has_max_version = versioned != 0;
+        r.max_version.major = 1;
+        r.has_dl_device = cross != 0;
+        r.dl_device = dev(kDLCPU, 0);
+        r.copy = copies[i];
+        dlpack_helpers_export_plan p;
+        DLPackVersion pv = {1, 3};
+        dlpack_helpers_status st = dlpack_export_request_resolve(
+            &r, dev(kDLCUDA, 0), pv, DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY, &p);
+        if (cross && copies[i] == DLPACK_HELPERS_COPY_NEVER) {
+          CHECK_EQ_INT(st, DLPACK_HELPERS_STATUS_COPY_FORBIDDEN);
+          continue;
+        }
+        CHECK_EQ_INT(st, DLPACK_HELPERS_STATUS_OK);
+        bool copy = cross || copies[i] == DLPACK_HELPERS_COPY_ALWAYS;
+        CHECK_EQ_INT(p.kind, versioned ? DLPACK_HELPERS_EXPORT_VERSIONED : DLPACK_HELPERS_EXPORT_LEGACY);
+        CHECK_EQ_INT(p.copy, copy);
+        CHECK_EQ_INT(p.flags, (versioned && copy) ? DLPACK_FLAG_BITMASK_IS_COPIED : 0);
+      }
+    }
+  }
+}
+
 static int waits, syncs;
 static int32_t my_wait(void *ctx, int32_t id, void *producer, void *consumer) {
   (void)ctx;
@@ -212,6 +308,9 @@ int main(void) {
   RUN(case_28_cpu_only_none_unless_lenient);
   RUN(case_47_copy_false_cross_device_is_buffer_error);
   RUN(zero_request_is_dlpack_without_arguments);
+  RUN(decode_encode_round_trip_every_device_class);
+  RUN(zero_refused_where_the_encoding_is_not_standard);
+  RUN(plan_flags_for_both_export_kinds_and_copy_modes);
   RUN(registered_backend_and_unavailable_backends);
   return CHECK_REPORT();
 }

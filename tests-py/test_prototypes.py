@@ -13,7 +13,7 @@ SCALARS = {
     "dlpack_helpers_export_kind": c_int32, "dlpack_helpers_host_access": c_int32, "int32_t": c_int32,
     "uint32_t": c_uint32, "uint64_t": c_uint64, "bool": c_bool, "size_t": c_size_t,
     "DLPackVersion": _lib.DLPackVersion, "DLDevice": _lib.DLDevice, "int64_t": ctypes.c_int64,
-    "DLDeviceType": c_int32,
+    "DLDeviceType": c_int32, "dlpack_helpers_writability": c_int32, "DLDataType": _lib.DLDataType,
 }
 STRUCTS = {
     "DLManagedTensorVersioned": _lib.DLManagedTensorVersioned, "DLManagedTensor": _lib.DLManagedTensor,
@@ -23,7 +23,9 @@ STRUCTS = {
     "int32_t": c_int32, "uint32_t": c_uint32, "dlpack_helpers_version_compat": c_int32,
     "int64_t": ctypes.c_int64, "bool": c_bool, "dlpack_helpers_stream": _lib.Stream,
     "dlpack_helpers_export_request": _lib.ExportRequest, "dlpack_helpers_export_plan": _lib.ExportPlan,
-    "dlpack_helpers_stream_backend": _lib.StreamBackend,
+    "dlpack_helpers_stream_backend": _lib.StreamBackend, "dlpack_helpers_layout": _lib.Layout,
+    "dlpack_helpers_validate_options": _lib.ValidateOptions, "uint64_t": c_uint64, "size_t": c_size_t,
+    "dlpack_helpers_writability": c_int32, "DLDataType": _lib.DLDataType,
 }
 
 
@@ -46,6 +48,8 @@ def norm(t):
 
 def accepted(ctype: str):
     """The ctypes types a C type may be bound as."""
+    if "(*" in ctype:  # a function pointer: bound as a ctypes CFUNCTYPE (checked by the C tests)
+        return [v for v in vars(_lib).values() if isinstance(v, type) and issubclass(v, ctypes._CFuncPtr)]
     stars = len(ctype) - len(ctype.rstrip("*"))
     base = ctype.rstrip("*")
     if base == "void" and stars == 0:
@@ -112,3 +116,30 @@ def test_struct_sizes():
     assert ctypes.sizeof(_lib.DLManagedTensorVersioned) == 80
     assert ctypes.sizeof(_lib.DLManagedTensor) == 64
     assert ctypes.sizeof(_lib.DLPackExchangeAPI) == 56
+
+
+def test_ctypes_structs_match_the_c_layout(tmp_path):
+    """Every ctypes Structure bound to a C struct has the C size and field offsets (compiled by cc)."""
+    import subprocess
+    structs = {c: t for c, t in STRUCTS.items() if isinstance(t, type) and issubclass(t, ctypes.Structure)}
+    lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "dlpack_helpers.h"', "int main(void) {"]
+    for cname, t in structs.items():
+        ctype = f"struct {cname}" if cname in ("DLManagedTensorVersioned", "DLPackExchangeAPI") else cname
+        lines.append(f'printf("{cname} size %zu\\n", sizeof({ctype}));')
+        for field, *_ in t._fields_:
+            lines.append(f'printf("{cname} {field} %zu\\n", offsetof({ctype}, {field}));')
+    lines.append("return 0; }")
+    src = tmp_path / "layout.c"
+    src.write_text("\n".join(lines))
+    exe = tmp_path / "layout"
+    subprocess.run(["cc", "-std=c11", f"-I{HEADER.parent}", str(src), "-o", str(exe)], check=True)
+    c_values = dict(l.rsplit(" ", 1) for l in subprocess.run([str(exe)], check=True, capture_output=True,
+                                                              text=True).stdout.splitlines())
+    wrong = []
+    for cname, t in structs.items():
+        if int(c_values[f"{cname} size"]) != ctypes.sizeof(t):
+            wrong.append(f"sizeof({cname}): C {c_values[f'{cname} size']}, ctypes {ctypes.sizeof(t)}")
+        for field, *_ in t._fields_:
+            if int(c_values[f"{cname} {field}"]) != getattr(t, field).offset:
+                wrong.append(f"{cname}.{field}: C offset {c_values[f'{cname} {field}']}, ctypes {getattr(t, field).offset}")
+    assert not wrong, "ctypes layouts differ from C: " + "; ".join(wrong)

@@ -145,7 +145,8 @@ fn skips_same_stream_and_no_sync() {
     );
     let legacy = dlpack_helpers_stream {
         kind: DLPACK_HELPERS_STREAM_LEGACY_DEFAULT,
-        handle: 1 as *mut c_void,
+        // CU_STREAM_LEGACY: a token the driver compares, never an address to dereference.
+        handle: std::ptr::without_provenance_mut(1),
     };
     assert_eq!(wait(dev(CUDA, 0), 0, legacy), DLPACK_HELPERS_STATUS_OK);
     let mut s = dlpack_helpers_stream {

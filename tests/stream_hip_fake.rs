@@ -79,7 +79,8 @@ fn case_25_rocm_default_stream_is_null() {
     let (f, _g) = fake();
     let mut s = dlpack_helpers_stream {
         kind: -1,
-        handle: 1 as *mut c_void,
+        // A sentinel the decode must overwrite with NULL; never dereferenced.
+        handle: std::ptr::without_provenance_mut(1),
     };
     assert_eq!(
         unsafe { dlpack_stream_decode(dev(ROCM, 0), true, 0, 0, &mut s) },

@@ -140,6 +140,25 @@ class StreamBackend(Structure):
     _fields_ = [("ctx", c_void_p), ("wait", StreamWaitFn), ("synchronize", StreamSyncFn)]
 
 
+class Layout(Structure):
+    """dlpack_helpers_layout"""
+    _fields_ = [
+        ("numel", ctypes.c_int64), ("nbytes", ctypes.c_int64), ("storage_elements", ctypes.c_int64),
+        ("lowest_byte", ctypes.c_int64), ("end_byte", ctypes.c_int64), ("first_element_alignment", c_uint64),
+        ("properties", c_uint32), ("element_bits", c_uint32),
+    ]
+
+
+class ValidateOptions(Structure):
+    """dlpack_helpers_validate_options"""
+    _fields_ = [
+        ("struct_size", c_size_t), ("flags", c_uint32), ("max_ndim", c_int32), ("data_alignment", c_uint64),
+        ("first_element_alignment", c_uint64), ("dtype", DLDataType),
+    ]
+
+
+ReleaseFn = ctypes.CFUNCTYPE(None, c_void_p)
+
 P = POINTER
 PV = P(DLManagedTensorVersioned)
 PL = P(DLManagedTensor)
@@ -175,9 +194,32 @@ PROTOTYPES = {
     "dlpack_object_import": (status_t, (py_object, P(ImportRequest), P(PV), P(c_uint32))),
     "dlpack_object_get_device": (status_t, (py_object, P(DLDevice))),
     "dlpack_exchange_api_find": (status_t, (py_object, P(P(DLPackExchangeAPI)))),
+    # validation, layout, names, ownership conversions
+    "dlpack_tensor_create": (status_t, (c_void_p, DLDevice, c_int32, P(ctypes.c_int64), P(ctypes.c_int64), DLDataType,
+                                        c_uint64, c_uint64, ReleaseFn, c_void_p, P(PV))),
+    "dlpack_legacy_to_versioned": (status_t, (PL, c_uint64, P(PV))),
+    "dlpack_versioned_to_legacy": (status_t, (PV, c_uint32, P(c_uint64), P(PL))),
+    "dlpack_tensor_get_flags": (status_t, (PV, P(c_uint64))),
+    "dlpack_tensor_set_flags": (status_t, (PV, c_uint64, c_uint64)),
+    "dlpack_tensor_writability": (status_t, (PV, P(c_int32))),
+    "dlpack_legacy_tensor_writability": (status_t, (PL, P(c_int32))),
+    "dlpack_dltensor_layout": (status_t, (P(DLTensor), c_uint64, P(Layout))),
+    "dlpack_tensor_layout": (status_t, (PV, P(Layout))),
+    "dlpack_compact_strides": (status_t, (c_int32, P(ctypes.c_int64), c_bool, P(ctypes.c_int64))),
+    "dlpack_device_is_pointer_addressed": (c_bool, (DLDevice,)),
+    "dlpack_dltensor_data_address": (status_t, (P(DLTensor), P(c_void_p))),
+    "dlpack_dltensor_data_location": (status_t, (P(DLTensor), P(c_void_p), P(c_uint64))),
+    "dlpack_dtype_format": (status_t, (DLDataType, c_char_p, c_size_t, P(c_size_t))),
+    "dlpack_dtype_parse": (status_t, (c_char_p, P(DLDataType))),
+    "dlpack_device_format": (status_t, (DLDevice, c_char_p, c_size_t, P(c_size_t))),
+    "dlpack_device_parse": (status_t, (c_char_p, P(DLDevice))),
+    "dlpack_tensor_validate": (status_t, (PV, P(ValidateOptions), P(Layout))),
+    "dlpack_legacy_tensor_validate": (status_t, (PL, P(ValidateOptions), P(Layout))),
+    "dlpack_dltensor_validate": (status_t, (P(DLTensor), DLPackVersion, c_uint64, P(ValidateOptions), P(Layout))),
     # streams
     "dlpack_stream_decode": (status_t, (DLDevice, c_bool, ctypes.c_int64, c_uint32, P(Stream))),
     "dlpack_stream_encode": (status_t, (DLDevice, c_void_p, P(c_bool), P(ctypes.c_int64))),
+    "dlpack_stream_encode_decoded": (status_t, (DLDevice, P(Stream), P(c_bool), P(ctypes.c_int64))),
     "dlpack_export_request_resolve": (status_t, (P(ExportRequest), DLDevice, DLPackVersion, c_uint32, P(ExportPlan))),
     "dlpack_stream_backend_register": (status_t, (c_int32, P(StreamBackend))),
     "dlpack_stream_wait": (status_t, (DLDevice, c_void_p, P(Stream))),

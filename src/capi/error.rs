@@ -4,7 +4,7 @@
 //! internal errors, 10–19 versions, 20–39 tensor validation and layout, 40–59 devices and
 //! streams, 60–79 the Python embedding.
 
-use crate::core::Error;
+use crate::core::{Error, Fault};
 use core::cell::RefCell;
 use core::ffi::{CStr, c_char};
 use std::ffi::CString;
@@ -87,6 +87,54 @@ pub const DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID: dlpack_helpers_status = 69
 /// The object's type has neither `__dlpack_c_exchange_api__` (DLPack 1.3) nor
 /// `__c_dlpack_exchange_api__` (DLPack 1.2) (`AttributeError`).
 pub const DLPACK_HELPERS_STATUS_NO_EXCHANGE_API: dlpack_helpers_status = 70;
+/// `ndim` is negative, above the library bound `DLPACK_HELPERS_MAX_NDIM` (1024), or above
+/// the caller's `max_ndim`. No shape or strides array was read.
+pub const DLPACK_HELPERS_STATUS_INVALID_NDIM: dlpack_helpers_status = 20;
+/// `shape` is NULL while `ndim != 0` (DLPack 1.2: only a 0-d tensor may have NULL shape).
+pub const DLPACK_HELPERS_STATUS_NULL_SHAPE: dlpack_helpers_status = 21;
+/// `strides` is NULL while `ndim != 0` and the producer declares DLPack 1.2 or newer (a
+/// violation since DLPack 1.2; pass `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` to read them as
+/// compact row-major, as for legacy and 1.0/1.1 producers).
+pub const DLPACK_HELPERS_STATUS_NULL_STRIDES: dlpack_helpers_status = 22;
+/// An extent in `shape` is negative.
+pub const DLPACK_HELPERS_STATUS_INVALID_SHAPE: dlpack_helpers_status = 23;
+/// The element count, a stride product, the byte extent, `byte_offset` or
+/// `data + byte_offset` does not fit in 64 bits (or in the address space).
+pub const DLPACK_HELPERS_STATUS_OVERFLOW: dlpack_helpers_status = 24;
+/// `data` is NULL for a tensor with at least one element on a pointer-addressed device type
+/// (a 0-d tensor has one element). NULL data is valid for empty tensors (peer case 34).
+pub const DLPACK_HELPERS_STATUS_NULL_DATA: dlpack_helpers_status = 25;
+/// Unknown dtype code, `lanes == 0`, or `bits` not allowed for the code (bool needs 8,
+/// bfloat16 16, float8 8, float6 6, float4 4; see `docs/validation.md`).
+pub const DLPACK_HELPERS_STATUS_INVALID_DTYPE: dlpack_helpers_status = 26;
+/// The dtype is valid but not the one the caller requires, or a vector (`lanes > 1`) the
+/// caller refuses.
+pub const DLPACK_HELPERS_STATUS_DTYPE_MISMATCH: dlpack_helpers_status = 27;
+/// `flags` has bits the producer's DLPack version does not define, or a flag the target
+/// form cannot carry (a padded sub-byte tensor converted to legacy).
+pub const DLPACK_HELPERS_STATUS_INVALID_FLAGS: dlpack_helpers_status = 28;
+/// The caller requires C, F or compact contiguity and the tensor does not have it.
+pub const DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS: dlpack_helpers_status = 29;
+/// The caller requires host-accessible memory and the device type does not guarantee it.
+pub const DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE: dlpack_helpers_status = 30;
+/// The caller requires an alignment of `data` or of the first element that it does not have.
+pub const DLPACK_HELPERS_STATUS_MISALIGNED: dlpack_helpers_status = 31;
+/// The caller requires a writable tensor and the tensor is read-only, or legacy (writability
+/// unknown); or a read-only tensor would lose its flag in a legacy conversion.
+pub const DLPACK_HELPERS_STATUS_READ_ONLY: dlpack_helpers_status = 32;
+/// `data` is an opaque handle on this device type (OpenCL, Vulkan, Metal, unknown, ...): it
+/// is not an address, so no pointer arithmetic is done. Use `data` and `byte_offset` separately.
+pub const DLPACK_HELPERS_STATUS_OPAQUE_HANDLE: dlpack_helpers_status = 33;
+/// A caller's buffer is too small for the result (names need at most
+/// `DLPACK_HELPERS_NAME_MAX` bytes). Nothing was written.
+pub const DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL: dlpack_helpers_status = 34;
+/// A dtype or device name does not parse, or a value has no name.
+pub const DLPACK_HELPERS_STATUS_UNKNOWN_NAME: dlpack_helpers_status = 35;
+/// The caller refuses broadcast (stride 0 on an extent > 1) or negative strides and the
+/// tensor has them.
+pub const DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES: dlpack_helpers_status = 36;
+/// Memory for a new managed tensor could not be allocated.
+pub const DLPACK_HELPERS_STATUS_OUT_OF_MEMORY: dlpack_helpers_status = 37;
 
 /// The status of an error; the one place where errors become codes.
 pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
@@ -113,6 +161,26 @@ pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
         Error::BadProducerResult(_) => DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT,
         Error::ExchangeApiInvalid(_) => DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID,
         Error::NoExchangeApi(_) => DLPACK_HELPERS_STATUS_NO_EXCHANGE_API,
+        Error::Tensor { fault, .. } => match fault {
+            Fault::InvalidNdim => DLPACK_HELPERS_STATUS_INVALID_NDIM,
+            Fault::NullShape => DLPACK_HELPERS_STATUS_NULL_SHAPE,
+            Fault::NullStrides => DLPACK_HELPERS_STATUS_NULL_STRIDES,
+            Fault::InvalidShape => DLPACK_HELPERS_STATUS_INVALID_SHAPE,
+            Fault::Overflow => DLPACK_HELPERS_STATUS_OVERFLOW,
+            Fault::NullData => DLPACK_HELPERS_STATUS_NULL_DATA,
+            Fault::InvalidDtype => DLPACK_HELPERS_STATUS_INVALID_DTYPE,
+            Fault::DtypeMismatch => DLPACK_HELPERS_STATUS_DTYPE_MISMATCH,
+            Fault::InvalidFlags => DLPACK_HELPERS_STATUS_INVALID_FLAGS,
+            Fault::NotContiguous => DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS,
+            Fault::NotCpuAccessible => DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE,
+            Fault::Misaligned => DLPACK_HELPERS_STATUS_MISALIGNED,
+            Fault::ReadOnly => DLPACK_HELPERS_STATUS_READ_ONLY,
+            Fault::OpaqueHandle => DLPACK_HELPERS_STATUS_OPAQUE_HANDLE,
+            Fault::BufferTooSmall => DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL,
+            Fault::UnknownName => DLPACK_HELPERS_STATUS_UNKNOWN_NAME,
+            Fault::UnsupportedStrides => DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES,
+            Fault::OutOfMemory => DLPACK_HELPERS_STATUS_OUT_OF_MEMORY,
+        },
     }
 }
 
@@ -143,6 +211,24 @@ const STATUSES: &[(dlpack_helpers_status, &CStr, &CStr)] = &[
     (DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT, c"BAD_PRODUCER_RESULT", c"TypeError"),
     (DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID, c"EXCHANGE_API_INVALID", c"BufferError"),
     (DLPACK_HELPERS_STATUS_NO_EXCHANGE_API, c"NO_EXCHANGE_API", c"AttributeError"),
+    (DLPACK_HELPERS_STATUS_INVALID_NDIM, c"INVALID_NDIM", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_NULL_SHAPE, c"NULL_SHAPE", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_NULL_STRIDES, c"NULL_STRIDES", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_INVALID_SHAPE, c"INVALID_SHAPE", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_OVERFLOW, c"OVERFLOW", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_NULL_DATA, c"NULL_DATA", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_INVALID_DTYPE, c"INVALID_DTYPE", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_DTYPE_MISMATCH, c"DTYPE_MISMATCH", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_INVALID_FLAGS, c"INVALID_FLAGS", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS, c"NOT_CONTIGUOUS", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE, c"NOT_CPU_ACCESSIBLE", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_MISALIGNED, c"MISALIGNED", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_READ_ONLY, c"READ_ONLY", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_OPAQUE_HANDLE, c"OPAQUE_HANDLE", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL, c"BUFFER_TOO_SMALL", c"ValueError"),
+    (DLPACK_HELPERS_STATUS_UNKNOWN_NAME, c"UNKNOWN_NAME", c"ValueError"),
+    (DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES, c"UNSUPPORTED_STRIDES", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_OUT_OF_MEMORY, c"OUT_OF_MEMORY", c"MemoryError"),
 ];
 
 fn lookup(
@@ -207,8 +293,9 @@ pub extern "C" fn dlpack_status_string(status: dlpack_helpers_status) -> *const 
 
 /// The Python exception type the array API and the DLPack Python specification prescribe for a
 /// status, for bindings that raise: `"BufferError"` (the data cannot be exported or imported as
-/// asked: unsupported version, no common version), `"TypeError"` (a keyword the producer does not
-/// understand), `"ValueError"` (bad arguments), `"RuntimeError"` (internal error and unknown
+/// asked: unsupported version, no common version, a tensor that breaks a DLPack rule or the
+/// caller's requirements, codes 20–33 and 36), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
+/// understand), `"ValueError"` (bad arguments, unknown names, a buffer too small), `"RuntimeError"` (internal error and unknown
 /// codes), `""` for `DLPACK_HELPERS_STATUS_OK`.
 ///
 /// The string is static: never free it. Thread-safe. Never fails.

@@ -9,10 +9,15 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod boundary;
+pub mod convert;
 pub mod device;
 pub mod error;
+pub mod flags;
 pub mod info;
+pub mod layout;
+pub mod names;
 pub mod python;
 pub mod stream;
 pub mod tensor;
+pub mod validate;
 pub mod version;

@@ -31,9 +31,11 @@ pub const DLPACK_HELPERS_STREAM_NONE: dlpack_helpers_stream_kind = 1;
 pub const DLPACK_HELPERS_STREAM_LEGACY_DEFAULT: dlpack_helpers_stream_kind = 2;
 /// CUDA's per-thread default stream (2); `handle` is `CU_STREAM_PER_THREAD` (0x2).
 pub const DLPACK_HELPERS_STREAM_PER_THREAD_DEFAULT: dlpack_helpers_stream_kind = 3;
-/// The device's default (NULL) stream: ROCm `None` or 0, other devices' `None`; `handle` NULL.
+/// The device's default (NULL) stream: ROCm `None` or 0, other device types' `None`; `handle`
+/// NULL.
 pub const DLPACK_HELPERS_STREAM_DEFAULT: dlpack_helpers_stream_kind = 4;
-/// A native stream handle (`CUstream`, `hipStream_t`, or a registered backend's queue).
+/// A native stream handle (`CUstream`, `hipStream_t`, or a registered backend's queue); `handle`
+/// is never NULL (a NULL handle is always `_DEFAULT`, or CUDA's `_LEGACY_DEFAULT`).
 pub const DLPACK_HELPERS_STREAM_HANDLE: dlpack_helpers_stream_kind = 5;
 
 const _: () = assert!(
@@ -52,7 +54,7 @@ pub struct dlpack_helpers_stream {
     /// One of the `DLPACK_HELPERS_STREAM_*` values.
     pub kind: dlpack_helpers_stream_kind,
     /// The native handle (`CUstream`, `hipStream_t`, …): the special values 0x1/0x2 for CUDA's
-    /// default streams, NULL for `_NO_SYNC`, `_NONE` and `_DEFAULT`.
+    /// default streams, NULL for `_NO_SYNC`, `_NONE` and `_DEFAULT`, non-NULL for `_HANDLE`.
     pub handle: *mut c_void,
 }
 
@@ -63,10 +65,10 @@ impl dlpack_helpers_stream {
             handle: s.handle as *mut c_void,
         }
     }
-    fn to_core(self) -> Result<Stream, Error> {
+    fn to_core(self, what: &str) -> Result<Stream, Error> {
         let kind = Kind::from_raw(self.kind).ok_or_else(|| {
             Error::invalid(format!(
-                "consumer_stream->kind is {}, not a DLPACK_HELPERS_STREAM_* value",
+                "{what}->kind is {}, not a DLPACK_HELPERS_STREAM_* value",
                 self.kind
             ))
         })?;
@@ -96,8 +98,15 @@ pub const DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM: u32 = 0x4;
 ///   no sync; 1 and 2 are refused.
 /// - `kDLCPU`: only `None` (→ `DLPACK_HELPERS_STREAM_NONE`); with the lenient flag any integer
 ///   → `DLPACK_HELPERS_STREAM_NO_SYNC`.
-/// - Other device types (queues "by agreement"): `None` → default, -1 → no sync, ≥ 0 → handle.
+/// - Other device types, including `kDLOneAPI` and values this library does not know (the array
+///   API standardizes no encoding for them, "by agreement"): `None` → default (NULL handle), -1 →
+///   no sync, > 0 → handle; 0 is refused, because a NULL handle means the default here and 0
+///   could mean either.
 /// - Any value below -1 is refused on every device (except `kDLCPU` in the lenient mode, above).
+///
+/// Every accepted value comes back unchanged from `dlpack_stream_encode_decoded` (decode and
+/// encode are inverses), except in lenient CPU mode, which maps every integer to `_NO_SYNC`.
+/// `out_stream->handle` is NULL exactly for the kinds `_NO_SYNC`, `_NONE` and `_DEFAULT`.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (the array API's `ValueError`),
 /// `_INVALID_ARGUMENT` (unknown flags) or `_NULL_POINTER`. No allocation on success; pure and
@@ -129,7 +138,9 @@ pub unsafe extern "C" fn dlpack_stream_decode(
 }
 
 /// Encode a native stream into the integer a consumer passes to a Python producer's
-/// `__dlpack__(stream=…)`: the inverse of `dlpack_stream_decode`.
+/// `__dlpack__(stream=…)`; decoding the result with `dlpack_stream_decode` gives that stream
+/// back (a consumer that wants no synchronization passes -1 itself, or uses
+/// `dlpack_stream_encode_decoded` with kind `_NO_SYNC`).
 ///
 /// - `device`: the device the consumer works on.
 /// - `native_stream`: the consumer's stream (`CUstream`, `hipStream_t`, …; NULL for the default).
@@ -137,11 +148,13 @@ pub unsafe extern "C" fn dlpack_stream_decode(
 /// - `out_stream`: receives the integer (unchanged when `*out_has_stream` is false).
 ///
 /// CUDA: NULL and `CU_STREAM_LEGACY` → 1, `CU_STREAM_PER_THREAD` → 2, a handle → its address
-/// (never 0, peer case 23). ROCm: NULL → 0, a handle → its address; `hipStreamPerThread` has no
-/// value (refused). `kDLCPU`: NULL → no stream; anything else is refused. Other devices: NULL →
-/// no stream, a handle → its address.
+/// (never 0, peer case 23). ROCm: NULL → 0, a handle → its address; `hipStreamPerThread` (0x2)
+/// and 0x1 have no value (refused). `kDLCPU`: NULL → no stream; anything else is refused. Other
+/// device types (see `dlpack_stream_decode`): NULL (the default queue) → no stream, a handle →
+/// its address. An address above `INT64_MAX` is refused.
 ///
-/// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` or `_NULL_POINTER`. Pure, thread-safe.
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` or `_NULL_POINTER` (either out-pointer
+/// NULL). Both out-values are written only on OK. Pure, thread-safe.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_encode(
     device: DLDevice,
@@ -153,6 +166,50 @@ pub unsafe extern "C" fn dlpack_stream_encode(
         let has = out_ptr(out_has_stream, "out_has_stream")?;
         let out = out_ptr(out_stream, "out_stream")?;
         let v = stream::encode(device, native_stream as usize)?;
+        // SAFETY: non-NULL caller storage.
+        unsafe {
+            has.write(v.is_some());
+            if let Some(v) = v {
+                out.write(v);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Encode a decoded stream back into its protocol integer: the exact inverse of
+/// `dlpack_stream_decode` (in its default, strict mode). For every integer that
+/// `dlpack_stream_decode` accepts for `device`, this gives the same integer back, and it refuses
+/// every stream that `dlpack_stream_decode` cannot produce for `device`.
+///
+/// - `device`: the device the stream belongs to.
+/// - `stream`: a decoded stream (from `dlpack_stream_decode` or `plan.stream`).
+/// - `out_has_stream`: receives false when no stream should be passed (`None`), else true.
+/// - `out_stream`: receives the integer (unchanged when `*out_has_stream` is false).
+///
+/// `_NO_SYNC` → -1; CUDA `_LEGACY_DEFAULT` (handle 0x1) → 1, `_PER_THREAD_DEFAULT` (0x2) → 2;
+/// ROCm `_DEFAULT` → 0; other device types' `_DEFAULT` → no stream; `_HANDLE` → its address.
+/// `kDLCPU`: `_NONE` and `_NO_SYNC` (the lenient mode's result) → no stream, the only value the
+/// array API allows there, so the lenient mode is not inverted.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (a kind or handle that decoding never
+/// yields for `device`: a NULL or special handle with kind `_HANDLE`, a non-NULL handle with
+/// `_DEFAULT`, a CUDA kind on ROCm, …), `_INVALID_ARGUMENT` (`stream->kind` is not a
+/// `DLPACK_HELPERS_STREAM_*` value) or `_NULL_POINTER`. Both out-values are written only on OK.
+/// Pure, thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_stream_encode_decoded(
+    device: DLDevice,
+    stream: *const dlpack_helpers_stream,
+    out_has_stream: *mut bool,
+    out_stream: *mut i64,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        // SAFETY: caller contract: a non-NULL stream points to a live struct.
+        let s = unsafe { nonnull(stream, "stream") }?.to_core("stream")?;
+        let has = out_ptr(out_has_stream, "out_has_stream")?;
+        let out = out_ptr(out_stream, "out_stream")?;
+        let v = stream::encode_decoded(device, s)?;
         // SAFETY: non-NULL caller storage.
         unsafe {
             has.write(v.is_some());
@@ -225,13 +282,18 @@ pub struct dlpack_helpers_export_plan {
     pub device: DLDevice,
     /// Whether the producer must copy the data (to `device`; on `stream` when it has one).
     pub copy: bool,
-    /// Flag bits to set on a versioned tensor: `DLPACK_FLAG_BITMASK_IS_COPIED` when `copy`
-    /// (a legacy tensor cannot carry it).
+    /// The flag bits this plan decides, to OR into `DLManagedTensorVersioned.flags` (the producer
+    /// adds its own, such as `DLPACK_FLAG_BITMASK_READ_ONLY`). For `DLPACK_HELPERS_EXPORT_VERSIONED`:
+    /// `DLPACK_FLAG_BITMASK_IS_COPIED` exactly when `copy`, else 0. For
+    /// `DLPACK_HELPERS_EXPORT_LEGACY`: always 0, since `DLManagedTensor` has no flags; `copy`
+    /// still says whether to copy.
     pub flags: u64,
     /// One of the `DLPACK_HELPERS_SYNC_*` values.
     pub sync: dlpack_helpers_sync,
-    /// The consumer's stream decoded for `device` (kind `DLPACK_HELPERS_STREAM_NONE` for a CPU
-    /// export).
+    /// The consumer's stream decoded for `device` (see `dlpack_stream_decode`): kind
+    /// `DLPACK_HELPERS_STREAM_NONE` when `device` is `kDLCPU` and no stream was given,
+    /// `_NO_SYNC` for a `kDLCPU` tensor given a stream under
+    /// `DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM`.
     pub stream: dlpack_helpers_stream,
 }
 
@@ -247,16 +309,18 @@ pub struct dlpack_helpers_export_plan {
 ///
 /// Rules (array API `__dlpack__`; DLPack spec §4.4–4.6; peer cases 23, 25, 28, 47):
 /// - struct and version as `dlpack_version_negotiate`;
-/// - `dl_device` absent or equal to `tensor_device`: no copy unless `copy` is ALWAYS; the stream
-///   is decoded for the device; `sync` is STREAM_WAIT unless the stream is -1 or the device has
-///   no streams;
+/// - `dl_device` absent or equal to `tensor_device` (type and id): no copy unless `copy` is
+///   ALWAYS; the stream is decoded for the device as by `dlpack_stream_decode`; `sync` is
+///   STREAM_WAIT unless the stream is -1 or the device has no streams (then NONE);
 /// - `dl_device = (kDLCPU, 0)` for a tensor elsewhere: the stream must be absent
 ///   (`_INVALID_STREAM` otherwise); `sync` is HOST. Host-accessible memory (`kDLCUDAHost`,
 ///   `kDLROCMHost`, `kDLCUDAManaged`) is served in place and reported as `(kDLCPU, 0)` (policy,
 ///   as NumPy does); other memory needs a copy, and `copy` NEVER fails with
 ///   `_COPY_FORBIDDEN` (`BufferError`, peer case 47);
-/// - any other `dl_device` → `_UNSUPPORTED_DEVICE` (`BufferError`);
-/// - every copy sets `DLPACK_FLAG_BITMASK_IS_COPIED` in `flags`.
+/// - any other `dl_device`, including `(kDLCPU, id)` with `id != 0` → `_UNSUPPORTED_DEVICE`
+///   (`BufferError`);
+/// - `flags`: `DLPACK_FLAG_BITMASK_IS_COPIED` for every copy of a versioned export; always 0 for
+///   a legacy export (its struct has no flags), whatever `copy` is.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM`, `_COPY_FORBIDDEN`,
 /// `_UNSUPPORTED_DEVICE`, `_NO_COMMON_VERSION`, `_KEYWORD_NOT_UNDERSTOOD`, `_INVALID_ARGUMENT`
@@ -435,6 +499,13 @@ fn backend_error(what: &str, code: i32, device: DLDevice) -> Error {
 }
 
 fn unavailable(device: DLDevice) -> Error {
+    if device.device_type == DLDeviceType::kDLCPU {
+        return Error::BackendUnavailable(
+            "kDLCPU has no streams, so it has no stream backend and none can be registered \
+             (dlpack_stream_synchronize does nothing for it)"
+                .to_owned(),
+        );
+    }
     Error::BackendUnavailable(format!(
         "no stream backend for device type {}: CUDA and ROCm are built in; register others with \
          dlpack_stream_backend_register",
@@ -543,7 +614,8 @@ pub unsafe extern "C" fn dlpack_stream_wait(
 ) -> dlpack_helpers_status {
     boundary::status(|| {
         // SAFETY: caller contract.
-        let c = unsafe { nonnull(consumer_stream, "consumer_stream") }?.to_core()?;
+        let c =
+            unsafe { nonnull(consumer_stream, "consumer_stream") }?.to_core("consumer_stream")?;
         wait(device, producer_stream as usize, c)
     })
 }
@@ -566,12 +638,14 @@ pub unsafe extern "C" fn dlpack_stream_synchronize(
 /// Load and initialize the built-in backend for a device type now, and say whether it works:
 /// CUDA (`libcuda.so.1`, override with the environment variable `DLPACK_HELPERS_CUDA_LIBRARY`)
 /// for `kDLCUDA`, `kDLCUDAHost`, `kDLCUDAManaged`; HIP (`libamdhip64.so`, override with
-/// `DLPACK_HELPERS_HIP_LIBRARY`) for `kDLROCM`, `kDLROCMHost`; a registered backend for any
-/// other type. The first call per runtime loads it (cost of `dlopen` and `cuInit`/`hipInit`);
-/// the answer is kept for the process.
+/// `DLPACK_HELPERS_HIP_LIBRARY`) for `kDLROCM`, `kDLROCMHost`. A registered backend answers
+/// first, for any type (it also takes precedence over CUDA and HIP), and is the only backend
+/// for other types. The first call per runtime loads it (cost of `dlopen` and
+/// `cuInit`/`hipInit`); the answer is kept for the process.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK` or `_BACKEND_UNAVAILABLE` with a message naming the
-/// library and the reason. Thread-safe.
+/// library and the reason (also for `kDLCPU`, which has no streams and needs no backend:
+/// `dlpack_stream_synchronize` does nothing for it). Thread-safe.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_backend_check(
     device_type: DLDeviceType,

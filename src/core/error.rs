@@ -83,9 +83,63 @@ pub enum Error {
     /// The object's type offers no C exchange API.
     #[error("{0}")]
     NoExchangeApi(String),
+    /// A tensor breaks a DLPack rule or a caller's requirement (validation, layout, names,
+    /// ownership conversions). `fault` says which rule; it maps to one status code.
+    #[error("{message}")]
+    Tensor { fault: Fault, message: String },
+}
+
+/// Which tensor rule or requirement failed: one status code each (codes 20–39, see
+/// `capi/error.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// `ndim` negative, above the library bound or above the caller's maximum.
+    InvalidNdim,
+    /// `shape` is NULL while `ndim != 0`.
+    NullShape,
+    /// `strides` is NULL while `ndim != 0` and the producer declares DLPack 1.2 or newer.
+    NullStrides,
+    /// A negative extent in `shape`.
+    InvalidShape,
+    /// The element count, a stride product or the byte extent does not fit in 64 bits.
+    Overflow,
+    /// `data` is NULL for a non-empty tensor on a pointer-addressed device.
+    NullData,
+    /// Unknown dtype code, or bits/lanes inconsistent with the code.
+    InvalidDtype,
+    /// The dtype is valid but not the one the caller requires (or a vector when refused).
+    DtypeMismatch,
+    /// `flags` carries bits DLPack does not define, or a combination the target cannot carry.
+    InvalidFlags,
+    /// The caller requires a contiguity the tensor does not have.
+    NotContiguous,
+    /// The caller requires host access and the device type does not guarantee it.
+    NotCpuAccessible,
+    /// The caller requires an alignment the data pointer or first element does not have.
+    Misaligned,
+    /// The caller requires writability and the tensor is read-only (or, for legacy, unknown).
+    ReadOnly,
+    /// `data` is an opaque handle on this device type: no pointer arithmetic.
+    OpaqueHandle,
+    /// A caller buffer is too small for the formatted name.
+    BufferTooSmall,
+    /// A name that does not parse as a dtype or device.
+    UnknownName,
+    /// The caller refuses broadcast (stride 0) or negative strides.
+    UnsupportedStrides,
+    /// Memory for a new managed tensor could not be allocated.
+    OutOfMemory,
 }
 
 impl Error {
+    #[cold]
+    pub(crate) fn fault(fault: Fault, message: impl Into<String>) -> Self {
+        Error::Tensor {
+            fault,
+            message: message.into(),
+        }
+    }
+
     pub(crate) fn invalid(msg: impl Into<String>) -> Self {
         Error::InvalidArgument(msg.into())
     }

@@ -4,10 +4,15 @@
 //! `capi` layer only checks pointers, calls into this module and maps errors to statuses.
 
 pub mod device;
+pub mod dtype;
 pub mod error;
+pub mod flags;
 pub mod info;
+pub mod layout;
+pub mod names;
 pub mod python;
 pub mod stream;
+pub mod validate;
 pub mod version;
 
-pub use error::Error;
+pub use error::{Error, Fault};

@@ -10,12 +10,26 @@
 //! | CUDA (`kDLCUDA`, `kDLCUDAHost`, `kDLCUDAManaged`) | legacy default | no sync | **invalid** | legacy default | per-thread default | handle | invalid |
 //! | ROCm (`kDLROCM`, `kDLROCMHost`) | default (NULL) | no sync | default (NULL) | **invalid** | **invalid** | handle | invalid |
 //! | `kDLCPU` | nothing to sync | invalid (lenient: no-op) | invalid (lenient: no-op) | … | … | … | invalid (lenient: no-op) |
-//! | any other type | device default (NULL) | no sync | handle | handle | handle | handle | invalid |
+//! | any other type | device default (NULL) | no sync | **invalid** | handle | handle | handle | invalid |
 //!
 //! Pinned (`kDLCUDAHost`, `kDLROCMHost`) and managed memory follow the rules of their runtime:
 //! such memory is written by work queued on that runtime's streams. Other device types with
-//! queues have no standard encoding ("allowed by agreement"); this library passes the integer
-//! through as an opaque handle for a registered backend.
+//! queues have no standard encoding ("allowed by agreement"); this library's rule for them is
+//! the one that needs no agreement: `None` is the device's default queue (a NULL handle), -1 is
+//! "no sync", and a positive integer is an opaque, non-NULL handle for a registered backend. 0
+//! is refused, as on CUDA: it would be a NULL handle, which stands for the default queue here, so
+//! it could mean either "default" or "the handle 0" and the standard does not say which.
+//!
+//! # Decode and encode are inverses
+//!
+//! [`encode_decoded`] is the exact inverse of [`decode`] in strict mode: for every integer `v`
+//! that `decode` accepts, `encode_decoded(decode(v)) == Some(v)`, and `encode_decoded` refuses
+//! every stream that `decode` cannot produce. `None` has no inverse of its own where a value
+//! means the same (CUDA `None` and 1 both decode to the legacy default stream, which encodes as
+//! 1; ROCm `None` and 0 encode as 0). The lenient CPU mode maps every integer to
+//! [`Kind::NoSync`] and so cannot be inverted: a CPU stream always encodes as `None`, the only
+//! value the array API allows. [`encode`] takes a bare native handle (what a consumer holds) and
+//! encodes the stream it names.
 
 use crate::abi::{DLDevice, DLDeviceType, DLPACK_FLAG_BITMASK_IS_COPIED, DLPackVersion};
 use crate::core::Error;
@@ -104,7 +118,8 @@ impl Kind {
 pub struct Stream {
     pub kind: Kind,
     /// The native handle (`CUstream`, `hipStream_t`, or a registered backend's handle) as an
-    /// address; 0 for [`Kind::NoSync`], [`Kind::None`] and [`Kind::Default`].
+    /// address; 0 for [`Kind::NoSync`], [`Kind::None`] and [`Kind::Default`] and never 0 for
+    /// the other kinds.
     pub handle: usize,
 }
 
@@ -181,16 +196,106 @@ pub fn decode(device: DLDevice, stream: Option<i64>, opts: Options) -> Result<St
                 "1 and 2 are not supported on ROCm; pass 0 for the default stream (array API)",
             ));
         }
-        _ => Stream::new(Kind::Handle, v as usize),
+        (Family::Other, 0) => {
+            return Err(invalid_stream(
+                device,
+                v,
+                "the array API standardizes no stream values for this device type; this library \
+                 reads a positive integer as a queue handle and None as the default queue, and \
+                 refuses 0, which could mean either",
+            ));
+        }
+        _ => match usize::try_from(v) {
+            Ok(h) => Stream::new(Kind::Handle, h),
+            Err(_) => {
+                return Err(invalid_stream(
+                    device,
+                    v,
+                    "the handle does not fit a pointer on this platform",
+                ));
+            }
+        },
     })
 }
 
-/// Encode a native stream of `device` into the protocol integer a consumer passes to a Python
-/// producer's `__dlpack__(stream=…)`. `None` means "pass no stream" (stream-less devices).
+/// Encode a decoded stream back into the protocol integer: the exact inverse of [`decode`]
+/// (see the module docs). `None` means "pass no stream".
 ///
+/// - [`Kind::NoSync`] → -1 (on `kDLCPU`: `None`, the only value the array API allows there);
+/// - [`Kind::None`] (`kDLCPU` only) → `None`;
+/// - CUDA: [`Kind::LegacyDefault`] → 1, [`Kind::PerThreadDefault`] → 2;
+/// - ROCm: [`Kind::Default`] → 0; other devices: [`Kind::Default`] → `None`;
+/// - [`Kind::Handle`] → the handle's address.
+///
+/// Any other combination (a kind the device's decode table never yields, a NULL handle where
+/// one is required, a non-NULL handle where none belongs, or the special values 0x1/0x2 that
+/// [`decode`] gives another kind) is [`Error::InvalidStream`].
+#[inline]
+pub fn encode_decoded(device: DLDevice, stream: Stream) -> Result<Option<i64>, Error> {
+    let fam = family(device.device_type);
+    let h = stream.handle;
+    let value = match (fam, stream.kind) {
+        (Family::Cpu, Kind::None | Kind::NoSync) if h == 0 => None,
+        (Family::Cpu, _) => return Err(not_decoded(device, stream, "kDLCPU has no streams")),
+        (_, Kind::NoSync) if h == 0 => Some(-1),
+        (Family::Cuda, Kind::LegacyDefault) if h == CUDA_STREAM_LEGACY => Some(1),
+        (Family::Cuda, Kind::PerThreadDefault) if h == CUDA_STREAM_PER_THREAD => Some(2),
+        (Family::Rocm, Kind::Default) if h == 0 => Some(0),
+        (Family::Other, Kind::Default) if h == 0 => None,
+        (_, Kind::Handle) => match i64::try_from(h) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                return Err(not_decoded(
+                    device,
+                    stream,
+                    "the address does not fit a non-negative 64-bit integer",
+                ));
+            }
+        },
+        _ => {
+            return Err(not_decoded(
+                device,
+                stream,
+                "this kind and handle are not a stream of this device type",
+            ));
+        }
+    };
+    // Exactness by construction: the value must decode to the very stream given (this refuses
+    // handles that collide with another kind's value, such as a CUDA "handle" 1 or a ROCm 2).
+    if fam != Family::Cpu {
+        match decode(device, value, Options::default()) {
+            Ok(back) if back == stream => {}
+            _ => {
+                return Err(not_decoded(
+                    device,
+                    stream,
+                    "its protocol value would decode to a different stream",
+                ));
+            }
+        }
+    }
+    Ok(value)
+}
+
+#[cold]
+fn not_decoded(device: DLDevice, s: Stream, rule: &str) -> Error {
+    Error::InvalidStream(format!(
+        "stream (kind {}, handle 0x{:x}) of device ({}, {}) has no protocol value: {rule}",
+        s.kind.as_raw(),
+        s.handle,
+        device.device_type.0,
+        device.device_id
+    ))
+}
+
+/// Encode a native stream of `device` into the protocol integer a consumer passes to a Python
+/// producer's `__dlpack__(stream=…)`. `None` means "pass no stream".
+///
+/// The handle names a stream, encoded with [`encode_decoded`]:
 /// CUDA: NULL and `CU_STREAM_LEGACY` → 1, `CU_STREAM_PER_THREAD` → 2, a handle → its address.
-/// ROCm: NULL → 0, `hipStreamPerThread` → error (no protocol value), a handle → its address.
-/// CPU: `None` (only a NULL stream is accepted). Others: NULL → `None`, a handle → its address.
+/// ROCm: NULL → 0, `hipStreamPerThread` (0x2) and 0x1 → error (no protocol value), a handle →
+/// its address. CPU: `None` (only a NULL stream is accepted). Others: NULL (the default queue)
+/// → `None`, a handle → its address.
 #[inline]
 pub fn encode(device: DLDevice, native: usize) -> Result<Option<i64>, Error> {
     let bad = |rule: &str| {
@@ -204,17 +309,25 @@ pub fn encode(device: DLDevice, native: usize) -> Result<Option<i64>, Error> {
             "the address does not fit a non-negative 64-bit integer",
         ));
     }
-    match family(device.device_type) {
-        Family::Cpu if native == 0 => Ok(None),
-        Family::Cpu => Err(bad("kDLCPU has no streams")),
-        Family::Cuda if native == 0 => Ok(Some(1)),
-        Family::Rocm if native == HIP_STREAM_PER_THREAD => Err(bad(
-            "the array API gives ROCm's per-thread default stream no value",
-        )),
-        Family::Rocm if native == 1 => Err(bad("1 is not a ROCm stream value")),
-        Family::Other if native == 0 => Ok(None),
-        _ => Ok(Some(native as i64)),
-    }
+    let stream = match family(device.device_type) {
+        Family::Cpu if native == 0 => Stream::new(Kind::None, 0),
+        Family::Cpu => return Err(bad("kDLCPU has no streams")),
+        Family::Cuda if native == 0 || native == CUDA_STREAM_LEGACY => {
+            Stream::new(Kind::LegacyDefault, CUDA_STREAM_LEGACY)
+        }
+        Family::Cuda if native == CUDA_STREAM_PER_THREAD => {
+            Stream::new(Kind::PerThreadDefault, CUDA_STREAM_PER_THREAD)
+        }
+        Family::Rocm if native == HIP_STREAM_PER_THREAD => {
+            return Err(bad(
+                "the array API gives ROCm's per-thread default stream no value",
+            ));
+        }
+        Family::Rocm if native == 1 => return Err(bad("1 is not a ROCm stream value")),
+        Family::Rocm | Family::Other if native == 0 => Stream::new(Kind::Default, 0),
+        _ => Stream::new(Kind::Handle, native),
+    };
+    encode_decoded(device, stream)
 }
 
 /// `copy` of `__dlpack__`.
@@ -270,7 +383,9 @@ pub struct Plan {
     pub device: DLDevice,
     /// The producer must copy the data (to `device`).
     pub copy: bool,
-    /// Flag bits to set on a versioned export (`DLPACK_FLAG_BITMASK_IS_COPIED` for a copy).
+    /// Flag bits this plan decides for a versioned export: `DLPACK_FLAG_BITMASK_IS_COPIED` when
+    /// `copy`. Always 0 for [`Export::Legacy`]: the legacy struct has no `flags` field (`copy`
+    /// still says whether to copy).
     pub flags: u64,
     pub sync: Sync,
     /// The consumer's stream, decoded for `device`.
@@ -297,7 +412,8 @@ fn unsupported_device(from: DLDevice, to: DLDevice, why: &str) -> Error {
 ///   (`copy=False` → [`Error::CopyForbidden`]); either way the producer blocks the host until its
 ///   work is done ([`Sync::Host`]);
 /// - any other `dl_device` → [`Error::UnsupportedDevice`] (the array API only requires kDLCPU);
-/// - every copy sets `DLPACK_FLAG_BITMASK_IS_COPIED` (the legacy struct cannot carry it).
+/// - every copy of a versioned export sets `DLPACK_FLAG_BITMASK_IS_COPIED`; a legacy plan has
+///   `flags == 0` (the legacy struct cannot carry flags), whatever `copy` is.
 pub fn resolve(
     tensor: DLDevice,
     producer: Producer,
@@ -306,14 +422,12 @@ pub fn resolve(
 ) -> Result<Plan, Error> {
     let export = version::negotiate(producer, req.max_version)?;
     let target = req.dl_device.unwrap_or(tensor);
-    let same = target == tensor
-        || (target.device_type == DLDeviceType::kDLCPU
-            && tensor.device_type == DLDeviceType::kDLCPU);
+    let same = target == tensor;
     let plan = |copy: bool, device: DLDevice, sync: Sync, stream: Stream| Plan {
         export,
         device,
         copy,
-        flags: if copy {
+        flags: if copy && matches!(export, Export::Versioned(_)) {
             DLPACK_FLAG_BITMASK_IS_COPIED
         } else {
             0
@@ -461,12 +575,104 @@ mod tests {
 
     #[test]
     fn other_devices_pass_handles_through() {
-        let d = dev(14, 0);
-        assert_eq!(ok(d, None), (Kind::Default, 0));
-        assert_eq!(ok(d, Some(0)), (Kind::Handle, 0));
-        assert_eq!(ok(d, Some(5)), (Kind::Handle, 5));
-        assert_eq!(ok(d, Some(-1)).0, Kind::NoSync);
-        assert!(err(d, Some(-5)));
+        for t in [14, 7, 8, 9, 4242, -3] {
+            let d = dev(t, 0);
+            assert_eq!(ok(d, None), (Kind::Default, 0));
+            assert!(
+                err(d, Some(0)),
+                "{t}: 0 is refused (would be a NULL handle)"
+            );
+            assert_eq!(ok(d, Some(1)), (Kind::Handle, 1));
+            assert_eq!(ok(d, Some(2)), (Kind::Handle, 2));
+            assert_eq!(ok(d, Some(5)), (Kind::Handle, 5));
+            assert_eq!(ok(d, Some(-1)).0, Kind::NoSync);
+            assert!(err(d, Some(-5)));
+        }
+    }
+
+    /// Test values: a dense range around the special values, every power of two and its
+    /// neighbours, and the extremes.
+    fn values() -> Vec<i64> {
+        let mut v: Vec<i64> = (-300..=300).collect();
+        for k in 0..63 {
+            let p = 1i64 << k;
+            v.extend([p - 1, p, p + 1, -p, -p - 1]);
+        }
+        v.extend([i64::MAX, i64::MAX - 1, i64::MIN, i64::MIN + 1]);
+        v
+    }
+
+    /// One device of every rule family, including an unknown type and oneAPI.
+    const CLASSES: [i32; 9] = [1, 2, 3, 13, 10, 11, 14, 9, 12345];
+
+    /// Property: for every device class and every value, decode either refuses it or
+    /// `encode_decoded` gives the same value back; a decoded HANDLE is never NULL and the other
+    /// kinds carry only their documented handle.
+    #[test]
+    fn decode_then_encode_is_identity() {
+        for t in CLASSES {
+            let d = dev(t, 0);
+            for v in values() {
+                let Ok(s) = decode(d, Some(v), STRICT) else {
+                    continue;
+                };
+                assert_eq!(
+                    encode_decoded(d, s).unwrap(),
+                    Some(v),
+                    "device {t} value {v}"
+                );
+                match s.kind {
+                    Kind::Handle => assert_ne!(s.handle, 0, "device {t} value {v}"),
+                    Kind::LegacyDefault => assert_eq!(s.handle, CUDA_STREAM_LEGACY),
+                    Kind::PerThreadDefault => assert_eq!(s.handle, CUDA_STREAM_PER_THREAD),
+                    Kind::NoSync | Kind::None | Kind::Default => assert_eq!(s.handle, 0),
+                }
+            }
+            // None decodes to the default, which encodes to its canonical value; that value
+            // decodes to the same stream.
+            let s = decode(d, None, STRICT).unwrap();
+            let v = encode_decoded(d, s).unwrap();
+            assert_eq!(decode(d, v, STRICT).unwrap(), s, "device {t}");
+        }
+        for v in [0, -1, 1, 2, 3, i64::MAX] {
+            for t in CLASSES {
+                let d = dev(t, 0);
+                if let Ok(s) = decode(d, Some(v), STRICT) {
+                    assert_eq!(encode_decoded(d, s).unwrap(), Some(v));
+                }
+            }
+        }
+    }
+
+    /// Property: `encode_decoded` accepts only what decode produces, so the other direction is
+    /// an identity too.
+    #[test]
+    fn encode_accepts_only_decoded_streams() {
+        let kinds = [0, 1, 2, 3, 4, 5].map(|k| Kind::from_raw(k).unwrap());
+        let handles = [0usize, 1, 2, 3, 0xdead_bee0, i64::MAX as usize, usize::MAX];
+        for t in CLASSES {
+            let d = dev(t, 0);
+            for kind in kinds {
+                for h in handles {
+                    let s = Stream::new(kind, h);
+                    let Ok(v) = encode_decoded(d, s) else {
+                        continue;
+                    };
+                    if t == 1 {
+                        // CPU: None and the lenient NoSync both mean "nothing to sync".
+                        assert_eq!(v, None);
+                        assert!(matches!(kind, Kind::None | Kind::NoSync) && h == 0);
+                    } else {
+                        assert_eq!(decode(d, v, STRICT).unwrap(), s, "{t} {s:?}");
+                    }
+                }
+            }
+        }
+        // The lenient CPU mode is many-to-one: every integer encodes back as None.
+        for v in [-1, 0, 7] {
+            let s = decode(dev(1, 0), Some(v), LENIENT).unwrap();
+            assert_eq!(encode_decoded(dev(1, 0), s).unwrap(), None);
+        }
     }
 
     #[test]
@@ -474,6 +680,7 @@ mod tests {
         for (t, natives) in [
             (CUDA, vec![0usize, 1, 2, 0xdead_bee0]),
             (ROCM, vec![0, 0xdead_bee0]),
+            (14, vec![0, 1, 2, 0xdead_bee0]),
         ] {
             for n in natives {
                 let d = dev(t, 0);
@@ -490,9 +697,14 @@ mod tests {
         assert_eq!(encode(dev(CUDA, 0), 0).unwrap(), Some(1));
         assert_eq!(encode(dev(ROCM, 0), 0).unwrap(), Some(0));
         assert!(encode(dev(ROCM, 0), HIP_STREAM_PER_THREAD).is_err());
+        assert!(encode(dev(ROCM, 0), 1).is_err());
         assert_eq!(encode(dev(1, 0), 0).unwrap(), None);
         assert!(encode(dev(1, 0), 8).is_err());
         assert!(encode(dev(CUDA, 0), usize::MAX).is_err());
+        // Other device types: NULL is the default queue (None), which decodes back to it.
+        assert_eq!(encode(dev(14, 0), 0).unwrap(), None);
+        assert_eq!(decode(dev(14, 0), None, STRICT).unwrap().handle, 0);
+        assert_eq!(encode(dev(14, 0), 1).unwrap(), Some(1));
     }
 
     fn producer() -> Producer {
@@ -565,6 +777,72 @@ mod tests {
         assert!(matches!(cpu1, Err(Error::UnsupportedDevice(_))));
     }
 
+    /// A legacy plan never carries flags (the struct has none) but still says whether to copy;
+    /// a versioned plan sets IS_COPIED exactly when it copies.
+    #[test]
+    fn legacy_plan_has_no_flags() {
+        let cpu = dev(1, 0);
+        for (mv, versioned) in [
+            (None, false),
+            (Some(DLPackVersion::new(0, 8)), false),
+            (Some(DLPackVersion::new(1, 3)), true),
+        ] {
+            for (src, dl) in [(cpu, None), (dev(CUDA, 0), None), (dev(CUDA, 0), Some(cpu))] {
+                for copy in [CopyMode::IfNeeded, CopyMode::Always, CopyMode::Never] {
+                    let rq = Request {
+                        max_version: mv,
+                        stream: None,
+                        dl_device: dl,
+                        copy,
+                    };
+                    let got = resolve(src, producer(), &rq, STRICT);
+                    if dl.is_some() && copy == CopyMode::Never {
+                        assert!(matches!(got, Err(Error::CopyForbidden(_))));
+                        continue;
+                    }
+                    let p = got.unwrap();
+                    assert_eq!(matches!(p.export, Export::Versioned(_)), versioned);
+                    let copies = copy == CopyMode::Always || dl.is_some();
+                    assert_eq!(p.copy, copies, "{mv:?} {src:?} {dl:?} {copy:?}");
+                    let want = if copies && versioned {
+                        DLPACK_FLAG_BITMASK_IS_COPIED
+                    } else {
+                        0
+                    };
+                    assert_eq!(p.flags, want, "{mv:?} {src:?} {dl:?} {copy:?}");
+                }
+            }
+        }
+    }
+
+    /// `dl_device` must equal the tensor's device to be "the same": (kDLCPU, 1) is refused for
+    /// a CPU tensor as for any other (kDLCPU has device_id 0 only).
+    #[test]
+    fn cpu_device_id_other_than_zero_is_refused_everywhere() {
+        for src in [dev(1, 0), dev(CUDA, 0), dev(13, 0)] {
+            let got = resolve(
+                src,
+                producer(),
+                &req(Some(dev(1, 1)), CopyMode::IfNeeded, None),
+                STRICT,
+            );
+            assert!(matches!(got, Err(Error::UnsupportedDevice(_))), "{src:?}");
+        }
+        // A tensor that itself reports (kDLCPU, 1) is served as itself when no dl_device is
+        // given, and as (kDLCPU, 0) in place when that is asked for.
+        let odd = dev(1, 1);
+        let p = resolve(odd, producer(), &req(None, CopyMode::Never, None), STRICT).unwrap();
+        assert_eq!((p.device, p.copy, p.sync), (odd, false, Sync::None));
+        let p = resolve(
+            odd,
+            producer(),
+            &req(Some(dev(1, 0)), CopyMode::Never, None),
+            STRICT,
+        )
+        .unwrap();
+        assert_eq!((p.device, p.copy, p.sync), (dev(1, 0), false, Sync::Host));
+    }
+
     /// Every combination of device, version, dl_device and copy resolves consistently.
     #[test]
     fn resolution_matrix() {
@@ -596,11 +874,18 @@ mod tests {
                         };
                         let got = resolve(src, producer(), &rq, STRICT);
                         let target = dl.unwrap_or(src);
-                        let same =
-                            target == src || (target.device_type.0 == 1 && src.device_type.0 == 1);
+                        let same = target == src;
                         match got {
                             Ok(p) => {
-                                assert_eq!(p.copy, p.flags == DLPACK_FLAG_BITMASK_IS_COPIED);
+                                let versioned = matches!(p.export, Export::Versioned(_));
+                                assert_eq!(
+                                    p.flags,
+                                    if p.copy && versioned {
+                                        DLPACK_FLAG_BITMASK_IS_COPIED
+                                    } else {
+                                        0
+                                    }
+                                );
                                 assert_eq!(p.export, version::negotiate(producer(), mv).unwrap());
                                 if same {
                                     assert_eq!(p.copy, copy == CopyMode::Always);

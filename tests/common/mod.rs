@@ -48,12 +48,17 @@ impl Fake {
         assert!(!p.is_null(), "{name:?} missing in the fake");
         unsafe { std::mem::transmute_copy(&p) }
     }
+    #[allow(
+        clippy::useless_conversion,
+        reason = "c_long is i64 on LP64 Linux but i32 on other targets: i64::from widens \
+                  losslessly on both, where `as` would hide a truncation if the type changed"
+    )]
     pub fn count(&self, name: &str) -> i64 {
         let f: unsafe extern "C" fn(*const c_char) -> c_long = self.sym(c"fake_count");
         let n = CString::new(name).unwrap();
         let v = unsafe { f(n.as_ptr()) };
         assert!(v >= 0, "the fake does not count {name}");
-        v as i64
+        i64::from(v)
     }
     pub fn fail(&self, name: &str, code: c_int) {
         let f: unsafe extern "C" fn(*const c_char, c_int) = self.sym(c"fake_fail");

@@ -1,0 +1,132 @@
+//! Flags of versioned managed tensors: read, set, and what they mean for writing.
+
+use crate::abi::{DLManagedTensor, DLManagedTensorVersioned};
+use crate::capi::boundary::{self, out_ptr};
+use crate::capi::error::dlpack_helpers_status;
+use crate::core::flags::{self, Writability};
+use crate::core::{Error, Fault};
+use core::ptr::{addr_of, addr_of_mut};
+
+/// Answer of the writability queries: one of `DLPACK_HELPERS_WRITABILITY_*`.
+pub type dlpack_helpers_writability = i32;
+/// The producer forbids writes (`DLPACK_FLAG_BITMASK_READ_ONLY` set).
+pub const DLPACK_HELPERS_WRITABILITY_READ_ONLY: dlpack_helpers_writability = 0;
+/// The producer allows writes (versioned, `READ_ONLY` clear).
+pub const DLPACK_HELPERS_WRITABILITY_WRITABLE: dlpack_helpers_writability = 1;
+/// Unknown: a legacy tensor cannot say. NumPy treats such imports as read-only, PyTorch as
+/// writable; this library's validators count it as not writable unless the caller passes
+/// `DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE` (peer case 46).
+pub const DLPACK_HELPERS_WRITABILITY_UNKNOWN: dlpack_helpers_writability = 2;
+const _: () = assert!(
+    DLPACK_HELPERS_WRITABILITY_READ_ONLY == Writability::ReadOnly.as_raw()
+        && DLPACK_HELPERS_WRITABILITY_WRITABLE == Writability::Writable.as_raw()
+        && DLPACK_HELPERS_WRITABILITY_UNKNOWN == Writability::Unknown.as_raw()
+);
+
+/// # Safety
+/// `tensor` non-NULL, pointing to a managed tensor whose `version` is readable.
+unsafe fn checked_flags(tensor: *const DLManagedTensorVersioned) -> Result<u64, Error> {
+    // SAFETY: version and flags keep their offsets in every major (DLPack 1.0), but flags'
+    // meaning belongs to major 1, so the major is checked first.
+    let v = unsafe { addr_of!((*tensor).version).read() };
+    crate::core::version::check(v, "tensor->version")?;
+    // SAFETY: as above.
+    Ok(unsafe { addr_of!((*tensor).flags).read() })
+}
+
+/// Read `tensor->flags` after checking the major version.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION` (major not 1; nothing but
+/// `version` read); `NULL_POINTER`. `out_flags` is written only on OK. Thread-safe (reads only).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_get_flags(
+    tensor: *const DLManagedTensorVersioned,
+    out_flags: *mut u64,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_flags, "out_flags")?;
+        if tensor.is_null() {
+            return Err(Error::NullPointer("tensor"));
+        }
+        // SAFETY: non-NULL managed tensor (caller contract).
+        let f = unsafe { checked_flags(tensor) }?;
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(f) };
+        Ok(())
+    })
+}
+
+/// Set and clear flag bits of a tensor you produce: `flags = (flags | set) & ~clear`.
+///
+/// - `set`, `clear`: only DLPack 1.3's bits (`DLPACK_FLAG_BITMASK_READ_ONLY`,
+///   `DLPACK_FLAG_BITMASK_IS_COPIED`, `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`); other bits
+///   give `INVALID_FLAGS`. Bits the tensor already has and neither mask names are kept.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`; `INVALID_FLAGS`; `UNSUPPORTED_VERSION`; `NULL_POINTER`.
+/// Not thread-safe with other access to the same tensor (it writes).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_set_flags(
+    tensor: *mut DLManagedTensorVersioned,
+    set: u64,
+    clear: u64,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        if tensor.is_null() {
+            return Err(Error::NullPointer("tensor"));
+        }
+        let unknown = (set | clear) & !flags::KNOWN;
+        if unknown != 0 {
+            return Err(Error::fault(
+                Fault::InvalidFlags,
+                format!("set/clear have bits {unknown:#x} that DLPack 1.3 does not define"),
+            ));
+        }
+        // SAFETY: non-NULL managed tensor.
+        let f = unsafe { checked_flags(tensor) }?;
+        // SAFETY: major 1 checked; the caller owns the tensor for writing.
+        unsafe { addr_of_mut!((*tensor).flags).write((f | set) & !clear) };
+        Ok(())
+    })
+}
+
+/// Whether a consumer may write through a versioned tensor (peer case 46): `READ_ONLY` set →
+/// `DLPACK_HELPERS_WRITABILITY_READ_ONLY`, clear → `DLPACK_HELPERS_WRITABILITY_WRITABLE`
+/// (`IS_COPIED` does not change it).
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION`; `NULL_POINTER`. Thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_writability(
+    tensor: *const DLManagedTensorVersioned,
+    out_writability: *mut dlpack_helpers_writability,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_writability, "out_writability")?;
+        if tensor.is_null() {
+            return Err(Error::NullPointer("tensor"));
+        }
+        // SAFETY: non-NULL managed tensor.
+        let f = unsafe { checked_flags(tensor) }?;
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(flags::writability(Some(f)).as_raw()) };
+        Ok(())
+    })
+}
+
+/// Writability of a legacy tensor: always `DLPACK_HELPERS_WRITABILITY_UNKNOWN` (the struct has
+/// no flags), written to `out_writability`. Returns `DLPACK_HELPERS_STATUS_OK` or
+/// `NULL_POINTER` (NULL `tensor` or `out_writability`). Thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_legacy_tensor_writability(
+    tensor: *const DLManagedTensor,
+    out_writability: *mut dlpack_helpers_writability,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_writability, "out_writability")?;
+        if tensor.is_null() {
+            return Err(Error::NullPointer("tensor"));
+        }
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(flags::writability(None).as_raw()) };
+        Ok(())
+    })
+}

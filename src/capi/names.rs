@@ -1,0 +1,142 @@
+//! Names of dtypes and devices: `float32`, `bfloat16`, `float8_e4m3fn`, `cuda:1`, ...
+
+use crate::abi::{DLDataType, DLDevice};
+use crate::capi::boundary::{self, out_ptr};
+use crate::capi::error::dlpack_helpers_status;
+use crate::core::names::{self, NAME_MAX, Name};
+use crate::core::{Error, Fault};
+use core::ffi::{CStr, c_char};
+
+/// Bytes (with the terminating NUL) that always suffice for a name written by
+/// `dlpack_dtype_format` or `dlpack_device_format`.
+pub const DLPACK_HELPERS_NAME_MAX: usize = 32;
+const _: () = assert!(DLPACK_HELPERS_NAME_MAX == NAME_MAX);
+
+fn write_name(
+    n: &Name,
+    buf: *mut c_char,
+    buf_size: usize,
+    out_len: *mut usize,
+) -> Result<(), Error> {
+    let buf = out_ptr(buf, "buf")?;
+    let bytes = n.as_bytes();
+    if buf_size < bytes.len() + 1 {
+        return Err(Error::fault(
+            Fault::BufferTooSmall,
+            format!(
+                "buf_size is {buf_size}, but {:?} needs {} bytes with its NUL",
+                n.as_str(),
+                bytes.len() + 1
+            ),
+        ));
+    }
+    // SAFETY: `buf` is non-NULL and holds `buf_size > bytes.len()` bytes (caller contract).
+    unsafe {
+        core::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), bytes.len());
+        buf.add(bytes.len()).write(0);
+        if !out_len.is_null() {
+            out_len.write(bytes.len());
+        }
+    }
+    Ok(())
+}
+
+/// # Safety
+/// A non-NULL `s` must be NUL-terminated.
+unsafe fn str_arg<'a>(s: *const c_char, what: &'static str) -> Result<&'a str, Error> {
+    if s.is_null() {
+        return Err(Error::NullPointer(what));
+    }
+    // SAFETY: caller contract.
+    let c = unsafe { CStr::from_ptr(s) };
+    c.to_str()
+        .map_err(|_| Error::fault(Fault::UnknownName, format!("{what} is not UTF-8")))
+}
+
+/// Write the name of a dtype into `buf`: `"float32"`, `"bfloat16"`, `"complex64"` (bits of the
+/// whole complex number), `"bool"`, `"int4"`, `"float8_e4m3fn"`, `"float6_e2m3fn"`,
+/// `"float4_e2m1fn"`, `"handle64"`, and for vector types an `x<lanes>` suffix: `"float32x4"`.
+///
+/// - `buf`, `buf_size`: the caller's buffer and its size in bytes, including the NUL;
+///   `DLPACK_HELPERS_NAME_MAX` always suffices.
+/// - `out_len`: may be NULL; receives the name's length without the NUL.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`; `INVALID_DTYPE` for a dtype that does not validate (an
+/// unknown code, `lanes == 0`, bits not allowed for the code); `BUFFER_TOO_SMALL` (nothing
+/// written); `NULL_POINTER` (NULL `buf`). No allocation on success; thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_dtype_format(
+    dtype: DLDataType,
+    buf: *mut c_char,
+    buf_size: usize,
+    out_len: *mut usize,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        out_ptr(buf, "buf")?;
+        let n = names::dtype_name(dtype)?;
+        write_name(&n, buf, buf_size, out_len)
+    })
+}
+
+/// Parse a dtype name written by `dlpack_dtype_format` (exact, case-sensitive) into `*out_dtype`.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`; `UNKNOWN_NAME` for anything else, including names of
+/// dtypes that do not validate (`"bfloat32"`, `"float8"`, `"bool1"`); `NULL_POINTER`.
+/// `name` must be NUL-terminated. Thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_dtype_parse(
+    name: *const c_char,
+    out_dtype: *mut DLDataType,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_dtype, "out_dtype")?;
+        // SAFETY: caller contract.
+        let s = unsafe { str_arg(name, "name") }?;
+        let d = names::parse_dtype(s)?;
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(d) };
+        Ok(())
+    })
+}
+
+/// Write a device as `"<type>:<id>"` into `buf`: `"cpu:0"`, `"cuda:1"`, `"cuda_host:0"`
+/// (pinned host memory, kDLCUDAHost; peer case 10), `"cuda_managed:0"`, `"rocm:0"`,
+/// `"rocm_host:0"`, `"opencl"`, `"vulkan"`, `"metal"`, `"vpi"`, `"ext_dev"`, `"oneapi"`,
+/// `"webgpu"`, `"hexagon"`, `"maia"`, `"trn"` (the DLPack 1.3 device types).
+///
+/// `buf`, `buf_size`, `out_len` as in `dlpack_dtype_format`. Returns `DLPACK_HELPERS_STATUS_OK`;
+/// `UNKNOWN_NAME` for a device type DLPack 1.3 does not assign; `INVALID_ARGUMENT` for a
+/// negative `device_id`; `BUFFER_TOO_SMALL`; `NULL_POINTER`. Thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_device_format(
+    device: DLDevice,
+    buf: *mut c_char,
+    buf_size: usize,
+    out_len: *mut usize,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        out_ptr(buf, "buf")?;
+        let n = names::device_name(device)?;
+        write_name(&n, buf, buf_size, out_len)
+    })
+}
+
+/// Parse `"<type>"` (device id 0) or `"<type>:<id>"` (a decimal id in 0..=INT32_MAX, no sign
+/// or leading zeros) into `*out_device`, with the type names of `dlpack_device_format`.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`; `UNKNOWN_NAME`; `NULL_POINTER`. Thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_device_parse(
+    name: *const c_char,
+    out_device: *mut DLDevice,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_device, "out_device")?;
+        // SAFETY: caller contract.
+        let s = unsafe { str_arg(name, "name") }?;
+        let d = names::parse_device(s)?;
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(d) };
+        Ok(())
+    })
+}

@@ -1,0 +1,272 @@
+//! Validation of untrusted tensors: every DLPack rule, plus the caller's requirements.
+
+use crate::abi::{DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
+use crate::capi::boundary::{self, nonnull};
+use crate::capi::error::dlpack_helpers_status;
+use crate::capi::layout::{dlpack_helpers_layout, to_c, versioned_parts, view_of};
+use crate::core::Error;
+use crate::core::validate::{self, Options, Producer};
+use core::mem::size_of;
+
+/// Validation option bit: accept NULL `strides` (with `ndim != 0`) from a producer declaring
+/// DLPack 1.2 or newer, reading them as compact row-major. Default: refused with
+/// `DLPACK_HELPERS_STATUS_NULL_STRIDES` (DLPack 1.2 rule; peer case 29). Legacy and 1.0/1.1
+/// producers may always send NULL strides.
+pub const DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES: u32 = 1;
+/// Require C (row-major) contiguity (`NOT_CONTIGUOUS` otherwise).
+pub const DLPACK_HELPERS_VALIDATE_REQUIRE_C_CONTIGUOUS: u32 = 2;
+/// Require F (column-major) contiguity (`NOT_CONTIGUOUS` otherwise).
+pub const DLPACK_HELPERS_VALIDATE_REQUIRE_F_CONTIGUOUS: u32 = 4;
+/// Require compactness in some dimension order (`NOT_CONTIGUOUS` otherwise).
+pub const DLPACK_HELPERS_VALIDATE_REQUIRE_COMPACT: u32 = 8;
+/// Require a device type host code can always dereference, as `dlpack_is_cpu_accessible`
+/// (`NOT_CPU_ACCESSIBLE` otherwise).
+pub const DLPACK_HELPERS_VALIDATE_REQUIRE_CPU_ACCESSIBLE: u32 = 16;
+/// Require permission to write: `READ_ONLY` clear (`READ_ONLY` status otherwise). A legacy
+/// tensor's writability is unknown and counts as not writable unless
+/// `DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE` is also set (peer case 46).
+pub const DLPACK_HELPERS_VALIDATE_REQUIRE_WRITABLE: u32 = 32;
+/// Require exactly `options->dtype` (`DTYPE_MISMATCH` otherwise).
+pub const DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE: u32 = 64;
+/// Refuse vector dtypes, `lanes > 1` (`DTYPE_MISMATCH`). Default: vectors are accepted for
+/// every code alike, an element being `bits * lanes` bits.
+pub const DLPACK_HELPERS_VALIDATE_REJECT_VECTOR: u32 = 128;
+/// Require the first element to be aligned to the element's natural alignment (the largest
+/// power of two dividing its size in bytes), the opt-in strict mode of peer case 40
+/// (`MISALIGNED` otherwise). Skipped for empty tensors.
+pub const DLPACK_HELPERS_VALIDATE_REQUIRE_ELEMENT_ALIGNED: u32 = 256;
+/// Refuse broadcast dimensions, stride 0 on an extent > 1 (`UNSUPPORTED_STRIDES`).
+pub const DLPACK_HELPERS_VALIDATE_REJECT_BROADCAST: u32 = 512;
+/// Refuse negative strides on extents > 1 (`UNSUPPORTED_STRIDES`).
+pub const DLPACK_HELPERS_VALIDATE_REJECT_NEGATIVE_STRIDES: u32 = 1024;
+/// With `REQUIRE_WRITABLE`: assume legacy tensors are writable.
+pub const DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE: u32 = 2048;
+const _: () = assert!(
+    DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES == validate::LENIENT_NULL_STRIDES
+        && DLPACK_HELPERS_VALIDATE_REQUIRE_C_CONTIGUOUS == validate::REQUIRE_C_CONTIGUOUS
+        && DLPACK_HELPERS_VALIDATE_REQUIRE_F_CONTIGUOUS == validate::REQUIRE_F_CONTIGUOUS
+        && DLPACK_HELPERS_VALIDATE_REQUIRE_COMPACT == validate::REQUIRE_COMPACT
+        && DLPACK_HELPERS_VALIDATE_REQUIRE_CPU_ACCESSIBLE == validate::REQUIRE_CPU_ACCESSIBLE
+        && DLPACK_HELPERS_VALIDATE_REQUIRE_WRITABLE == validate::REQUIRE_WRITABLE
+        && DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE == validate::REQUIRE_DTYPE
+        && DLPACK_HELPERS_VALIDATE_REJECT_VECTOR == validate::REJECT_VECTOR
+        && DLPACK_HELPERS_VALIDATE_REQUIRE_ELEMENT_ALIGNED == validate::REQUIRE_ELEMENT_ALIGNED
+        && DLPACK_HELPERS_VALIDATE_REJECT_BROADCAST == validate::REJECT_BROADCAST
+        && DLPACK_HELPERS_VALIDATE_REJECT_NEGATIVE_STRIDES == validate::REJECT_NEGATIVE_STRIDES
+        && DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE == validate::LEGACY_WRITABLE
+);
+
+/// What a caller requires beyond the DLPack rules. Zero-initialise it and set `struct_size` to
+/// `sizeof(dlpack_helpers_validate_options)`; all-zero fields mean "every DLPack rule, nothing
+/// more". The struct only grows at its end: fields past the caller's `struct_size` take their
+/// zero default, so a caller built against an older header keeps working. Passing NULL
+/// options means all defaults.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct dlpack_helpers_validate_options {
+    /// Size in bytes of the caller's struct; at least `sizeof(size_t)`.
+    pub struct_size: usize,
+    /// `DLPACK_HELPERS_VALIDATE_*` bits.
+    pub flags: u32,
+    /// Largest `ndim` accepted (`INVALID_NDIM` above it); 0: `DLPACK_HELPERS_MAX_NDIM` only.
+    pub max_ndim: i32,
+    /// Required alignment of `data`, in bytes: a power of two, 0 or 1 for none. 256 is the
+    /// header's literal "aligned to 256 bytes" rule, which major producers do not follow (peer
+    /// case 42): use it only when you know your producer. Checked only for pointer-addressed
+    /// device types and non-empty tensors.
+    pub data_alignment: u64,
+    /// Required alignment of the first element (`data + byte_offset`; `byte_offset` alone for
+    /// opaque handles), in bytes: a power of two, 0 or 1 for none. Skipped for empty tensors.
+    pub first_element_alignment: u64,
+    /// The dtype required with `DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE`.
+    pub dtype: DLDataType,
+}
+
+/// Read caller options honouring `struct_size`.
+///
+/// # Safety
+/// A non-NULL `p` must point to at least `p->struct_size` readable bytes.
+#[inline(always)]
+pub(crate) unsafe fn read_options(
+    p: *const dlpack_helpers_validate_options,
+) -> Result<Options, Error> {
+    if p.is_null() {
+        return Ok(Options::default());
+    }
+    // SAFETY: `struct_size` is the first field in every version of the struct.
+    let size = unsafe { core::ptr::addr_of!((*p).struct_size).read() };
+    if size < size_of::<usize>() {
+        return Err(Error::invalid(format!(
+            "options->struct_size is {size}, smaller than its own field (set it to \
+             sizeof(dlpack_helpers_validate_options))"
+        )));
+    }
+    let o = if size >= size_of::<dlpack_helpers_validate_options>() {
+        // SAFETY: the caller's struct is at least as large as ours.
+        unsafe { p.read() }
+    } else {
+        let mut o = dlpack_helpers_validate_options::default();
+        // SAFETY: the caller's struct holds `size` bytes; `o` more. Fields beyond `size` keep
+        // their zero default (only whole fields are defined in any header version).
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                p.cast::<u8>(),
+                (&mut o as *mut dlpack_helpers_validate_options).cast::<u8>(),
+                size,
+            )
+        };
+        o
+    };
+    Ok(Options {
+        flags: o.flags,
+        max_ndim: o.max_ndim,
+        data_alignment: o.data_alignment,
+        first_element_alignment: o.first_element_alignment,
+        dtype: o.dtype,
+    })
+}
+
+/// # Safety
+/// As the exports below.
+#[inline(always)]
+unsafe fn run(
+    t: &DLTensor,
+    producer: Producer,
+    o: &Options,
+    out_layout: *mut dlpack_helpers_layout,
+) -> Result<(), Error> {
+    if out_layout.is_null()
+        && t.ndim >= 1
+        && t.ndim as usize <= validate::FAST_MAX_NDIM
+        && !t.shape.is_null()
+        && !t.strides.is_null()
+    {
+        let n = t.ndim as usize;
+        // SAFETY: 1 <= n <= FAST_MAX_NDIM and both pointers are non-NULL; the caller guarantees
+        // `ndim` readable elements behind them.
+        let (shape, strides) = unsafe {
+            (
+                core::slice::from_raw_parts(t.shape, n),
+                core::slice::from_raw_parts(t.strides, n),
+            )
+        };
+        if validate::fast_accept(
+            t.data as usize,
+            t.device,
+            t.dtype,
+            shape,
+            strides,
+            t.byte_offset,
+            producer,
+            o,
+        ) {
+            return Ok(());
+        }
+    }
+    // SAFETY: caller contract.
+    let view = unsafe { view_of(t, producer, o) }?;
+    let l = validate::check_view_with(&view, producer, o, !out_layout.is_null())?;
+    if !out_layout.is_null() {
+        // SAFETY: non-NULL caller storage.
+        unsafe { out_layout.write(to_c(&l, &view)) };
+    }
+    Ok(())
+}
+
+/// Validate a received versioned managed tensor against every DLPack rule and the caller's
+/// requirements, reporting the first violation. Rules, in the order checked (details and
+/// policies in `docs/validation.md`):
+///
+/// 1. `options` well-formed (`INVALID_ARGUMENT`: `struct_size` too small, unknown option bits,
+///    an alignment that is not a power of two, negative `max_ndim`);
+/// 2. `version.major == 1` (`UNSUPPORTED_VERSION`; nothing else is read);
+/// 3. `flags` without bits the declared version does not define (`INVALID_FLAGS`; bits beyond
+///    DLPack 1.3's three are accepted from minor ≥ 4);
+/// 4. `0 <= ndim <= DLPACK_HELPERS_MAX_NDIM` and `<= options->max_ndim` (`INVALID_NDIM`);
+/// 5. `shape` non-NULL when `ndim != 0` (`NULL_SHAPE`);
+/// 6. `strides` non-NULL when `ndim != 0` for DLPack ≥ 1.2 (`NULL_STRIDES`, unless
+///    `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`; peer case 29);
+/// 7. extents ≥ 0 (`INVALID_SHAPE`); element count, byte size and byte range within `int64_t`,
+///    `byte_offset <= INT64_MAX` (`OVERFLOW`);
+/// 8. dtype: known code, `lanes >= 1`, `bits` allowed for the code (`INVALID_DTYPE`; bool
+///    must be 8 bits, bfloat16 16, float6 6, float4 4; peer cases 43, 45), then
+///    `REJECT_VECTOR` / `REQUIRE_DTYPE` (`DTYPE_MISMATCH`);
+/// 9. non-NULL `data` when the tensor has elements on a pointer-addressed device (`NULL_DATA`;
+///    peer case 34), and all its bytes inside the address space (`OVERFLOW`);
+/// 10. `REQUIRE_CPU_ACCESSIBLE` (`NOT_CPU_ACCESSIBLE`); alignment options (`MISALIGNED`; peer
+///     cases 40, 42); contiguity options (`NOT_CONTIGUOUS`; peer cases 30, 32, 33, 36);
+///     `REJECT_BROADCAST` / `REJECT_NEGATIVE_STRIDES` (`UNSUPPORTED_STRIDES`);
+///     `REQUIRE_WRITABLE` (`READ_ONLY`; peer case 46).
+///
+/// - `tensor`: borrowed; its `shape` and `strides`, when non-NULL, must hold `ndim` elements
+///   (the only thing that cannot be checked). `data` is never dereferenced.
+/// - `options`: may be NULL (defaults).
+/// - `out_layout`: may be NULL; on OK receives the layout (as `dlpack_tensor_layout`).
+///
+/// Also `DLPACK_HELPERS_STATUS_NULL_POINTER` for a NULL `tensor`. The message of
+/// `dlpack_last_error_message()` names the field and the rule. No allocation on success;
+/// thread-safe (reads only).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_validate(
+    tensor: *const DLManagedTensorVersioned,
+    options: *const dlpack_helpers_validate_options,
+    out_layout: *mut dlpack_helpers_layout,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        if tensor.is_null() {
+            return Err(Error::NullPointer("tensor"));
+        }
+        // SAFETY: options first (rule 1), then the version-guarded read.
+        let o = unsafe { read_options(options) }?;
+        // SAFETY: non-NULL managed tensor (caller contract).
+        let (t, producer) = unsafe { versioned_parts(tensor) }?;
+        // SAFETY: caller contract.
+        unsafe { run(t, producer, &o, out_layout) }
+    })
+}
+
+/// `dlpack_tensor_validate` for a legacy `DLManagedTensor`: no version or flags, so NULL
+/// strides always mean compact row-major, sub-byte dtypes are packed, and writability is
+/// unknown (`REQUIRE_WRITABLE` fails unless `LEGACY_WRITABLE` is set). Same statuses.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_legacy_tensor_validate(
+    tensor: *const DLManagedTensor,
+    options: *const dlpack_helpers_validate_options,
+    out_layout: *mut dlpack_helpers_layout,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        // SAFETY: caller contract.
+        let t = unsafe { nonnull(tensor, "tensor") }?;
+        // SAFETY: caller contract.
+        let o = unsafe { read_options(options) }?;
+        // SAFETY: caller contract.
+        unsafe { run(&t.dl_tensor, Producer::Legacy, &o, out_layout) }
+    })
+}
+
+/// `dlpack_tensor_validate` for a bare `DLTensor` (for example one filled by
+/// `DLPackDLTensorFromPyObjectNoSync`), with the producer's version and flags passed by value:
+/// `version.major == 0` means legacy/unknown (no flags; NULL strides allowed), anything else is
+/// checked like a versioned tensor's `version` and `flags`. Same statuses.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_dltensor_validate(
+    tensor: *const DLTensor,
+    version: DLPackVersion,
+    flags: u64,
+    options: *const dlpack_helpers_validate_options,
+    out_layout: *mut dlpack_helpers_layout,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        // SAFETY: caller contract.
+        let t = unsafe { nonnull(tensor, "tensor") }?;
+        let producer = if version.major == 0 {
+            Producer::Legacy
+        } else {
+            Producer::Versioned { version, flags }
+        };
+        // SAFETY: caller contract.
+        let o = unsafe { read_options(options) }?;
+        // SAFETY: caller contract.
+        unsafe { run(t, producer, &o, out_layout) }
+    })
+}

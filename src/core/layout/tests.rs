@@ -1,0 +1,351 @@
+//! Layout tests: the peer cases, then property tests against a brute-force reference that
+//! enumerates every element's offset.
+
+use super::*;
+use crate::abi::DLDataType;
+use proptest::prelude::*;
+
+const F32: DLDataType = DLDataType {
+    code: 2,
+    bits: 32,
+    lanes: 1,
+};
+const F16: DLDataType = DLDataType {
+    code: 2,
+    bits: 16,
+    lanes: 1,
+};
+const I32: DLDataType = DLDataType {
+    code: 0,
+    bits: 32,
+    lanes: 1,
+};
+const CPU: DLDevice = DLDevice {
+    device_type: DLDeviceType::kDLCPU,
+    device_id: 0,
+};
+
+fn view<'a>(shape: &'a [i64], strides: Option<&'a [i64]>, dtype: DLDataType) -> TensorView<'a> {
+    TensorView {
+        data: 0x1000,
+        device: CPU,
+        dtype,
+        shape,
+        strides,
+        byte_offset: 0,
+    }
+}
+
+fn lay(shape: &[i64], strides: Option<&[i64]>) -> Layout {
+    layout(&view(shape, strides, F32), false).unwrap()
+}
+
+#[test]
+fn case_29_null_strides_mean_compact_row_major() {
+    let l = lay(&[3, 4], None);
+    assert_eq!(
+        (l.numel, l.nbytes, l.lowest_byte, l.end_byte),
+        (12, 48, 0, 48)
+    );
+    assert!(
+        l.has(C_CONTIGUOUS) && l.has(COMPACT) && l.has(STRIDES_IMPLIED) && !l.has(F_CONTIGUOUS)
+    );
+    let mut s = [0i64; 2];
+    compact_strides(&[3, 4], true, &mut s).unwrap();
+    assert_eq!(s, [4, 1]);
+    compact_strides(&[3, 4], false, &mut s).unwrap();
+    assert_eq!(s, [1, 3]);
+    // ndim 0: one element.
+    let l0 = lay(&[], None);
+    assert_eq!((l0.numel, l0.nbytes), (1, 4));
+    assert!(l0.has(C_CONTIGUOUS) && l0.has(F_CONTIGUOUS) && !l0.has(STRIDES_IMPLIED));
+}
+
+#[test]
+fn case_30_size_one_dims_with_normalised_stride_are_contiguous() {
+    assert!(lay(&[1, 77], Some(&[1, 1])).has(C_CONTIGUOUS));
+    assert!(lay(&[1, 1, 768, 768], Some(&[1, 1, 768, 1])).has(C_CONTIGUOUS));
+    let l = lay(&[2, 77], Some(&[1, 1]));
+    assert!(!l.has(C_CONTIGUOUS) && !l.has(F_CONTIGUOUS) && !l.has(COMPACT));
+}
+
+#[test]
+fn case_32_stride_zero_on_size_one_dims_is_ignored() {
+    let l = lay(&[1], Some(&[0]));
+    assert!(l.has(C_CONTIGUOUS) && l.has(F_CONTIGUOUS) && !l.has(BROADCAST));
+    assert_eq!(l.storage_elements, 1);
+    let l = lay(&[1, 3, 1, 4, 1], Some(&[0, 4, 0, 1, 0]));
+    assert!(l.has(C_CONTIGUOUS) && !l.has(F_CONTIGUOUS) && !l.has(BROADCAST));
+}
+
+#[test]
+fn case_33_empty_tensors_are_contiguous_whatever_their_strides() {
+    for s in [[0i64, 0, 0, 0], [4096, 512, 128, 1], [1, 1, 1, 1]] {
+        let l = lay(&[1, 8, 0, 128], Some(&s));
+        assert!(l.has(C_CONTIGUOUS) && l.has(F_CONTIGUOUS) && l.has(COMPACT) && l.has(EMPTY));
+        assert_eq!((l.numel, l.nbytes, l.end_byte - l.lowest_byte), (0, 0, 0));
+    }
+    assert!(lay(&[0], Some(&[0])).has(C_CONTIGUOUS));
+}
+
+#[test]
+fn case_36_non_unit_and_zero_strides_are_honoured() {
+    let l = lay(&[5], Some(&[2]));
+    assert!(!l.has(C_CONTIGUOUS) && !l.has(COMPACT));
+    assert_eq!((l.storage_elements, l.end_byte), (9, 36));
+    let l = lay(&[10], Some(&[0]));
+    assert!(!l.has(C_CONTIGUOUS) && !l.has(F_CONTIGUOUS) && l.has(BROADCAST));
+    assert_eq!((l.numel, l.storage_elements, l.end_byte), (10, 1, 4));
+    let l = lay(&[2, 4], Some(&[2, 3]));
+    assert!(!l.has(C_CONTIGUOUS) && !l.has(F_CONTIGUOUS));
+}
+
+#[test]
+fn negative_strides_reach_below_the_first_element() {
+    // a[::-1] of 5 float32: data points at the last element of the buffer.
+    let mut v = view(&[5], Some(&[-1]), F32);
+    v.byte_offset = 16;
+    let l = layout(&v, false).unwrap();
+    assert!(l.has(NEGATIVE_STRIDES) && !l.has(C_CONTIGUOUS) && !l.has(COMPACT));
+    assert_eq!((l.lowest_byte, l.end_byte), (0, 20));
+}
+
+#[test]
+fn compact_in_some_order() {
+    // A transposed 3x4 C array: F-contiguous; a 2x3x4 with permuted axes: compact only.
+    let l = lay(&[4, 3], Some(&[1, 4]));
+    assert!(l.has(F_CONTIGUOUS) && !l.has(C_CONTIGUOUS) && l.has(COMPACT));
+    let l = lay(&[3, 2, 4], Some(&[4, 12, 1]));
+    assert!(!l.has(F_CONTIGUOUS) && !l.has(C_CONTIGUOUS) && l.has(COMPACT));
+}
+
+#[test]
+fn sub_byte_packed_and_padded_byte_extents() {
+    let fp4 = DLDataType {
+        code: 17,
+        bits: 4,
+        lanes: 1,
+    };
+    let l = layout(&view(&[3], None, fp4), false).unwrap();
+    assert_eq!((l.nbytes, l.end_byte, l.element_bits), (2, 2, 4));
+    assert!(l.has(PACKED_SUB_BYTE));
+    let l = layout(&view(&[3], None, fp4), true).unwrap();
+    assert_eq!((l.nbytes, l.end_byte, l.element_bits), (3, 3, 8));
+    let fp6 = DLDataType {
+        code: 15,
+        bits: 6,
+        lanes: 1,
+    };
+    assert_eq!(layout(&view(&[4], None, fp6), false).unwrap().nbytes, 3);
+    // Vectors: float32x4 is 16 bytes per element.
+    let v4 = DLDataType {
+        code: 2,
+        bits: 32,
+        lanes: 4,
+    };
+    assert_eq!(layout(&view(&[2, 3], None, v4), false).unwrap().nbytes, 96);
+}
+
+#[test]
+fn case_38_39_byte_offset_is_honoured_for_pointers_and_kept_apart_for_handles() {
+    let base = 0x10_0000usize;
+    assert_eq!(
+        data_location(base, 32, DLDeviceType::kDLCPU).unwrap(),
+        (base + 32, 0)
+    );
+    assert_eq!(
+        first_element_address(base, 20, DLDeviceType::kDLCUDA).unwrap(),
+        base + 20
+    );
+    for t in [4, 7, 8, 999] {
+        assert_eq!(
+            data_location(base, 20, DLDeviceType(t)).unwrap(),
+            (base, 20)
+        );
+        let e = first_element_address(base, 20, DLDeviceType(t)).unwrap_err();
+        assert!(matches!(
+            e,
+            Error::Tensor {
+                fault: Fault::OpaqueHandle,
+                ..
+            }
+        ));
+    }
+    assert!(data_location(usize::MAX - 3, 8, DLDeviceType::kDLCPU).is_err());
+}
+
+#[test]
+fn case_40_42_alignment_is_reported() {
+    let base = 0x4000usize; // 256-aligned
+    assert_eq!(first_element_alignment(base, 8, DLDeviceType::kDLCPU), 8);
+    assert_eq!(first_element_alignment(base, 3, DLDeviceType::kDLCPU), 1);
+    assert_eq!(
+        first_element_alignment(base + 4, 0, DLDeviceType::kDLCUDA),
+        4
+    );
+    // Opaque handles: the alignment of byte_offset only.
+    assert_eq!(
+        first_element_alignment(base + 1, 64, DLDeviceType::kDLOpenCL),
+        64
+    );
+    assert_eq!(first_element_alignment(0, 0, DLDeviceType::kDLCPU), 0);
+    let _ = F16;
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_panic() {
+    assert!(matches!(
+        numel(&[2, -1]),
+        Err(Error::Tensor {
+            fault: Fault::InvalidShape,
+            ..
+        })
+    ));
+    assert!(matches!(
+        numel(&[i64::MAX, 2]),
+        Err(Error::Tensor {
+            fault: Fault::Overflow,
+            ..
+        })
+    ));
+    assert_eq!(numel(&[i64::MAX, 0, i64::MAX]).unwrap(), 0);
+    assert!(layout(&view(&[i64::MAX / 2], None, F32), false).is_err());
+    assert!(layout(&view(&[3, 3], Some(&[i64::MAX, i64::MIN]), I32), false).is_err());
+    let mut v = view(&[1], None, F32);
+    v.byte_offset = u64::MAX;
+    assert!(layout(&v, false).is_err());
+    assert!(check_ndim(-1, 0).is_err() && check_ndim(MAX_NDIM + 1, 0).is_err());
+    assert!(check_ndim(5, 4).is_err() && check_ndim(4, 4).is_ok());
+}
+
+/// Brute force: the element offset of every index, enumerated in C order.
+fn offsets(shape: &[i64], strides: &[i64], c_order: bool) -> Vec<i64> {
+    let n: i64 = shape.iter().product();
+    let mut out = Vec::new();
+    for mut k in 0..n {
+        let mut off = 0;
+        let dims: Vec<usize> = if c_order {
+            (0..shape.len()).rev().collect()
+        } else {
+            (0..shape.len()).collect()
+        };
+        for d in dims {
+            off += (k % shape[d]) * strides[d];
+            k /= shape[d];
+        }
+        out.push(off);
+    }
+    out
+}
+
+fn small_tensor() -> impl Strategy<Value = (Vec<i64>, Vec<i64>)> {
+    (0usize..5).prop_flat_map(|nd| {
+        (
+            proptest::collection::vec(0i64..4, nd),
+            proptest::collection::vec(-13i64..14, nd),
+        )
+    })
+}
+
+/// Strides that are a compact layout in a random permutation, to reach the positive cases.
+fn permuted_compact() -> impl Strategy<Value = (Vec<i64>, Vec<i64>)> {
+    proptest::collection::vec(1i64..4, 0..5)
+        .prop_flat_map(|shape| {
+            let n = shape.len();
+            (Just(shape), Just((0..n).collect::<Vec<_>>()).prop_shuffle())
+        })
+        .prop_map(|(shape, perm)| {
+            let mut strides = vec![0; shape.len()];
+            let mut acc = 1;
+            for &d in &perm {
+                strides[d] = acc;
+                acc *= shape[d];
+            }
+            (shape, strides)
+        })
+}
+
+fn check_against_brute_force(shape: &[i64], strides: &[i64]) {
+    let l = lay(shape, Some(strides));
+    // The validator's fast path agrees on everything but the bits it skips.
+    let p = layout_partial(&view(shape, Some(strides), F32), false, false).unwrap();
+    let skipped = F_CONTIGUOUS | COMPACT;
+    assert_eq!(p.properties & !skipped, l.properties & !skipped);
+    assert_eq!(p.properties & C_CONTIGUOUS != 0, l.has(C_CONTIGUOUS));
+    assert_eq!(
+        (p.numel, p.lowest_byte, p.end_byte, p.storage_elements),
+        (l.numel, l.lowest_byte, l.end_byte, l.storage_elements)
+    );
+    let n: i64 = shape.iter().product();
+    assert_eq!(l.numel, n);
+    assert_eq!(l.nbytes, 4 * n);
+    assert_eq!(l.has(EMPTY), n == 0);
+    if n == 0 {
+        assert!(l.has(C_CONTIGUOUS) && l.has(F_CONTIGUOUS) && l.has(COMPACT));
+        assert_eq!(l.end_byte - l.lowest_byte, 0);
+        return;
+    }
+    let c = offsets(shape, strides, true);
+    let f = offsets(shape, strides, false);
+    let iota: Vec<i64> = (0..n).collect();
+    assert_eq!(l.has(C_CONTIGUOUS), c == iota, "C {shape:?} {strides:?}");
+    assert_eq!(l.has(F_CONTIGUOUS), f == iota, "F {shape:?} {strides:?}");
+    let mut sorted = c.clone();
+    sorted.sort();
+    assert_eq!(
+        l.has(COMPACT),
+        sorted == iota,
+        "compact {shape:?} {strides:?}"
+    );
+    let (lo, hi) = (*sorted.first().unwrap(), *sorted.last().unwrap());
+    assert_eq!((l.lowest_byte, l.end_byte), (4 * lo, 4 * (hi + 1)));
+    assert_eq!(l.storage_elements, hi - lo + 1);
+    // NULL strides give the same answers as explicit compact row-major strides.
+    let mut cs = vec![0; shape.len()];
+    compact_strides(shape, true, &mut cs).unwrap();
+    let implied = lay(shape, None);
+    let explicit = lay(shape, Some(&cs));
+    assert_eq!(implied.properties & !STRIDES_IMPLIED, explicit.properties);
+    assert_eq!(
+        (implied.lowest_byte, implied.end_byte),
+        (explicit.lowest_byte, explicit.end_byte)
+    );
+}
+
+proptest! {
+    #[test]
+    fn layout_matches_brute_force((shape, strides) in small_tensor()) {
+        check_against_brute_force(&shape, &strides);
+    }
+
+    #[test]
+    fn permuted_compact_layouts_are_compact((shape, strides) in permuted_compact()) {
+        check_against_brute_force(&shape, &strides);
+        prop_assert!(lay(&shape, Some(&strides)).has(COMPACT));
+    }
+
+    /// Arbitrary 64-bit garbage in every integer field: an answer or an error, never a panic.
+    #[test]
+    fn garbage_never_panics(
+        shape in proptest::collection::vec(any::<i64>(), 0..6),
+        strides in proptest::collection::vec(any::<i64>(), 6),
+        code in any::<u8>(), bits in any::<u8>(), lanes in any::<u16>(),
+        byte_offset in any::<u64>(), data in any::<usize>(), padded in any::<bool>(),
+        device_type in any::<i32>(),
+    ) {
+        let strides = &strides[..shape.len()];
+        let dtype = DLDataType { code, bits, lanes };
+        for s in [None, Some(strides)] {
+            let v = TensorView {
+                data, device: DLDevice { device_type: DLDeviceType(device_type), device_id: 0 },
+                dtype, shape: &shape, strides: s, byte_offset,
+            };
+            if let Ok(l) = layout(&v, padded) {
+                prop_assert!(l.lowest_byte <= l.end_byte);
+                prop_assert!(l.numel >= 0 && l.nbytes >= 0);
+            }
+        }
+        let _ = data_location(data, byte_offset, DLDeviceType(device_type));
+        let _ = first_element_alignment(data, byte_offset, DLDeviceType(device_type));
+    }
+}

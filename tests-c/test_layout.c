@@ -1,0 +1,532 @@
+/* Validation, layout, names, flags and ownership conversions through the C ABI, on hand-made
+ * edge-case tensors. Each peer case of reference/peer-cases.md is a test named case_<N>_... */
+#include "dlpack_helpers.h"
+#include "check.h"
+
+#include <stdalign.h>
+#include <stdint.h>
+#include <string.h>
+
+static const DLDataType F32 = {kDLFloat, 32, 1};
+static const DLDataType F16 = {kDLFloat, 16, 1};
+static const DLDataType I32 = {kDLInt, 32, 1};
+static const DLDevice CPU = {kDLCPU, 0};
+
+static alignas(256) unsigned char buffer[4096];
+
+static DLTensor tensor(void *data, DLDataType dt, int32_t ndim, int64_t *shape, int64_t *strides,
+                       uint64_t byte_offset) {
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  t.data = data;
+  t.device = CPU;
+  t.ndim = ndim;
+  t.dtype = dt;
+  t.shape = shape;
+  t.strides = strides;
+  t.byte_offset = byte_offset;
+  return t;
+}
+
+static dlpack_helpers_validate_options opts(uint32_t flags) {
+  dlpack_helpers_validate_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.flags = flags;
+  return o;
+}
+
+static const DLPackVersion V13 = {1, 3};
+static const DLPackVersion V11 = {1, 1};
+static const DLPackVersion LEGACY = {0, 0};
+
+static dlpack_helpers_layout layout_of(DLTensor *t) {
+  dlpack_helpers_layout l;
+  memset(&l, 0xAB, sizeof l);
+  CHECK_STATUS(dlpack_dltensor_layout(t, 0, &l), DLPACK_HELPERS_STATUS_OK);
+  return l;
+}
+
+#define HAS(l, bit) (((l).properties & DLPACK_HELPERS_LAYOUT_##bit) != 0)
+
+/* A versioned tensor whose shape/strides pointers hold garbage: must never be read. */
+TEST(case_29_null_strides) {
+  int64_t shape[2] = {3, 4};
+  DLTensor t = tensor(buffer, F32, 2, shape, NULL, 0);
+  dlpack_helpers_layout l;
+  /* Legacy and 1.1: NULL strides mean compact row-major. */
+  CHECK_STATUS(dlpack_dltensor_validate(&t, LEGACY, 0, NULL, &l), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(l.numel, 12);
+  CHECK_EQ_INT(l.nbytes, 48);
+  CHECK(HAS(l, C_CONTIGUOUS) && HAS(l, STRIDES_IMPLIED));
+  CHECK_STATUS(dlpack_dltensor_validate(&t, V11, 0, NULL, &l), DLPACK_HELPERS_STATUS_OK);
+  int64_t strides[2] = {0, 0};
+  CHECK_STATUS(dlpack_compact_strides(2, shape, false, strides), DLPACK_HELPERS_STATUS_OK);
+  CHECK(strides[0] == 4 && strides[1] == 1);
+  /* 1.3: a violation by default, with a message naming the rule; lenient mode reads row-major. */
+  CHECK_STATUS(dlpack_dltensor_validate(&t, V13, 0, NULL, &l), DLPACK_HELPERS_STATUS_NULL_STRIDES);
+  CHECK(strstr(dlpack_last_error_message(), "DLPack 1.2") != NULL);
+  CHECK(strcmp(dlpack_status_string(DLPACK_HELPERS_STATUS_NULL_STRIDES), "NULL_STRIDES") == 0);
+  dlpack_helpers_validate_options o = opts(DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES);
+  CHECK_STATUS(dlpack_dltensor_validate(&t, V13, 0, &o, &l), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(l.numel, 12);
+  /* ndim 0 with NULL shape and strides: valid at 1.3, one element. */
+  DLTensor s = tensor(buffer, F32, 0, NULL, NULL, 0);
+  CHECK_STATUS(dlpack_dltensor_validate(&s, V13, 0, NULL, &l), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(l.numel, 1);
+  /* Same through a managed versioned tensor. */
+  DLManagedTensorVersioned m;
+  memset(&m, 0, sizeof m);
+  m.version.major = 1;
+  m.version.minor = 3;
+  m.dl_tensor = t;
+  CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_NULL_STRIDES);
+  m.version.minor = 1;
+  CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
+}
+
+TEST(case_30_size_one_dims_with_normalised_stride) {
+  int64_t s1[2] = {1, 77}, st1[2] = {1, 1};
+  DLTensor t = tensor(buffer, I32, 2, s1, st1, 0);
+  CHECK(HAS(layout_of(&t), C_CONTIGUOUS));
+  dlpack_helpers_validate_options o = opts(DLPACK_HELPERS_VALIDATE_REQUIRE_C_CONTIGUOUS);
+  CHECK_STATUS(dlpack_dltensor_validate(&t, V13, 0, &o, NULL), DLPACK_HELPERS_STATUS_OK);
+  int64_t s2[4] = {1, 1, 768, 768}, st2[4] = {1, 1, 768, 1};
+  DLTensor u = tensor(NULL, I32, 4, s2, st2, 0);
+  CHECK(HAS(layout_of(&u), C_CONTIGUOUS));
+  int64_t s3[2] = {2, 77};
+  DLTensor w = tensor(buffer, I32, 2, s3, st1, 0);
+  CHECK(!HAS(layout_of(&w), C_CONTIGUOUS));
+  CHECK_STATUS(dlpack_dltensor_validate(&w, V13, 0, &o, NULL), DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS);
+}
+
+TEST(case_32_stride_zero_on_size_one_dims) {
+  int64_t s1[1] = {1}, st1[1] = {0};
+  DLTensor t = tensor(buffer, F32, 1, s1, st1, 0);
+  dlpack_helpers_layout l = layout_of(&t);
+  CHECK(HAS(l, C_CONTIGUOUS) && HAS(l, F_CONTIGUOUS) && !HAS(l, BROADCAST));
+  CHECK_EQ_INT(l.storage_elements, 1);
+  int64_t s2[5] = {1, 3, 1, 4, 1}, st2[5] = {0, 4, 0, 1, 0};
+  DLTensor u = tensor(buffer, F32, 5, s2, st2, 0);
+  l = layout_of(&u);
+  CHECK(HAS(l, C_CONTIGUOUS) && !HAS(l, F_CONTIGUOUS) && !HAS(l, BROADCAST));
+}
+
+TEST(case_33_empty_tensors_are_contiguous) {
+  int64_t shape[4] = {1, 8, 0, 128};
+  int64_t strides[3][4] = {{0, 0, 0, 0}, {4096, 512, 128, 1}, {1, 1, 1, 1}};
+  for (int i = 0; i < 3; ++i) {
+    DLTensor t = tensor(NULL, F32, 4, shape, strides[i], 0);
+    dlpack_helpers_layout l = layout_of(&t);
+    CHECK(HAS(l, C_CONTIGUOUS) && HAS(l, F_CONTIGUOUS) && HAS(l, EMPTY));
+    CHECK_EQ_INT(l.nbytes, 0);
+    CHECK_EQ_INT(l.end_byte - l.lowest_byte, 0);
+  }
+  int64_t s0[1] = {0}, st0[1] = {0};
+  DLTensor z = tensor(NULL, F32, 1, s0, st0, 0);
+  CHECK(HAS(layout_of(&z), C_CONTIGUOUS));
+}
+
+TEST(case_34_empty_tensor_with_null_data) {
+  int64_t shape[2] = {0, 3}, strides[2] = {3, 1};
+  dlpack_helpers_validate_options strict = opts(DLPACK_HELPERS_VALIDATE_REQUIRE_ELEMENT_ALIGNED);
+  strict.data_alignment = 256;
+  DLTensor t = tensor(NULL, I32, 2, shape, strides, 0);
+  CHECK_STATUS(dlpack_dltensor_validate(&t, V13, 0, &strict, NULL), DLPACK_HELPERS_STATUS_OK);
+  t.data = buffer + 1;
+  CHECK_STATUS(dlpack_dltensor_validate(&t, V13, 0, &strict, NULL), DLPACK_HELPERS_STATUS_OK);
+  int64_t full[2] = {2, 3};
+  DLTensor u = tensor(NULL, I32, 2, full, strides, 0);
+  CHECK_STATUS(dlpack_dltensor_validate(&u, V13, 0, NULL, NULL), DLPACK_HELPERS_STATUS_NULL_DATA);
+  CHECK(strstr(dlpack_last_error_message(), "tensor.data is NULL") != NULL);
+  DLTensor s = tensor(NULL, I32, 0, NULL, NULL, 0);
+  CHECK_STATUS(dlpack_dltensor_validate(&s, V13, 0, NULL, NULL), DLPACK_HELPERS_STATUS_NULL_DATA);
+}
+
+TEST(case_36_non_unit_and_zero_strides) {
+  int64_t s5[1] = {5}, st2[1] = {2};
+  DLTensor t = tensor(buffer, F32, 1, s5, st2, 0);
+  CHECK(!HAS(layout_of(&t), C_CONTIGUOUS));
+  int64_t s10[1] = {10}, st0[1] = {0};
+  DLTensor b = tensor(buffer, F32, 1, s10, st0, 0);
+  dlpack_helpers_layout l = layout_of(&b);
+  CHECK(!HAS(l, C_CONTIGUOUS) && !HAS(l, F_CONTIGUOUS) && HAS(l, BROADCAST));
+  CHECK_EQ_INT(l.storage_elements, 1);
+  CHECK_EQ_INT(l.end_byte, 4);
+  dlpack_helpers_validate_options o = opts(DLPACK_HELPERS_VALIDATE_REJECT_BROADCAST);
+  CHECK_STATUS(dlpack_dltensor_validate(&b, V13, 0, &o, NULL), DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES);
+  int64_t s24[2] = {2, 4}, st23[2] = {2, 3};
+  DLTensor f = tensor(buffer, F32, 2, s24, st23, 0);
+  l = layout_of(&f);
+  CHECK(!HAS(l, C_CONTIGUOUS) && !HAS(l, F_CONTIGUOUS));
+}
+
+TEST(case_38_byte_offset_honoured) {
+  int64_t shape[1] = {8}, strides[1] = {1};
+  DLTensor t = tensor(buffer, F32, 1, shape, strides, 32);
+  void *addr = NULL;
+  CHECK_STATUS(dlpack_dltensor_data_address(&t, &addr), DLPACK_HELPERS_STATUS_OK);
+  CHECK(addr == (void *)(buffer + 32));
+  /* Round trip: a created tensor keeps data and byte_offset, so the address is preserved. */
+  DLManagedTensorVersioned *m = NULL;
+  CHECK_STATUS(dlpack_tensor_create(buffer, CPU, 1, shape, strides, F32, 32, 0, NULL, NULL, &m),
+               DLPACK_HELPERS_STATUS_OK);
+  void *addr2 = NULL;
+  CHECK_STATUS(dlpack_dltensor_data_address(&m->dl_tensor, &addr2), DLPACK_HELPERS_STATUS_OK);
+  CHECK(addr2 == addr);
+  dlpack_tensor_delete(m);
+}
+
+TEST(case_39_byte_offset_pointer_vs_handle) {
+  float *f = (float *)(void *)buffer;
+  for (int i = 0; i < 20; ++i) f[i] = (float)i;
+  int64_t shape[2] = {3, 5}, strides[2] = {5, 1};
+  DLTensor t = tensor(buffer, F32, 2, shape, strides, 20);
+  void *addr = NULL;
+  CHECK_STATUS(dlpack_dltensor_data_address(&t, &addr), DLPACK_HELPERS_STATUS_OK);
+  CHECK(*(float *)addr == 5.0f);
+  int32_t handles[4] = {kDLOpenCL, kDLVulkan, kDLMetal, 999};
+  for (int i = 0; i < 4; ++i) {
+    t.device.device_type = (DLDeviceType)handles[i];
+    void *d = NULL;
+    uint64_t off = 0;
+    CHECK_STATUS(dlpack_dltensor_data_location(&t, &d, &off), DLPACK_HELPERS_STATUS_OK);
+    CHECK(d == (void *)buffer && off == 20);
+    CHECK_STATUS(dlpack_dltensor_data_address(&t, &addr), DLPACK_HELPERS_STATUS_OPAQUE_HANDLE);
+  }
+  int32_t pointers[7] = {kDLCPU, kDLCUDA, kDLCUDAHost, kDLROCM, kDLROCMHost, kDLCUDAManaged, kDLOneAPI};
+  for (int i = 0; i < 7; ++i) {
+    t.device.device_type = (DLDeviceType)pointers[i];
+    void *d = NULL;
+    uint64_t off = 99;
+    CHECK(dlpack_device_is_pointer_addressed(t.device));
+    CHECK_STATUS(dlpack_dltensor_data_location(&t, &d, &off), DLPACK_HELPERS_STATUS_OK);
+    CHECK(d == (void *)(buffer + 20) && off == 0);
+  }
+}
+
+TEST(case_40_nonzero_byte_offset_and_alignment) {
+  int64_t shape[1] = {4}, strides[1] = {1};
+  DLTensor h = tensor(buffer, F16, 1, shape, strides, 8);
+  dlpack_helpers_layout l;
+  CHECK_STATUS(dlpack_dltensor_validate(&h, V13, 0, NULL, &l), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(l.first_element_alignment, 8);
+  DLTensor f = tensor(buffer, F32, 1, shape, strides, 3);
+  CHECK_STATUS(dlpack_dltensor_validate(&f, V13, 0, NULL, &l), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(l.first_element_alignment, 1);
+  dlpack_helpers_validate_options strict = opts(DLPACK_HELPERS_VALIDATE_REQUIRE_ELEMENT_ALIGNED);
+  CHECK_STATUS(dlpack_dltensor_validate(&f, V13, 0, &strict, NULL), DLPACK_HELPERS_STATUS_MISALIGNED);
+  CHECK_STATUS(dlpack_dltensor_validate(&h, V13, 0, &strict, NULL), DLPACK_HELPERS_STATUS_OK);
+  /* Opaque handle: the alignment of byte_offset only. */
+  DLTensor o = tensor((void *)(uintptr_t)0x1235, F32, 1, shape, strides, 64);
+  o.device.device_type = kDLOpenCL;
+  CHECK_EQ_INT(layout_of(&o).first_element_alignment, 64);
+}
+
+TEST(case_42_256_byte_alignment_not_assumed) {
+  int64_t shape[1] = {4}, strides[1] = {1};
+  dlpack_helpers_validate_options strict256 = opts(0);
+  strict256.data_alignment = 256;
+  dlpack_helpers_layout l;
+  DLTensor a = tensor(buffer + 4, F32, 1, shape, strides, 0);
+  CHECK_STATUS(dlpack_dltensor_validate(&a, V13, 0, NULL, &l), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(l.first_element_alignment, 4);
+  CHECK_STATUS(dlpack_dltensor_validate(&a, V13, 0, &strict256, NULL), DLPACK_HELPERS_STATUS_MISALIGNED);
+  DLTensor b = tensor(buffer, F32, 1, shape, strides, 4);
+  CHECK_STATUS(dlpack_dltensor_validate(&b, V13, 0, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
+  CHECK_STATUS(dlpack_dltensor_validate(&b, V13, 0, &strict256, NULL), DLPACK_HELPERS_STATUS_OK);
+}
+
+TEST(case_43_bool) {
+  char name[DLPACK_HELPERS_NAME_MAX];
+  DLDataType b8 = {kDLBool, 8, 1}, u8 = {kDLUInt, 8, 1}, b1 = {kDLBool, 1, 1};
+  CHECK_STATUS(dlpack_dtype_format(b8, name, sizeof name, NULL), DLPACK_HELPERS_STATUS_OK);
+  CHECK(strcmp(name, "bool") == 0);
+  CHECK_STATUS(dlpack_dtype_format(u8, name, sizeof name, NULL), DLPACK_HELPERS_STATUS_OK);
+  CHECK(strcmp(name, "uint8") == 0);
+  int64_t shape[1] = {8}, strides[1] = {1};
+  DLTensor t = tensor(buffer, b8, 1, shape, strides, 0);
+  CHECK_EQ_INT(layout_of(&t).nbytes, 8);
+  /* Documented policy: kDLBool with bits != 8 is refused, legacy, versioned, padded or not. */
+  t.dtype = b1;
+  CHECK_STATUS(dlpack_dltensor_validate(&t, LEGACY, 0, NULL, NULL), DLPACK_HELPERS_STATUS_INVALID_DTYPE);
+  CHECK_STATUS(dlpack_dltensor_validate(&t, V13, 0, NULL, NULL), DLPACK_HELPERS_STATUS_INVALID_DTYPE);
+  CHECK_STATUS(dlpack_dltensor_validate(&t, V13, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, NULL, NULL),
+               DLPACK_HELPERS_STATUS_INVALID_DTYPE);
+}
+
+TEST(case_45_bfloat16) {
+  char name[DLPACK_HELPERS_NAME_MAX];
+  DLDataType d;
+  CHECK_STATUS(dlpack_dtype_parse("bfloat16", &d), DLPACK_HELPERS_STATUS_OK);
+  CHECK(d.code == kDLBfloat && d.bits == 16 && d.lanes == 1);
+  int64_t shape[1] = {3}, strides[1] = {1};
+  DLTensor t = tensor(buffer, d, 1, shape, strides, 0);
+  CHECK_EQ_INT(layout_of(&t).nbytes, 6);
+  DLDataType bad = {kDLBfloat, 32, 1};
+  t.dtype = bad;
+  CHECK_STATUS(dlpack_dltensor_validate(&t, V13, 0, NULL, NULL), DLPACK_HELPERS_STATUS_INVALID_DTYPE);
+  CHECK_STATUS(dlpack_dtype_format(F16, name, sizeof name, NULL), DLPACK_HELPERS_STATUS_OK);
+  CHECK(strcmp(name, "float16") == 0);
+  /* Documented policy: vectors accepted, itemsize bits*lanes/8; refusable by option. */
+  DLDataType v2 = {kDLBfloat, 16, 2};
+  t.dtype = v2;
+  CHECK_EQ_INT(layout_of(&t).nbytes, 12);
+  dlpack_helpers_validate_options o = opts(DLPACK_HELPERS_VALIDATE_REJECT_VECTOR);
+  CHECK_STATUS(dlpack_dltensor_validate(&t, V13, 0, &o, NULL), DLPACK_HELPERS_STATUS_DTYPE_MISMATCH);
+}
+
+TEST(case_46_read_only_flag) {
+  DLManagedTensorVersioned m;
+  memset(&m, 0, sizeof m);
+  m.version.major = 1;
+  m.version.minor = 3;
+  int64_t shape[1] = {2}, strides[1] = {1};
+  m.dl_tensor = tensor(buffer, F32, 1, shape, strides, 0);
+  struct {
+    uint64_t flags;
+    dlpack_helpers_writability want;
+  } rows[4] = {{0, DLPACK_HELPERS_WRITABILITY_WRITABLE},
+               {DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_HELPERS_WRITABILITY_READ_ONLY},
+               {DLPACK_FLAG_BITMASK_IS_COPIED, DLPACK_HELPERS_WRITABILITY_WRITABLE},
+               {DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED,
+                DLPACK_HELPERS_WRITABILITY_READ_ONLY}};
+  dlpack_helpers_validate_options w = opts(DLPACK_HELPERS_VALIDATE_REQUIRE_WRITABLE);
+  for (int i = 0; i < 4; ++i) {
+    m.flags = rows[i].flags;
+    dlpack_helpers_writability got = -1;
+    uint64_t f = 0;
+    CHECK_STATUS(dlpack_tensor_writability(&m, &got), DLPACK_HELPERS_STATUS_OK);
+    CHECK_EQ_INT(got, rows[i].want);
+    CHECK_STATUS(dlpack_tensor_get_flags(&m, &f), DLPACK_HELPERS_STATUS_OK);
+    CHECK_EQ_INT((f & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, (rows[i].flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0);
+    CHECK_STATUS(dlpack_tensor_validate(&m, &w, NULL),
+                 rows[i].want == DLPACK_HELPERS_WRITABILITY_WRITABLE ? DLPACK_HELPERS_STATUS_OK
+                                                                     : DLPACK_HELPERS_STATUS_READ_ONLY);
+  }
+  DLManagedTensor legacy;
+  memset(&legacy, 0, sizeof legacy);
+  legacy.dl_tensor = m.dl_tensor;
+  dlpack_helpers_writability got = -1;
+  CHECK_STATUS(dlpack_legacy_tensor_writability(&legacy, &got), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(got, DLPACK_HELPERS_WRITABILITY_UNKNOWN);
+  CHECK_STATUS(dlpack_legacy_tensor_validate(&legacy, &w, NULL), DLPACK_HELPERS_STATUS_READ_ONLY);
+  w.flags |= DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE;
+  CHECK_STATUS(dlpack_legacy_tensor_validate(&legacy, &w, NULL), DLPACK_HELPERS_STATUS_OK);
+  /* set/clear */
+  m.flags = 0;
+  CHECK_STATUS(dlpack_tensor_set_flags(&m, DLPACK_FLAG_BITMASK_READ_ONLY, 0), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(m.flags, DLPACK_FLAG_BITMASK_READ_ONLY);
+  CHECK_STATUS(dlpack_tensor_set_flags(&m, 0, DLPACK_FLAG_BITMASK_READ_ONLY), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(m.flags, 0);
+  CHECK_STATUS(dlpack_tensor_set_flags(&m, 0x100, 0), DLPACK_HELPERS_STATUS_INVALID_FLAGS);
+}
+
+TEST(case_10_pinned_host_name) {
+  DLDevice d;
+  char name[DLPACK_HELPERS_NAME_MAX];
+  size_t len = 0;
+  CHECK_STATUS(dlpack_device_parse("cuda_host", &d), DLPACK_HELPERS_STATUS_OK);
+  CHECK(d.device_type == kDLCUDAHost && d.device_id == 0);
+  CHECK(dlpack_is_cpu_accessible(d));
+  CHECK_STATUS(dlpack_device_format(d, name, sizeof name, &len), DLPACK_HELPERS_STATUS_OK);
+  CHECK(strcmp(name, "cuda_host:0") == 0 && len == 11);
+}
+
+TEST(names_and_buffers) {
+  DLDevice d;
+  char name[DLPACK_HELPERS_NAME_MAX];
+  CHECK_STATUS(dlpack_device_parse("cuda:1", &d), DLPACK_HELPERS_STATUS_OK);
+  CHECK(d.device_type == kDLCUDA && d.device_id == 1);
+  CHECK_STATUS(dlpack_device_parse("gpu", &d), DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+  DLDataType v = {kDLFloat8_e4m3fn, 8, 4};
+  CHECK_STATUS(dlpack_dtype_format(v, name, sizeof name, NULL), DLPACK_HELPERS_STATUS_OK);
+  CHECK(strcmp(name, "float8_e4m3fnx4") == 0);
+  memset(name, 'z', sizeof name);
+  CHECK_STATUS(dlpack_dtype_format(F32, name, 7, NULL), DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL);
+  CHECK(name[0] == 'z');
+  CHECK_STATUS(dlpack_dtype_format(F32, name, 8, NULL), DLPACK_HELPERS_STATUS_OK);
+  CHECK(strcmp(name, "float32") == 0);
+  DLDevice unknown = {(DLDeviceType)999, 0};
+  CHECK_STATUS(dlpack_device_format(unknown, name, sizeof name, NULL), DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+  CHECK_STATUS(dlpack_dtype_parse(NULL, &v), DLPACK_HELPERS_STATUS_NULL_POINTER);
+}
+
+TEST(garbage_fields_are_rejected_before_arrays_are_read) {
+  /* shape/strides point at one element but ndim claims more: must be refused by the bound. */
+  int64_t one = 1;
+  DLTensor t = tensor(buffer, F32, DLPACK_HELPERS_MAX_NDIM + 1, &one, &one, 0);
+  dlpack_helpers_layout l;
+  CHECK_STATUS(dlpack_dltensor_validate(&t, V13, 0, NULL, &l), DLPACK_HELPERS_STATUS_INVALID_NDIM);
+  t.ndim = -3;
+  CHECK_STATUS(dlpack_dltensor_layout(&t, 0, &l), DLPACK_HELPERS_STATUS_INVALID_NDIM);
+  t.ndim = 2;
+  dlpack_helpers_validate_options o = opts(0);
+  o.max_ndim = 1;
+  CHECK_STATUS(dlpack_dltensor_validate(&t, V13, 0, &o, &l), DLPACK_HELPERS_STATUS_INVALID_NDIM);
+  int64_t shape[2] = {INT64_MAX, 2}, strides[2] = {1, 1};
+  DLTensor big = tensor(buffer, F32, 2, shape, strides, 0);
+  CHECK_STATUS(dlpack_dltensor_validate(&big, V13, 0, NULL, NULL), DLPACK_HELPERS_STATUS_OVERFLOW);
+  shape[0] = -1;
+  CHECK_STATUS(dlpack_dltensor_validate(&big, V13, 0, NULL, NULL), DLPACK_HELPERS_STATUS_INVALID_SHAPE);
+  DLTensor ns = tensor(buffer, F32, 2, NULL, strides, 0);
+  CHECK_STATUS(dlpack_dltensor_validate(&ns, V13, 0, NULL, NULL), DLPACK_HELPERS_STATUS_NULL_SHAPE);
+  DLManagedTensorVersioned m;
+  memset(&m, 0, sizeof m);
+  m.version.major = 2; /* only the version may be read */
+  m.dl_tensor.ndim = 5;
+  CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION);
+  /* Options honour struct_size: a short struct leaves the later fields at their defaults. */
+  int64_t s1[1] = {4}, st1[1] = {1};
+  DLTensor a = tensor(buffer + 4, F32, 1, s1, st1, 0);
+  dlpack_helpers_validate_options shortopt = opts(0);
+  shortopt.data_alignment = 256;
+  shortopt.struct_size = offsetof(dlpack_helpers_validate_options, data_alignment);
+  CHECK_STATUS(dlpack_dltensor_validate(&a, V13, 0, &shortopt, NULL), DLPACK_HELPERS_STATUS_OK);
+  shortopt.struct_size = 1;
+  CHECK_STATUS(dlpack_dltensor_validate(&a, V13, 0, &shortopt, NULL), DLPACK_HELPERS_STATUS_INVALID_ARGUMENT);
+  CHECK_STATUS(dlpack_dltensor_validate(NULL, V13, 0, NULL, NULL), DLPACK_HELPERS_STATUS_NULL_POINTER);
+}
+
+/* ---- ownership ---- */
+
+static int released = 0;
+static void count_release(void *ctx) { ++*(int *)ctx; }
+
+static int legacy_deleted = 0;
+static void legacy_deleter(DLManagedTensor *self) {
+  (void)self;
+  ++legacy_deleted;
+}
+static int versioned_deleted = 0;
+static void versioned_deleter(DLManagedTensorVersioned *self) {
+  (void)self;
+  ++versioned_deleted;
+}
+
+TEST(create_owned_tensor) {
+  int64_t shape[2] = {3, 4};
+  DLManagedTensorVersioned *m = NULL;
+  released = 0;
+  CHECK_STATUS(dlpack_tensor_create(buffer, CPU, 2, shape, NULL, F32, 0, DLPACK_FLAG_BITMASK_READ_ONLY,
+                                    count_release, &released, &m),
+               DLPACK_HELPERS_STATUS_OK);
+  CHECK(m != NULL && m->version.major == 1 && m->version.minor == 3);
+  CHECK(m->dl_tensor.shape != shape && m->dl_tensor.shape[0] == 3 && m->dl_tensor.shape[1] == 4);
+  CHECK(m->dl_tensor.strides != NULL && m->dl_tensor.strides[0] == 4 && m->dl_tensor.strides[1] == 1);
+  CHECK(m->manager_ctx == &released && m->flags == DLPACK_FLAG_BITMASK_READ_ONLY);
+  CHECK_STATUS(dlpack_tensor_validate(m, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
+  shape[0] = 99; /* copied: the tensor does not see it */
+  CHECK_EQ_INT(m->dl_tensor.shape[0], 3);
+  CHECK_EQ_INT(released, 0);
+  dlpack_tensor_delete(m);
+  CHECK_EQ_INT(released, 1);
+  /* Invalid descriptions fail without calling release. */
+  shape[0] = 3;
+  m = NULL;
+  CHECK_STATUS(dlpack_tensor_create(NULL, CPU, 2, shape, NULL, F32, 0, 0, count_release, &released, &m),
+               DLPACK_HELPERS_STATUS_NULL_DATA);
+  CHECK(m == NULL && released == 1);
+  CHECK_STATUS(dlpack_tensor_create(buffer, CPU, 2, shape, NULL, F32, 0, 0x40, NULL, NULL, &m),
+               DLPACK_HELPERS_STATUS_INVALID_FLAGS);
+  /* 0-d and empty tensors. */
+  CHECK_STATUS(dlpack_tensor_create(buffer, CPU, 0, NULL, NULL, F32, 0, 0, NULL, NULL, &m),
+               DLPACK_HELPERS_STATUS_OK);
+  CHECK(m->dl_tensor.shape == NULL && m->dl_tensor.strides == NULL);
+  dlpack_tensor_delete(m);
+  int64_t empty[2] = {0, 5};
+  CHECK_STATUS(dlpack_tensor_create(NULL, CPU, 2, empty, NULL, F32, 0, 0, NULL, NULL, &m),
+               DLPACK_HELPERS_STATUS_OK);
+  dlpack_tensor_delete(m);
+}
+
+TEST(legacy_to_versioned_releases_once) {
+  int64_t shape[2] = {2, 3};
+  DLManagedTensor legacy;
+  memset(&legacy, 0, sizeof legacy);
+  legacy.dl_tensor = tensor(buffer, F32, 2, shape, NULL, 8);
+  legacy.deleter = legacy_deleter;
+  legacy_deleted = 0;
+  DLManagedTensorVersioned *v = NULL;
+  CHECK_STATUS(dlpack_legacy_to_versioned(&legacy, DLPACK_FLAG_BITMASK_READ_ONLY, &v), DLPACK_HELPERS_STATUS_OK);
+  CHECK(v->dl_tensor.data == (void *)buffer && v->dl_tensor.byte_offset == 8);
+  CHECK(v->dl_tensor.strides != NULL && v->dl_tensor.strides[0] == 3 && v->dl_tensor.strides[1] == 1);
+  CHECK(v->flags == DLPACK_FLAG_BITMASK_READ_ONLY && v->manager_ctx == (void *)&legacy);
+  CHECK_STATUS(dlpack_tensor_validate(v, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(legacy_deleted, 0);
+  dlpack_tensor_delete(v);
+  CHECK_EQ_INT(legacy_deleted, 1);
+  /* Failure leaves ownership with the caller: nothing is called. */
+  legacy.dl_tensor.data = NULL;
+  CHECK_STATUS(dlpack_legacy_to_versioned(&legacy, 0, &v), DLPACK_HELPERS_STATUS_NULL_DATA);
+  CHECK_EQ_INT(legacy_deleted, 1);
+}
+
+TEST(versioned_to_legacy_reports_flags) {
+  int64_t shape[1] = {4}, strides[1] = {1};
+  DLManagedTensorVersioned m;
+  memset(&m, 0, sizeof m);
+  m.version.major = 1;
+  m.version.minor = 3;
+  m.deleter = versioned_deleter;
+  m.dl_tensor = tensor(buffer, F32, 1, shape, strides, 0);
+  versioned_deleted = 0;
+  DLManagedTensor *l = NULL;
+  uint64_t dropped = 77;
+  m.flags = DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED;
+  CHECK_STATUS(dlpack_versioned_to_legacy(&m, 0, &dropped, &l), DLPACK_HELPERS_STATUS_READ_ONLY);
+  CHECK(l == NULL && dropped == 77 && versioned_deleted == 0);
+  CHECK_STATUS(dlpack_versioned_to_legacy(&m, DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY, &dropped, &l),
+               DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(dropped, DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED);
+  CHECK(l->dl_tensor.shape[0] == 4 && l->manager_ctx == (void *)&m);
+  CHECK_STATUS(dlpack_legacy_tensor_validate(l, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
+  dlpack_legacy_tensor_delete(l);
+  CHECK_EQ_INT(versioned_deleted, 1);
+  /* Padded sub-byte data cannot be carried by the legacy struct. */
+  DLDataType fp4 = {kDLFloat4_e2m1fn, 4, 1};
+  m.dl_tensor.dtype = fp4;
+  m.flags = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+  CHECK_STATUS(dlpack_versioned_to_legacy(&m, 0, NULL, &l), DLPACK_HELPERS_STATUS_INVALID_FLAGS);
+  m.version.major = 2;
+  CHECK_STATUS(dlpack_versioned_to_legacy(&m, 0, NULL, &l), DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION);
+  CHECK_EQ_INT(versioned_deleted, 1);
+}
+
+TEST(sub_byte_extents) {
+  DLDataType fp4 = {kDLFloat4_e2m1fn, 4, 1};
+  int64_t shape[1] = {3};
+  DLTensor t = tensor(buffer, fp4, 1, shape, NULL, 0);
+  dlpack_helpers_layout l;
+  CHECK_STATUS(dlpack_dltensor_layout(&t, 0, &l), DLPACK_HELPERS_STATUS_OK);
+  CHECK(l.nbytes == 2 && HAS(l, PACKED_SUB_BYTE) && l.element_bits == 4);
+  CHECK_STATUS(dlpack_dltensor_layout(&t, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, &l), DLPACK_HELPERS_STATUS_OK);
+  CHECK(l.nbytes == 3 && !HAS(l, PACKED_SUB_BYTE) && l.element_bits == 8);
+  DLDataType fp6bad = {kDLFloat6_e2m3fn, 8, 1};
+  t.dtype = fp6bad;
+  CHECK_STATUS(dlpack_dltensor_layout(&t, 0, &l), DLPACK_HELPERS_STATUS_INVALID_DTYPE);
+}
+
+int main(void) {
+  RUN(case_10_pinned_host_name);
+  RUN(case_29_null_strides);
+  RUN(case_30_size_one_dims_with_normalised_stride);
+  RUN(case_32_stride_zero_on_size_one_dims);
+  RUN(case_33_empty_tensors_are_contiguous);
+  RUN(case_34_empty_tensor_with_null_data);
+  RUN(case_36_non_unit_and_zero_strides);
+  RUN(case_38_byte_offset_honoured);
+  RUN(case_39_byte_offset_pointer_vs_handle);
+  RUN(case_40_nonzero_byte_offset_and_alignment);
+  RUN(case_42_256_byte_alignment_not_assumed);
+  RUN(case_43_bool);
+  RUN(case_45_bfloat16);
+  RUN(case_46_read_only_flag);
+  RUN(names_and_buffers);
+  RUN(garbage_fields_are_rejected_before_arrays_are_read);
+  RUN(create_owned_tensor);
+  RUN(legacy_to_versioned_releases_once);
+  RUN(versioned_to_legacy_reports_flags);
+  RUN(sub_byte_extents);
+  return CHECK_REPORT();
+}
