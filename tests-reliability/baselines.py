@@ -15,7 +15,7 @@ import numpy as np
 import cabi
 from cabi import (DLManagedTensor, DLManagedTensorVersioned, DLTensor, ExportPlan, ExportRequest, ImportRequest,
                   Info, LDELETER, Stream, StreamBackend, SYNC, VDELETER, VersionChoice, WAIT, take_new_reference)
-from header import DLDevice, DLPackVersion
+from header import DLDataType, DLDevice, DLPackVersion
 
 BACKEND_TYPE = 78  # a device type served by the matrix's registered backend
 
@@ -40,23 +40,23 @@ class Tensors:
     def _on_delete(self, p):
         self.calls[p.contents.manager_ctx] += 1
 
-    def versioned(self, major=1, minor=3, device=(1, 0)):
+    def versioned(self, major=1, minor=3, device=(1, 0), valid=False):
         i = next(self._ids)
         t = DLManagedTensorVersioned()
         t.version = DLPackVersion(major, minor)
         t.manager_ctx = i
         t.deleter = self._v
         t.dl_tensor.device = DLDevice(*device)
-        self.calls[i], self.keep[i] = 0, t
+        self.calls[i], self.keep[i] = 0, (t, valid and fill_valid(t.dl_tensor))
         return t
 
-    def legacy(self, device=(1, 0)):
+    def legacy(self, device=(1, 0), valid=False):
         i = next(self._ids)
         t = DLManagedTensor()
         t.manager_ctx = i
         t.deleter = self._l
         t.dl_tensor.device = DLDevice(*device)
-        self.calls[i], self.keep[i] = 0, t
+        self.calls[i], self.keep[i] = 0, (t, valid and fill_valid(t.dl_tensor))
         return t
 
     def released(self, t) -> int:
@@ -65,6 +65,29 @@ class Tensors:
     def check(self):
         wrong = {i: n for i, n in self.calls.items() if n != 1}
         assert not wrong, f"deleters not run exactly once (tensor id: calls): {wrong}"
+
+
+def fill_valid(dl: DLTensor):
+    """Make `dl` a valid 2x3 float32 row-major CPU tensor over a real buffer; returns what must
+    stay alive."""
+    data = np.arange(6, dtype=np.float32)
+    shape = (ctypes.c_int64 * 2)(2, 3)
+    strides = (ctypes.c_int64 * 2)(3, 1)
+    dl.data = data.ctypes.data
+    dl.device = DLDevice(1, 0)
+    dl.ndim = 2
+    dl.dtype = DLDataType(2, 32, 1)
+    dl.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    dl.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
+    return (data, shape, strides)
+
+
+MAX_NDIM = 1024  # DLPACK_HELPERS_MAX_NDIM: buffers for `ndim` elements are this big, so no
+                 # out-of-range `ndim` below the limit makes the library read past them.
+
+
+def int64s(*values, n=MAX_NDIM + 1):
+    return (ctypes.c_int64 * n)(*values, *([1] * (n - len(values))))
 
 
 class Case:
@@ -286,6 +309,80 @@ def b_version_negotiate(c: Ctx):
                  "out_choice": VersionChoice()})
 
 
+# ---- validation, layout, names, flags, conversions (issue 3) ------------------------------------
+
+RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+def b_tensor_create(c: Ctx):
+    data = np.arange(6, dtype=np.float32)
+    released = []
+    cb = RELEASE(lambda ctx: released.append(ctx))
+    out = ctypes.c_void_p()
+
+    def after(s, args):
+        if c.ok(s):
+            assert not released
+            c.lib.dlpack_tensor_delete(out.value)
+            assert len(released) == (1 if args["release"] is not None else 0), released
+        else:
+            assert not released, "release called although creation failed"
+    case = Case({"data": data.ctypes.data, "device": DLDevice(1, 0), "ndim": 2, "shape": int64s(2, 3),
+                 "strides": None, "dtype": DLDataType(2, 32, 1), "byte_offset": 0, "flags": 0,
+                 "release": cb, "release_ctx": 0x5EED, "out_tensor": out}, after)
+    case.keep = (data, cb)
+    return case
+
+
+def b_legacy_to_versioned(c: Ctx):
+    t = c.tensors.legacy(valid=True)
+    out = ctypes.c_void_p()
+
+    def after(s, args):
+        if c.ok(s):
+            c.lib.dlpack_tensor_delete(out.value)  # the wrapper releases the legacy tensor
+        else:
+            c.lib.dlpack_legacy_tensor_delete(cabi.addr(t))
+        assert c.tensors.released(t) == 1
+    return Case({"legacy": t, "flags": 0, "out_tensor": out}, after)
+
+
+def b_versioned_to_legacy(c: Ctx):
+    t = c.tensors.versioned(valid=True)
+    out = ctypes.c_void_p()
+
+    def after(s, args):
+        if c.ok(s):
+            c.lib.dlpack_legacy_tensor_delete(out.value)
+        else:
+            c.lib.dlpack_tensor_delete(cabi.addr(t))
+        assert c.tensors.released(t) == 1
+    return Case({"tensor": t, "options": 0, "out_dropped_flags": ctypes.c_uint64(), "out_tensor": out}, after)
+
+
+def _b_on_tensor(c: Ctx, legacy=False, **more):
+    """A call that borrows a valid tensor (released afterwards by the test)."""
+    t = c.tensors.legacy(valid=True) if legacy else c.tensors.versioned(valid=True)
+    rel = c.lib.dlpack_legacy_tensor_delete if legacy else c.lib.dlpack_tensor_delete
+    return Case({"tensor": t, **more}, lambda s, a: rel(cabi.addr(t)))
+
+
+def _b_on_dltensor(c: Ctx, **more):
+    t = DLTensor()
+    keep = fill_valid(t)
+    case = Case({"tensor": t, **more})
+    case.keep = keep
+    return case
+
+
+def _out_struct():
+    return ctypes.create_string_buffer(512)  # any of our out structs fits
+
+
+def _b_format(c: Ctx, first):
+    return Case({**first, "buf": ctypes.create_string_buffer(64), "buf_size": 64, "out_len": ctypes.c_size_t()})
+
+
 BASELINES = {
     # value functions and void functions
     "dlpack_is_cpu_accessible": lambda c: Case({"device": DLDevice(1, 0)}),
@@ -320,6 +417,38 @@ BASELINES = {
     "dlpack_tensor_check_version_or_delete": b_tensor_check_version_or_delete,
     "dlpack_version_check": b_version_check,
     "dlpack_version_negotiate": b_version_negotiate,
+    # issue 3
+    "dlpack_tensor_create": b_tensor_create,
+    "dlpack_legacy_to_versioned": b_legacy_to_versioned,
+    "dlpack_versioned_to_legacy": b_versioned_to_legacy,
+    "dlpack_tensor_get_flags": lambda c: _b_on_tensor(c, out_flags=ctypes.c_uint64()),
+    "dlpack_tensor_set_flags": lambda c: _b_on_tensor(c, set=1, clear=2),
+    "dlpack_tensor_writability": lambda c: _b_on_tensor(c, out_writability=ctypes.c_int32()),
+    "dlpack_legacy_tensor_writability": lambda c: _b_on_tensor(c, True, out_writability=ctypes.c_int32()),
+    "dlpack_dltensor_layout": lambda c: _b_on_dltensor(c, flags=0, out_layout=_out_struct()),
+    "dlpack_tensor_layout": lambda c: _b_on_tensor(c, out_layout=_out_struct()),
+    "dlpack_compact_strides": lambda c: Case({"ndim": 2, "shape": int64s(3, 4), "column_major": False,
+                                               "out_strides": int64s()}),
+    "dlpack_device_is_pointer_addressed": lambda c: Case({"device": DLDevice(2, 0)}),
+    "dlpack_dltensor_data_address": lambda c: _b_on_dltensor(c, out_address=ctypes.c_void_p()),
+    "dlpack_dltensor_data_location": lambda c: _b_on_dltensor(c, out_data=ctypes.c_void_p(),
+                                                               out_byte_offset=ctypes.c_uint64()),
+    "dlpack_dtype_format": lambda c: _b_format(c, {"dtype": DLDataType(2, 32, 1)}),
+    "dlpack_dtype_parse": lambda c: Case({"name": ctypes.create_string_buffer(b"bfloat16"), "out_dtype": DLDataType()}),
+    "dlpack_device_format": lambda c: _b_format(c, {"device": DLDevice(2, 1)}),
+    "dlpack_device_parse": lambda c: Case({"name": ctypes.create_string_buffer(b"cuda_host:0"), "out_device": DLDevice()}),
+    "dlpack_stream_encode_decoded": lambda c: Case({"device": DLDevice(2, 0), "stream": Stream(5, 0x1234),
+                                                     "out_has_stream": ctypes.c_bool(), "out_stream": ctypes.c_int64()}),
+    "dlpack_tensor_validate": lambda c: _b_on_tensor(c, options=None, out_layout=_out_struct()),
+    "dlpack_legacy_tensor_validate": lambda c: _b_on_tensor(c, True, options=None, out_layout=_out_struct()),
+    "dlpack_dltensor_validate": lambda c: _b_on_dltensor(c, version=DLPackVersion(1, 3), flags=0, options=None,
+                                                         out_layout=_out_struct()),
+}
+
+# Pointer parameters that may be NULL although the doc does not say so in those words, with why.
+NULLABLE = {
+    ("dlpack_tensor_create", "release_ctx"): "an opaque context passed back to `release` unchanged",
+    ("dlpack_tensor_create", "strides"): "\"NULL `strides` means compact row-major\"",
 }
 
 
@@ -328,6 +457,31 @@ def _set(field, value):
         obj_name, attr = field.split(".")
         setattr(case.args[obj_name], attr, value)
     return f
+
+
+def _options(struct_size, flags=0):
+    """A dlpack_helpers_validate_options buffer: struct_size first, then flags, rest zero."""
+    b = ctypes.create_string_buffer(256)
+    ctypes.c_size_t.from_buffer(b, 0).value = struct_size
+    ctypes.c_uint32.from_buffer(b, 8).value = flags
+    return b
+
+
+def _arg(name, value):
+    return lambda cs: cs.args.__setitem__(name, value)
+
+
+def _strides_null(cs):
+    cs.args["tensor"].dl_tensor.strides = None
+
+
+def _shape_negative(cs):
+    cs.args["tensor"].dl_tensor.shape[0] = -1
+
+
+def _shape_huge(cs):
+    cs.args["tensor"].dl_tensor.shape[0] = 2**62
+    cs.args["tensor"].dl_tensor.shape[1] = 2**62
 
 
 # Inputs a per-type rule cannot produce: values inside pointed-to structs, zero and maximum sizes.
@@ -357,4 +511,47 @@ VARIANTS = [
     ("dlpack_capsule_consume", "not a capsule", lambda cs: cs.args.__setitem__("capsule", PyObj(object())), "NOT_A_CAPSULE"),
     ("dlpack_object_import", "no __dlpack__", lambda cs: cs.args.__setitem__("obj", PyObj(object())), "NO_DLPACK_METHOD"),
     ("dlpack_object_get_device", "no __dlpack_device__", lambda cs: cs.args.__setitem__("obj", PyObj(3)), "NO_DLPACK_METHOD"),
+    # issue 3
+    ("dlpack_tensor_validate", "options struct_size 0", _arg("options", _options(0)), "INVALID_ARGUMENT"),
+    ("dlpack_tensor_validate", "options struct_size SIZE_MAX", _arg("options", _options(2**64 - 1)), None),
+    ("dlpack_tensor_validate", "options unknown bits", _arg("options", _options(64, 2**32 - 1)), "INVALID_ARGUMENT"),
+    ("dlpack_tensor_validate", "NULL strides at 1.3 (peer case 29)", _strides_null, "NULL_STRIDES"),
+    ("dlpack_tensor_validate", "negative extent", _shape_negative, "INVALID_SHAPE"),
+    ("dlpack_tensor_validate", "2^124 elements", _shape_huge, "OVERFLOW"),
+    ("dlpack_tensor_validate", "ndim -1", lambda cs: setattr(cs.args["tensor"].dl_tensor, "ndim", -1), "INVALID_NDIM"),
+    ("dlpack_tensor_validate", "ndim INT32_MAX", lambda cs: setattr(cs.args["tensor"].dl_tensor, "ndim", 2**31 - 1), "INVALID_NDIM"),
+    ("dlpack_tensor_validate", "major 2", lambda cs: setattr(cs.args["tensor"], "version", DLPackVersion(2, 0)), "UNSUPPORTED_VERSION"),
+    ("dlpack_tensor_validate", "all flag bits", lambda cs: setattr(cs.args["tensor"], "flags", 2**64 - 1), "INVALID_FLAGS"),
+    ("dlpack_legacy_tensor_validate", "negative extent", _shape_negative, "INVALID_SHAPE"),
+    ("dlpack_legacy_tensor_validate", "NULL strides (allowed for legacy)", _strides_null, "OK"),
+    ("dlpack_tensor_create", "ndim 0, shape NULL (a scalar)", lambda cs: (cs.args.__setitem__("ndim", 0), cs.args.__setitem__("shape", None)), "OK"),
+    ("dlpack_tensor_create", "negative extent", _arg("shape", int64s(2, -3)), "INVALID_SHAPE"),
+    ("dlpack_tensor_create", "2^124 elements", _arg("shape", int64s(2**62, 2**62)), "OVERFLOW"),
+    ("dlpack_tensor_create", "NULL data, empty", lambda cs: (cs.args.__setitem__("data", None), cs.args.__setitem__("shape", int64s(0, 3))), "OK"),
+    ("dlpack_compact_strides", "ndim 0, NULL buffers", lambda cs: (cs.args.__setitem__("ndim", 0), cs.args.__setitem__("shape", None), cs.args.__setitem__("out_strides", None)), "OK"),
+    ("dlpack_compact_strides", "ndim MAX_NDIM", _arg("ndim", MAX_NDIM), None),
+    ("dlpack_compact_strides", "ndim MAX_NDIM + 1", _arg("ndim", MAX_NDIM + 1), "INVALID_NDIM"),
+    ("dlpack_compact_strides", "stride overflow", _arg("shape", int64s(2**40, 2**40, 2**40)), None),
+    ("dlpack_dtype_format", "buf_size 0", _arg("buf_size", 0), "BUFFER_TOO_SMALL"),
+    ("dlpack_dtype_format", "buf_size 7 for float32", _arg("buf_size", 7), "BUFFER_TOO_SMALL"),
+    ("dlpack_dtype_format", "buf_size 8 for float32", _arg("buf_size", 8), "OK"),
+    ("dlpack_device_format", "buf_size 0", _arg("buf_size", 0), "BUFFER_TOO_SMALL"),
+    ("dlpack_device_format", "device_id -1", _arg("device", DLDevice(2, -1)), "INVALID_ARGUMENT"),
+    ("dlpack_dtype_parse", "empty name", _arg("name", ctypes.create_string_buffer(b"")), "UNKNOWN_NAME"),
+    ("dlpack_dtype_parse", "bfloat32", _arg("name", ctypes.create_string_buffer(b"bfloat32")), "UNKNOWN_NAME"),
+    ("dlpack_dtype_parse", "4096-byte name", _arg("name", ctypes.create_string_buffer(b"float" * 819)), "UNKNOWN_NAME"),
+    ("dlpack_dtype_parse", "float32x65536", _arg("name", ctypes.create_string_buffer(b"float32x65536")), "UNKNOWN_NAME"),
+    ("dlpack_dtype_parse", "non-UTF-8 bytes", _arg("name", ctypes.create_string_buffer(b"\xff\xfe\x80")), "UNKNOWN_NAME"),
+    ("dlpack_device_parse", "cuda:-1", _arg("name", ctypes.create_string_buffer(b"cuda:-1")), "UNKNOWN_NAME"),
+    ("dlpack_device_parse", "cuda:2147483648", _arg("name", ctypes.create_string_buffer(b"cuda:2147483648")), "UNKNOWN_NAME"),
+    ("dlpack_device_parse", "cuda:01", _arg("name", ctypes.create_string_buffer(b"cuda:01")), "UNKNOWN_NAME"),
+    ("dlpack_device_parse", "cuda:99999999999999999999999", _arg("name", ctypes.create_string_buffer(b"cuda:99999999999999999999999")), "UNKNOWN_NAME"),
+    ("dlpack_device_parse", "cuda:2147483647", _arg("name", ctypes.create_string_buffer(b"cuda:2147483647")), "OK"),
+    ("dlpack_versioned_to_legacy", "read-only", lambda cs: setattr(cs.args["tensor"], "flags", 1), "READ_ONLY"),
+    ("dlpack_versioned_to_legacy", "major 0", lambda cs: setattr(cs.args["tensor"], "version", DLPackVersion(0, 0)), "UNSUPPORTED_VERSION"),
+    ("dlpack_legacy_to_versioned", "invalid legacy (negative extent)", lambda cs: cs.args["legacy"].dl_tensor.shape.__setitem__(0, -1), "INVALID_SHAPE"),
+    ("dlpack_dltensor_data_address", "byte_offset wraps", lambda cs: setattr(cs.args["tensor"], "byte_offset", 2**64 - 1), "OVERFLOW"),
+    ("dlpack_dltensor_data_address", "opaque handle (OpenCL)", lambda cs: setattr(cs.args["tensor"], "device", DLDevice(4, 0)), "OPAQUE_HANDLE"),
+    ("dlpack_dltensor_data_location", "byte_offset wraps", lambda cs: setattr(cs.args["tensor"], "byte_offset", 2**64 - 1), "OVERFLOW"),
+    ("dlpack_stream_encode_decoded", "kind 99", lambda cs: setattr(cs.args["stream"], "kind", 99), "INVALID_ARGUMENT"),
 ]

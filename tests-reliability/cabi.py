@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import ctypes
 import os
-from ctypes import POINTER, Structure, c_bool, c_char_p, c_int32, c_int64, c_size_t, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p
+from ctypes import POINTER, Structure, c_bool, c_char_p, c_int32, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
 
-from header import ROOT, DLDevice, DLPackVersion
-
-
-class DLDataType(Structure):
-    _fields_ = [("code", c_uint8), ("bits", c_uint8), ("lanes", c_uint16)]
+from header import ROOT, DLDataType, DLDevice, DLPackVersion
 
 
 class DLTensor(Structure):

@@ -65,27 +65,56 @@ def functions() -> dict[str, Function]:
     for m in re.finditer(r"/\*\*((?:(?!\*/).)*?)\*/\s*\n([A-Za-z_][\w \*]*?)\b(dlpack_\w+)\(([^;{]*?)\)\s*;", text, flags=re.S):
         doc = re.sub(r"^\s*\* ?", "", m.group(1), flags=re.M)
         ret, name, params = _norm(m.group(2)), m.group(3), m.group(4)
-        args = [] if params.strip() in ("", "void") else [p.strip() for p in params.split(",")]
+        args = [] if params.strip() in ("", "void") else _split_params(params)
         plist = []
         for a in args:
+            fp = re.match(r".*\(\s*\*\s*(\w+)\s*\)\s*\(", a, flags=re.S)
+            if fp:  # a function pointer parameter: passed as a pointer
+                plist.append(Param("fnptr*", fp.group(1)))
+                continue
             pm = re.match(r"(.*?)(\w+)$", a, flags=re.S)
             plist.append(Param(_norm(pm.group(1)), pm.group(2)))
         out[name] = Function(name, ret, plist, doc)
     for f in out.values():
         f.statuses = _documented_statuses(f.doc, codes)
-    # "as `dlpack_x`" / "As `dlpack_x`": the statuses of the function referred to.
+    # "as `dlpack_x`", "Same statuses", "the statuses of `dlpack_x`", "any status of `dlpack_x`":
+    # the statuses (and, for parameters of the same name this doc does not describe, the
+    # nullability) of the function referred to. Two passes reach references of references.
     for f in out.values():
-        for ref in re.findall(r"\b[Aa]s `(dlpack_\w+)`", f.doc):
-            if ref in out and ref != f.name:
-                f.statuses |= out[ref].statuses
+        f.refs = [r for r in re.findall(r"`(dlpack_\w+)`", f.doc) if r in out and r != f.name]
+        f.inherits = bool(re.search(r"\b[Aa]s (?:in )?`dlpack_|Same statuses|statuses of `dlpack_|status of `dlpack_", f.doc))
     for f in out.values():
         f.nullable = _nullable(f)
+    for _ in range(2):
+        for f in out.values():
+            if not f.inherits:
+                continue
+            for ref in f.refs:
+                f.statuses |= out[ref].statuses
+                described = {p.name for p in f.params if re.search(r"^- `%s`" % re.escape(p.name), f.doc, flags=re.M)}
+                f.nullable |= {p.name for p in f.params if p.name in out[ref].nullable and p.name not in described}
+    return out
+
+
+def _split_params(params: str) -> list[str]:
+    """Split a parameter list at top-level commas (function pointer parameters have their own)."""
+    out, depth, cur = [], 0, ""
+    for ch in params:
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        cur += ch
+    out.append(cur.strip())
     return out
 
 
 def _documented_statuses(doc: str, codes: dict[str, int]) -> set[str]:
     found = set(re.findall(r"DLPACK_HELPERS_STATUS_(\w+)", doc))
-    found |= {s for s in re.findall(r"`_([A-Z][A-Z_]+)`", doc) if s in codes}
+    # Short forms: `_NULL_POINTER` or `NULL_POINTER`.
+    found |= {s for s in re.findall(r"`_?([A-Z][A-Z0-9_]+)`", doc) if s in codes}
     # A paragraph such as "Returns OK; `_NULL_POINTER`; ..." is covered above.
     return {s for s in found if s in codes}
 
@@ -117,6 +146,10 @@ class DLPackVersion(ctypes.Structure):
     _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
 
 
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
 INT32_LIKE = re.compile(r"^(int32_t|DLDeviceType|dlpack_helpers_\w+)$")
 
 
@@ -141,6 +174,8 @@ def ctype_of(c: str):
         return DLDevice
     if c == "DLPackVersion":
         return DLPackVersion
+    if c == "DLDataType":
+        return DLDataType
     if INT32_LIKE.match(c):
         return ctypes.c_int32
     raise KeyError(f"no ctypes mapping for C type {c!r}: add one in tests-reliability/header.py")
@@ -157,6 +192,9 @@ def bad_values(c: str) -> list:
                                             (1000, 0), (I32_MAX, 0), (1, -1), (1, I32_MAX), (7, I32_MIN)]]
     if c == "DLPackVersion":
         return [DLPackVersion(a, b) for a, b in [(0, 0), (0, U32_MAX), (1, U32_MAX), (2, 0), (U32_MAX, U32_MAX)]]
+    if c == "DLDataType":
+        return [DLDataType(c, b, l) for c, b, l in [(0, 0, 1), (2, 32, 0), (2, 255, 65535), (6, 1, 1), (4, 32, 1),
+                                                     (15, 8, 1), (99, 32, 1), (255, 255, 65535), (3, 64, 1)]]
     if c == "bool":
         return [False, True]
     if c == "uint32_t":
@@ -167,6 +205,8 @@ def bad_values(c: str) -> list:
         return [I64_MIN, -2, 0, I64_MAX]
     if c == "size_t":
         return [0, 2**64 - 1]
+    if c == "int32_t":
+        return [I32_MIN, -1, 0, 3, 33, 99, I32_MAX]
     if INT32_LIKE.match(c):
         return [I32_MIN, -1, 0, 3, 99, I32_MAX]
     raise KeyError(f"no bad values for C type {c!r}: add them in tests-reliability/header.py")

@@ -15,6 +15,7 @@ use std::ffi::CStr;
 pub mod capsule;
 pub mod ownership;
 pub mod stream;
+pub mod tensor;
 pub mod version;
 
 /// A cursor over the fuzzer's bytes; reads past the end give zeros.
