@@ -176,8 +176,9 @@ TEST(misbehaving_backend_callbacks) {
 
 static long iters;
 static int fake_cuda; /* the fake driver is loaded: CUDA waits are safe to make */
+static int fake_hip;  /* the fake HIP runtime is loaded: ROCm waits are safe to make */
 static pthread_barrier_t start;
-static atomic_long cuda_waits, failures;
+static atomic_long cuda_waits, hip_waits, failures;
 
 #define TCHECK(cond)                                                                    \
   do {                                                                                  \
@@ -196,6 +197,8 @@ static void *hammer(void *arg) {
   dlpack_helpers_status first = dlpack_stream_backend_check(kDLCUDA);
   TCHECK(first == DLPACK_HELPERS_STATUS_OK || first == DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE);
   TCHECK(first == (fake_cuda ? DLPACK_HELPERS_STATUS_OK : first));
+  dlpack_helpers_status first_hip = dlpack_stream_backend_check(kDLROCM);
+  TCHECK(first_hip == (fake_hip ? DLPACK_HELPERS_STATUS_OK : first_hip));
   char want[64];
   for (i = 0; i < iters; ++i) {
     /* The last error message is per thread: each thread sees its own failure. */
@@ -236,6 +239,12 @@ static void *hammer(void *arg) {
       atomic_fetch_add(&cuda_waits, 1);
       if (i % 16 == 0) TCHECK(dlpack_stream_synchronize(dev(kDLCUDA, id % 2), (void *)0x300) == DLPACK_HELPERS_STATUS_OK);
     }
+    /* The same through the HIP backend (per-device event pool, current device restored). */
+    if (fake_hip) {
+      dlpack_helpers_stream hs = {DLPACK_HELPERS_STREAM_HANDLE, (void *)(uintptr_t)(0x400 + id)};
+      TCHECK(dlpack_stream_wait(dev(kDLROCM, id % 2), (void *)(uintptr_t)(0x500 + id), &hs) == DLPACK_HELPERS_STATUS_OK);
+      atomic_fetch_add(&hip_waits, 1);
+    }
   }
   return NULL;
 }
@@ -247,6 +256,8 @@ TEST(eight_threads) {
   iters = env ? atol(env) : 20000;
   const char *lib = getenv("DLPACK_HELPERS_CUDA_LIBRARY");
   fake_cuda = lib != NULL && strstr(lib, "fake_cuda") != NULL;
+  const char *hip = getenv("DLPACK_HELPERS_HIP_LIBRARY");
+  fake_hip = hip != NULL && strstr(hip, "fake_hip") != NULL;
   atomic_store(&created, 0);
   atomic_store(&released, 0);
   long waits_before = atomic_load(&backend_waits);
@@ -259,9 +270,26 @@ TEST(eight_threads) {
   /* No lost and no doubled release (a double one would have aborted). */
   CHECK_EQ_INT(atomic_load(&released), atomic_load(&created));
   CHECK_EQ_INT(atomic_load(&backend_waits) - waits_before, NTHREADS * iters);
-  printf("   %d threads x %ld iterations: %ld tensors released once each, %ld backend waits, %ld CUDA waits%s\n",
+  printf("   %d threads x %ld iterations: %ld tensors released once each, %ld backend waits, %ld CUDA waits%s, "
+         "%ld HIP waits%s\n",
          NTHREADS, iters, atomic_load(&created), atomic_load(&backend_waits) - waits_before,
-         atomic_load(&cuda_waits), fake_cuda ? " (fake driver)" : " (no CUDA driver: not exercised)");
+         atomic_load(&cuda_waits), fake_cuda ? " (fake driver)" : " (no CUDA driver: not exercised)",
+         atomic_load(&hip_waits), fake_hip ? " (fake runtime)" : " (no HIP runtime: not exercised)");
+  if (fake_hip) {
+    void *h = dlopen(hip, RTLD_NOW | RTLD_NOLOAD);
+    CHECK(h != NULL);
+    count_fn count = h ? (count_fn)(uintptr_t)dlsym(h, "fake_count") : NULL;
+    CHECK(count != NULL);
+    if (count) {
+      CHECK_EQ_INT(count("hipInit"), 1);
+      CHECK_EQ_INT(count("hipEventRecord"), atomic_load(&hip_waits));
+      CHECK_EQ_INT(count("hipStreamWaitEvent"), atomic_load(&hip_waits));
+      CHECK(count("hipEventCreateWithFlags") <= 2 * NTHREADS);
+      printf("   fake HIP: hipInit x1, %ld events created for %ld waits\n", count("hipEventCreateWithFlags"),
+             atomic_load(&hip_waits));
+    }
+    if (h) dlclose(h);
+  }
   if (fake_cuda) {
     void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
     CHECK(h != NULL);

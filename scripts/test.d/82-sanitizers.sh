@@ -22,6 +22,8 @@ echo 'int main(void){return 0;}' > "$OUT/probe.c"
 # The fake CUDA driver, plain and with ASan (a sanitized program loads the sanitized one).
 "$CC" -std=c11 -O1 -g -shared -fPIC -o "$OUT/fake_cuda.so" tests-c/fake/fake_cuda.c -lpthread
 "$CC" -std=c11 -O1 -g -shared -fPIC "${SAN[@]}" -o "$OUT/fake_cuda.asan.so" tests-c/fake/fake_cuda.c -lpthread
+"$CC" -std=c11 -O1 -g -shared -fPIC -o "$OUT/fake_hip.so" tests-c/fake/fake_hip.c -lpthread
+"$CC" -std=c11 -O1 -g -shared -fPIC "${SAN[@]}" -o "$OUT/fake_hip.asan.so" tests-c/fake/fake_hip.c -lpthread
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=97:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=98"
@@ -34,8 +36,8 @@ for src in tests-c/test_*.c; do
   name="$(basename "$src" .c)"
   env_fake=(); env_fake_asan=(); iters=()
   if [ "$name" = test_reliability ]; then
-    env_fake=(DLPACK_HELPERS_CUDA_LIBRARY="$OUT/fake_cuda.so")
-    env_fake_asan=(DLPACK_HELPERS_CUDA_LIBRARY="$OUT/fake_cuda.asan.so")
+    env_fake=(DLPACK_HELPERS_CUDA_LIBRARY="$OUT/fake_cuda.so" DLPACK_HELPERS_HIP_LIBRARY="$OUT/fake_hip.so")
+    env_fake_asan=(DLPACK_HELPERS_CUDA_LIBRARY="$OUT/fake_cuda.asan.so" DLPACK_HELPERS_HIP_LIBRARY="$OUT/fake_hip.asan.so")
     iters=(DLPACK_HELPERS_STRESS_ITERS=2000)
   fi
   # 1. ASan + UBSan
