@@ -837,8 +837,9 @@ typedef struct dlpack_helpers_version_choice {
 
 /**
  * No Python interpreter in this process: the Python C API functions did not resolve at run
- * time (this library never links libpython). Returned by every `dlpack_py*` / capsule entry
- * point called from a program without Python.
+ * time (this library never links libpython). Returned by every Python entry point with a
+ * status (`dlpack_capsule_*`, `dlpack_legacy_capsule_*`, `dlpack_object_*`,
+ * `dlpack_exchange_api_find`) called from a program without Python.
  */
 #define DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE 60
 
@@ -873,7 +874,7 @@ typedef struct dlpack_helpers_version_choice {
 #define DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR 65
 
 /**
- * The producer raised `TypeError` and no retry applied (see `dlpack_py_import`).
+ * The producer raised `TypeError` and no retry applied (see `dlpack_object_import`).
  */
 #define DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR 66
 
@@ -1522,8 +1523,10 @@ dlpack_helpers_status dlpack_legacy_capsule_consume(void *capsule, DLManagedTens
  * For producers whose memory is owned by a Python object (a C extension's array type, or the
  * `dlpack_helpers` view): the new managed tensor copies `*tensor` and its shape and strides
  * (NULL strides with `ndim != 0` are filled in as compact row-major, so the export obeys
- * DLPack 1.2), holds a strong reference to `owner`, and its deleter drops that reference
- * (taking the GIL itself, doing nothing after interpreter shutdown: DLPack #103/#140).
+ * DLPack 1.2), holds a strong reference to `owner`, and its deleter drops that reference: it
+ * takes the GIL itself (any thread); while the interpreter is being finalized it drops the
+ * reference only on the thread holding the GIL (so views alive at exit still release their
+ * owner, once); after finalization it does nothing (a leak on purpose: DLPack #103/#140).
  *
  * - `tensor`: borrowed; `tensor->data` must stay valid while `owner` lives.
  * - `flags`: `DLPACK_FLAG_BITMASK_*` for the versioned export (ignored for legacy).

@@ -109,3 +109,26 @@ class Producer:
 
     def __dlpack_device__(self):
         return (1, 0)
+
+
+class Labelled(Counter):
+    """A Counter whose deleter writes the label of each released tensor to a file descriptor with
+    `os.write` (which still works during interpreter shutdown). Defined here, not in a test's
+    `__main__`, so that keeping it alive on purpose does not keep `__main__`'s globals alive."""
+
+    def __init__(self, fd):
+        super().__init__()
+        self.fd = fd
+        self.labels = {}
+
+    def _delete(self, p, _write=__import__("os").write, _addr=ctypes.addressof):
+        self.calls += 1
+        _write(self.fd, self.labels.get(_addr(p.contents), b"?") + b"\n")
+
+    def labelled(self, label):
+        """A fresh `"dltensor_versioned"` capsule whose deleter writes `label`."""
+        mt = self.versioned()
+        self.labels[ctypes.addressof(mt.contents)] = label
+        out = c_void_p()
+        assert lib.dlpack_capsule_new(mt, byref(out)) == 0
+        return take(out)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import ctypes
+import operator
 from ctypes import byref, c_uint32, c_void_p
 
 from . import _lib
@@ -36,8 +37,23 @@ def _raise(status: int):
     exc = getattr(builtins, name, None) if name != "RuntimeError" else DLPackHelpersError
     if not (isinstance(exc, type) and issubclass(exc, BaseException)):
         exc = DLPackHelpersError
-    status_name = lib.dlpack_status_string(status).decode()
-    raise exc(f"{message} [{status_name}]")
+    raise exc(_message(message, exc, lib.dlpack_status_string(status).decode()))
+
+
+def _message(message: str, exc: type, status_name: str) -> str:
+    """The library's message for an exception of class ``exc``: the producer's exception type
+    named once (``BufferError: BufferError: …`` would repeat the class Python already prints),
+    and no nested ``DLPackHelpersError:`` prefixes or repeated ``[STATUS]`` tags when a
+    producer's ``__dlpack__`` itself went through this package."""
+    prefixes = (f"{exc.__name__}: ", f"{DLPackHelpersError.__name__}: ")
+    stripped = True
+    while stripped:
+        stripped = False
+        for p in prefixes:
+            if message.startswith(p):
+                message, stripped = message[len(p):], True
+    tag = f"[{status_name}]"
+    return message if message.endswith(tag) else f"{message} {tag}"
 
 
 def _take_new_reference(ptr: c_void_p):
@@ -71,20 +87,75 @@ def device(obj) -> tuple:
     return (d.device_type, d.device_id)
 
 
+# ---- argument checks (array API conventions: TypeError for a wrong type or shape, ValueError for
+# an integer out of the C field's range; nothing is truncated silently)
+
+_U32_MAX = 2**32 - 1
+_I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
+
+
+def _integer(x, what: str) -> int:
+    if isinstance(x, bool) or not hasattr(type(x), "__index__"):
+        raise TypeError(f"{what} must be an integer, not {type(x).__name__}")
+    return operator.index(x)
+
+
+def _pair(x, what: str, form: str) -> tuple:
+    if not isinstance(x, tuple) or len(x) != 2:
+        got = f"a tuple of length {len(x)}" if isinstance(x, tuple) else type(x).__name__
+        raise TypeError(f"{what} must be a tuple {form}, not {got}")
+    return x
+
+
+def _check_version(v, what: str = "max_version") -> "_lib.DLPackVersion":
+    """A ``(major, minor)`` tuple of integers in 0..2**32-1 -> DLPackVersion."""
+    major, minor = _pair(v, what, "(major, minor)")
+    out = []
+    for part, x in (("major", major), ("minor", minor)):
+        n = _integer(x, f"{what} {part}")
+        if not 0 <= n <= _U32_MAX:
+            raise ValueError(f"{what} {part} is {n}, outside 0..{_U32_MAX} (uint32_t)")
+        out.append(n)
+    return _lib.DLPackVersion(*out)
+
+
+def _check_device(d, what: str = "dl_device") -> "_lib.DLDevice":
+    """A ``(device_type, device_id)`` tuple of integers (IntEnum members too) in int32 range."""
+    dtype, did = _pair(d, what, "(device_type, device_id)")
+    out = []
+    for part, x in (("device_type", dtype), ("device_id", did)):
+        n = _integer(x, f"{what} {part}")
+        if not _I32_MIN <= n <= _I32_MAX:
+            raise ValueError(f"{what} {part} is {n}, outside the int32_t range")
+        out.append(n)
+    return _lib.DLDevice(*out)
+
+
+def _check_copy(copy) -> int:
+    """``copy`` is None, True or False (a NumPy bool too), as the array API's ``__dlpack__``."""
+    if copy is None:
+        return _lib.COPY_IF_NEEDED
+    if isinstance(copy, bool) or type(copy).__name__ in ("bool_", "bool"):
+        return _lib.COPY_ALWAYS if copy else _lib.COPY_NEVER
+    raise TypeError(f"copy must be None, True or False, not {type(copy).__name__}")
+
+
 def _as_device(x) -> _lib.DLDevice:
-    if isinstance(x, tuple) and len(x) == 2:
-        return _lib.DLDevice(int(x[0]), int(x[1]))
+    if isinstance(x, tuple):
+        return _check_device(x, "device")
     t, i = device(x)
     return _lib.DLDevice(t, i)
 
 
 def is_cpu_accessible(obj_or_device) -> bool:
-    """Whether host code may read the memory of a DLPack object or of a ``(type, id)`` device."""
+    """Whether host code may read the memory of a DLPack object or of a ``(type, id)`` device.
+
+    A tuple is taken as a device: ``TypeError`` unless it is two integers, ``ValueError`` when
+    one is outside the int32 range. Anything else is asked for ``__dlpack_device__()``."""
     return bool(lib.dlpack_is_cpu_accessible(_as_device(obj_or_device)))
 
 
 _DEFAULT_REQUEST = _lib.ImportRequest()
-_COPY = {None: _lib.COPY_IF_NEEDED, False: _lib.COPY_NEVER, True: _lib.COPY_ALWAYS}
 _PV = _lib.PV
 _delete = lib.dlpack_tensor_delete
 _import = lib.dlpack_object_import
@@ -99,6 +170,11 @@ def import_tensor(obj, *, max_version=None, stream=None, dl_device=None, copy=No
     raises ``TypeError`` for ``max_version`` is retried without it (unless ``dl_device`` or
     ``copy`` was given). ``use_exchange_api=True`` tries the type's C exchange API first (no
     stream synchronisation: for device memory, work on the producer's current stream).
+
+    Arguments are checked before the producer is called: ``max_version`` a ``(major, minor)``
+    tuple of integers in 0..2**32-1, ``dl_device`` a ``(device_type, device_id)`` tuple of int32
+    integers, ``copy`` None/True/False; ``TypeError`` for a wrong type or shape, ``ValueError``
+    for an integer out of range.
     """
     out = _PV()
     how = c_uint32()
@@ -112,13 +188,16 @@ def import_tensor(obj, *, max_version=None, stream=None, dl_device=None, copy=No
     else:
         req = _lib.ImportRequest()
         if max_version is not None:
-            req.max_version = _lib.DLPackVersion(*max_version)
+            req.max_version = _check_version(max_version)
+            if (req.max_version.major, req.max_version.minor) == (0, 0):
+                raise ValueError("max_version (0, 0) is not a DLPack version (the C request reserves it for "
+                                 "'this library's newest'; omit max_version for that)")
         if stream is not None:
             req.stream = stream
         if dl_device is not None:
             req.has_dl_device = True
-            req.dl_device = _lib.DLDevice(int(dl_device[0]), int(dl_device[1]))
-        req.copy = _COPY[copy]
+            req.dl_device = _check_device(dl_device)
+        req.copy = _check_copy(copy)
         req.flags = _lib.IMPORT_EXCHANGE_API if use_exchange_api else 0
     s = _import(obj, byref(req), byref(out), byref(how))
     if s:
@@ -126,25 +205,43 @@ def import_tensor(obj, *, max_version=None, stream=None, dl_device=None, copy=No
     return Tensor(out, how.value)
 
 
+_capsule_new = lib.dlpack_capsule_new
+
+
 class Tensor:
-    """An imported DLPack tensor. Owns the managed tensor and releases it exactly once: with
-    :meth:`release`, on leaving a ``with`` block, or when collected. Implements ``__dlpack__``
-    and ``__dlpack_device__`` (exporting views that keep this object alive), so
-    ``numpy.from_dlpack(tensor)`` works.
+    """An imported DLPack tensor. Implements ``__dlpack__`` and ``__dlpack_device__``, exporting
+    zero-copy views, so ``numpy.from_dlpack(tensor)`` works.
+
+    Lifetime: the managed tensor is held by a private owner (a ``"dltensor_versioned"`` capsule
+    with the standard destructor) that this Tensor and every exported view reference. The
+    producer's deleter runs exactly once, when the LAST of them lets go: :meth:`release` (or
+    leaving a ``with`` block) drops only this Tensor's hold, so arrays made with
+    ``numpy.from_dlpack(tensor)`` stay valid after it; the Tensor itself then refuses access to
+    the data (``ValueError``). Collection and interpreter shutdown release the same way, with no
+    Python-level finalizer involved.
     """
 
-    __slots__ = ("_ptr", "how", "__weakref__")
+    __slots__ = ("_ptr", "_owner", "how", "__weakref__")
 
     def __init__(self, ptr, how: int = 0):
+        """Take ownership of ``ptr`` (a ``POINTER(DLManagedTensorVersioned)``); on failure the
+        tensor is released before the exception propagates."""
+        cap = c_void_p()
+        s = _capsule_new(ptr, byref(cap))
+        if s:
+            _delete(ptr)  # nobody else holds it
+            _raise(s)
+        self._owner = _take_new_reference(cap)
         self._ptr = ptr
         self.how = how  # DLPACK_HELPERS_IMPORTED_* bits
 
     # -- lifetime
     def release(self) -> None:
-        """Call the producer's deleter now (idempotent: the second call does nothing)."""
-        p, self._ptr = self._ptr, None
-        if p is not None:
-            _delete(p)
+        """Drop this Tensor's hold on the managed tensor (idempotent). The producer's deleter
+        runs now if nothing exported from this Tensor is alive, else when the last of those
+        views lets go."""
+        self._ptr = None
+        self._owner = None
 
     close = release
 
@@ -154,19 +251,14 @@ class Tensor:
     def __exit__(self, *exc):
         self.release()
 
-    def __del__(self):
-        try:
-            self.release()
-        except Exception:  # pragma: no cover - interpreter shutdown
-            pass
-
     @property
     def released(self) -> bool:
+        """Whether :meth:`release` was called (views may still keep the memory alive)."""
         return self._ptr is None
 
     def _mt(self):
         if self._ptr is None:
-            raise ValueError("the tensor was released")
+            raise ValueError("the tensor was released (arrays exported from it stay valid)")
         return self._ptr.contents
 
     # -- fields
@@ -252,15 +344,17 @@ class Tensor:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         mt = self._mt()
         dev = self.device
-        if dl_device is not None and tuple(int(x) for x in dl_device) != dev:
-            raise BufferError(f"dl_device={tuple(dl_device)} requested, but this view is on {dev} "
-                              "and does not copy")
-        if copy is True:
+        mv = None if max_version is None else byref(_check_version(max_version))
+        if dl_device is not None:
+            want = _check_device(dl_device)
+            if (want.device_type, want.device_id) != dev:
+                raise BufferError(f"dl_device={tuple(dl_device)} requested, but this view is on {dev} "
+                                  "and does not copy")
+        if _check_copy(copy) == _lib.COPY_ALWAYS:
             raise BufferError("copy=True: a dlpack_helpers.Tensor exports views only")
         if stream is not None and stream != -1 and dev[0] == 1:
             raise BufferError("stream must be None for a CPU tensor")
         choice = _lib.VersionChoice()
-        mv = None if max_version is None else byref(_lib.DLPackVersion(*max_version))
         s = lib.dlpack_version_negotiate(_lib.DLPackVersion(1, 3), _lib.PRODUCER_EXPORTS_LEGACY, mv, byref(choice))
         if s:
             _raise(s)
@@ -270,7 +364,8 @@ class Tensor:
                               "which cannot signal read-only; pass max_version=(1, 0) or newer")
         flags = mt.flags & ~_lib.FLAG_IS_COPIED  # a view shares our memory: not a sole owner
         out = c_void_p()
-        s = lib.dlpack_capsule_new_view(byref(mt.dl_tensor), flags, self, choice.kind, byref(out))
+        # The view references the owner, not this Tensor: release() cannot free its memory.
+        s = lib.dlpack_capsule_new_view(byref(mt.dl_tensor), flags, self._owner, choice.kind, byref(out))
         if s:
             _raise(s)
         return _take_new_reference(out)

@@ -1,8 +1,10 @@
 """ctypes bindings of the whole C API of libdlpack_helpers.
 
-The library is searched, in order: next to this package; at ``$DLPACK_HELPERS_LIBRARY`` (a file);
-in the repository's ``target/release`` (when the package runs from a source checkout). It is
-loaded with ``ctypes.PyDLL``: calls keep the GIL, which the Python entry points require.
+The library is searched, in order: next to this package (``pip install ./python`` bundles
+``target/release/libdlpack_helpers.so`` when it was built first); at ``$DLPACK_HELPERS_LIBRARY``
+(a file); in the checkout's ``target/release``, only when this package is the ``python/`` folder of
+a dlpack-helpers source checkout. It is loaded with ``ctypes.PyDLL``: calls keep the GIL, which
+the Python entry points require. The ``ImportError`` when nothing loads lists every place tried.
 
 ``PROTOTYPES`` is the one table of prototypes; ``tests-py/test_prototypes.py`` checks it against
 ``include/dlpack_helpers.h`` and names every export that is missing here. To bind a new export,
@@ -242,29 +244,50 @@ FLAG_READ_ONLY, FLAG_IS_COPIED, FLAG_IS_SUBBYTE_TYPE_PADDED = 1, 2, 4
 _NAMES = {"linux": "libdlpack_helpers.so", "darwin": "libdlpack_helpers.dylib", "win32": "dlpack_helpers.dll"}
 
 
-def candidates() -> list[Path]:
-    """Where the library is looked for, in order."""
+def _checkout_root(here: Path):
+    """The source checkout this package runs from (``<root>/python/dlpack_helpers``), or None
+    for an installed copy (site-packages, a --target folder, a wheel)."""
+    root = here.parent.parent
+    if here.parent.name == "python" and (root / "Cargo.toml").is_file() \
+            and (root / "include" / "dlpack_helpers.h").is_file():
+        return root
+    return None
+
+
+def candidates(here: Path | None = None, env: str | None = None) -> list[tuple[Path, str]]:
+    """Where the library is looked for, in order, as ``(path, where)`` pairs."""
     name = _NAMES.get(sys.platform, "libdlpack_helpers.so")
-    here = Path(__file__).resolve().parent
-    out = [here / name]
-    env = os.environ.get("DLPACK_HELPERS_LIBRARY")
+    here = Path(__file__).resolve().parent if here is None else here
+    env = os.environ.get("DLPACK_HELPERS_LIBRARY") if env is None else env
+    out = [(here / name, "next to the package")]
     if env:
-        out.append(Path(env))
-    out.append(here.parent.parent / "target" / "release" / name)
+        out.append((Path(env), "$DLPACK_HELPERS_LIBRARY"))
+    root = _checkout_root(here)
+    if root is not None:
+        out.append((root / "target" / "release" / name, "the source checkout's target/release"))
     return out
 
 
-def load() -> ctypes.PyDLL:
+def load(here: Path | None = None, env: str | None = None) -> ctypes.PyDLL:
     tried = []
-    for path in candidates():
-        if path.is_file():
+    for path, where in candidates(here, env):
+        if not path.is_file():
+            tried.append(f"{path} ({where}): not found")
+            continue
+        try:
             lib = ctypes.PyDLL(str(path))
-            bind(lib)
-            return lib
-        tried.append(str(path))
+        except OSError as e:
+            tried.append(f"{path} ({where}): {e}")
+            continue
+        bind(lib)
+        return lib
+    env_set = os.environ.get("DLPACK_HELPERS_LIBRARY") if env is None else env
     raise ImportError(
-        "dlpack_helpers: libdlpack_helpers not found; build it with `cargo build --release` or set "
-        "DLPACK_HELPERS_LIBRARY to its path. Tried: " + ", ".join(tried))
+        "dlpack_helpers: could not load libdlpack_helpers. Tried:\n  " + "\n  ".join(tried) + "\n"
+        "Fix: build the library (`cargo build --release` in the dlpack-helpers checkout) and either "
+        "reinstall the package after the build (`pip install ./python` bundles "
+        "target/release/libdlpack_helpers.so next to the package) or set DLPACK_HELPERS_LIBRARY "
+        "to the library file" + ("" if env_set else " (it is not set)") + ".")
 
 
 def bind(lib) -> None:

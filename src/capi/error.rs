@@ -54,8 +54,9 @@ pub const DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE: dlpack_helpers_status = 43;
 pub const DLPACK_HELPERS_STATUS_DEVICE_ERROR: dlpack_helpers_status = 44;
 
 /// No Python interpreter in this process: the Python C API functions did not resolve at run
-/// time (this library never links libpython). Returned by every `dlpack_py*` / capsule entry
-/// point called from a program without Python.
+/// time (this library never links libpython). Returned by every Python entry point with a
+/// status (`dlpack_capsule_*`, `dlpack_legacy_capsule_*`, `dlpack_object_*`,
+/// `dlpack_exchange_api_find`) called from a program without Python.
 pub const DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE: dlpack_helpers_status = 60;
 /// An argument that must be a `PyCapsule` is another Python object (`TypeError`).
 pub const DLPACK_HELPERS_STATUS_NOT_A_CAPSULE: dlpack_helpers_status = 61;
@@ -72,7 +73,7 @@ pub const DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD: dlpack_helpers_status = 64;
 /// The producer's `__dlpack__` / `__dlpack_device__` / exchange-API call raised `BufferError`
 /// (the data cannot be exported as asked); the message carries the producer's message.
 pub const DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR: dlpack_helpers_status = 65;
-/// The producer raised `TypeError` and no retry applied (see `dlpack_py_import`).
+/// The producer raised `TypeError` and no retry applied (see `dlpack_object_import`).
 pub const DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR: dlpack_helpers_status = 66;
 /// The producer raised another exception (for example `NotImplementedError`, peer case 21);
 /// the message starts with the exception's type name.

@@ -369,15 +369,24 @@ struct ViewLegacy {
 
 fn release_owner(owner: *mut PyObject) {
     let Some(api) = runtime::get() else { return };
-    // SAFETY: Python's own checks: after finalization nothing may touch Python (leak on purpose,
-    // as NumPy does); otherwise take the GIL, which this deleter may not hold (any thread).
+    // SAFETY: Python's own checks decide what may touch Python:
+    // - a running interpreter: take the GIL (this deleter may run on any thread, with or
+    //   without it) and drop the reference;
+    // - an interpreter being finalized (`Py_IsInitialized` is already 0 while modules are torn
+    //   down): only a thread that holds the GIL on it (it has a thread state, and it is the
+    //   current one) may drop the reference. This is how views still alive at exit release their
+    //   owner (and so the producer's tensor) exactly once during shutdown;
+    // - a finalized interpreter (no thread state for this thread) or another thread: leak on
+    //   purpose, as NumPy does (DLPack #103/#140).
     unsafe {
-        if (api.Py_IsInitialized)() == 0 {
-            return;
+        if (api.Py_IsInitialized)() != 0 {
+            let g = (api.PyGILState_Ensure)();
+            (api.Py_DecRef)(owner);
+            (api.PyGILState_Release)(g);
+        } else if !(api.PyGILState_GetThisThreadState)().is_null() && (api.PyGILState_Check)() != 0
+        {
+            (api.Py_DecRef)(owner);
         }
-        let g = (api.PyGILState_Ensure)();
-        (api.Py_DecRef)(owner);
-        (api.PyGILState_Release)(g);
     }
 }
 
@@ -408,8 +417,10 @@ unsafe extern "C" fn view_legacy_deleter(t: *mut DLManagedTensor) {
 /// For producers whose memory is owned by a Python object (a C extension's array type, or the
 /// `dlpack_helpers` view): the new managed tensor copies `*tensor` and its shape and strides
 /// (NULL strides with `ndim != 0` are filled in as compact row-major, so the export obeys
-/// DLPack 1.2), holds a strong reference to `owner`, and its deleter drops that reference
-/// (taking the GIL itself, doing nothing after interpreter shutdown: DLPack #103/#140).
+/// DLPack 1.2), holds a strong reference to `owner`, and its deleter drops that reference: it
+/// takes the GIL itself (any thread); while the interpreter is being finalized it drops the
+/// reference only on the thread holding the GIL (so views alive at exit still release their
+/// owner, once); after finalization it does nothing (a leak on purpose: DLPack #103/#140).
 ///
 /// - `tensor`: borrowed; `tensor->data` must stay valid while `owner` lives.
 /// - `flags`: `DLPACK_FLAG_BITMASK_*` for the versioned export (ignored for legacy).

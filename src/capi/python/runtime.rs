@@ -3,7 +3,8 @@
 //! The library never links libpython: in a Python process (the interpreter executable or an
 //! embedding program that loaded libpython globally) the symbols resolve; anywhere else every
 //! Python entry point returns `DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE`. Only stable-ABI
-//! functions are used, so one build serves every CPython 3.x. A successful resolution is cached
+//! functions are used (and `PyGILState_Check`, exported by every CPython since 3.4), so one
+//! build serves every CPython 3.x. A successful resolution is cached
 //! for the process; a failed one is retried on the next call (Python may be loaded later).
 
 use crate::core::Error;
@@ -44,6 +45,8 @@ python_api! {
     Py_IsInitialized: unsafe extern "C" fn() -> c_int,
     PyGILState_Ensure: unsafe extern "C" fn() -> c_int,
     PyGILState_Release: unsafe extern "C" fn(c_int),
+    PyGILState_Check: unsafe extern "C" fn() -> c_int,
+    PyGILState_GetThisThreadState: unsafe extern "C" fn() -> *mut c_void,
     Py_IncRef: unsafe extern "C" fn(*mut PyObject),
     Py_DecRef: unsafe extern "C" fn(*mut PyObject),
     PyCapsule_New: unsafe extern "C" fn(*mut c_void, *const c_char, Destructor) -> *mut PyObject,
