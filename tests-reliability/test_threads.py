@@ -1,8 +1,9 @@
 """8 Python threads importing, exporting and releasing at once (issue 8, concurrency).
 
-Imports and exports run with the GIL (PyDLL); releases go through a second handle of the library
-loaded with ctypes.CDLL, which drops the GIL around the call, so deleters (NumPy's, and this
-library's view deleter, which takes the GIL itself) run from threads that do not hold it. Fixed
+Imports and exports run with the GIL (the dlpack_helpers package, and the C API through PyDLL);
+half the releases go through a second handle of the library loaded with ctypes.CDLL, which drops
+the GIL around the call, so NumPy's deleter (which takes the GIL itself) runs from threads that
+do not hold it. Fixed
 work per thread; at the end every producer object has been collected (no lost release) and none
 was released twice (NumPy would crash or the counts would not add up).
 """
@@ -21,7 +22,10 @@ import dlpack_helpers as dh
 
 THREADS = 8
 ITERS = int(os.environ.get("DLPACK_HELPERS_THREAD_ITERS", "2000"))
-NOGIL = ctypes.CDLL(cabi.library_path())
+from header import functions
+
+LIB = cabi.load(cabi.library_path(), functions())  # PyDLL: imports keep the GIL
+NOGIL = ctypes.CDLL(cabi.library_path())  # the same library; calls drop the GIL
 NOGIL.dlpack_tensor_delete.argtypes = [ctypes.c_void_p]
 NOGIL.dlpack_tensor_delete.restype = None
 
@@ -44,16 +48,18 @@ def test_eight_threads_import_export_release():
                 with lock:
                     state["made"] += 1
                 weakref.finalize(a, dead)
-                t = dh.import_tensor(a)
-                b = np.from_dlpack(t)  # a view through this library's export, owner t
-                assert b[0] == k * 100000 + i
-                del b
                 if i % 2:
+                    t = dh.import_tensor(a)
+                    b = np.from_dlpack(t)  # a view through this library's export, owner t
+                    assert b[0] == k * 100000 + i
+                    del b
                     t.release()  # with the GIL
                 else:
-                    p = t._ptr  # release without the GIL, from this thread
-                    t._ptr = None
-                    NOGIL.dlpack_tensor_delete(ctypes.cast(p, ctypes.c_void_p).value)
+                    # The raw C API: import with the GIL, release without it from this thread
+                    # (NumPy's deleter takes the GIL itself).
+                    out = ctypes.c_void_p()
+                    assert LIB.dlpack_object_import(id(a), None, ctypes.addressof(out), None) == 0, cabi.message(LIB)
+                    NOGIL.dlpack_tensor_delete(out.value)
                 # The last error is per thread: this thread's failure, not another's.
                 try:
                     dh.import_tensor(object() if i % 3 else k)
