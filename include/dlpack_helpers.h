@@ -1653,7 +1653,7 @@ dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
  *   API standardizes no encoding for them, "by agreement"): `None` → default (NULL handle), -1 →
  *   no sync, > 0 → handle; 0 is refused, because a NULL handle means the default here and 0
  *   could mean either.
- * - Any value below -1 is refused on every device.
+ * - Any value below -1 is refused on every device (except `kDLCPU` in the lenient mode, above).
  *
  * Every accepted value comes back unchanged from `dlpack_stream_encode_decoded` (decode and
  * encode are inverses), except in lenient CPU mode, which maps every integer to `_NO_SYNC`.
@@ -1810,7 +1810,7 @@ dlpack_helpers_status dlpack_stream_wait(DLDevice device,
  * `DLPACK_HELPERS_SYNC_HOST` (a CPU export must be complete before `__dlpack__` returns).
  *
  * - `device`: selects the backend as for `dlpack_stream_wait`; `kDLCPU` does nothing.
- * - `stream`: the native stream to drain (normally the producer's).
+ * - `stream`: the native stream to drain (normally the producer's); NULL for the default stream.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` or `_DEVICE_ERROR`. Thread-safe.
  */

@@ -20,7 +20,10 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// and the thread's last error message, a panic becomes `DLPACK_HELPERS_STATUS_PANIC`.
 #[inline(always)]
 pub(crate) fn status(f: impl FnOnce() -> Result<(), Error>) -> dlpack_helpers_status {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        test_panic::maybe_panic();
+        f()
+    })) {
         Ok(Ok(())) => DLPACK_HELPERS_STATUS_OK,
         Ok(Err(e)) => fail(e),
         Err(payload) => fail(Error::Panic(panic_message(&*payload))),
@@ -31,13 +34,40 @@ pub(crate) fn status(f: impl FnOnce() -> Result<(), Error>) -> dlpack_helpers_st
 /// returns `on_panic` and sets the thread's last error message.
 #[inline(always)]
 pub(crate) fn value<T>(on_panic: T, f: impl FnOnce() -> T) -> T {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        test_panic::maybe_panic();
+        f()
+    })) {
         Ok(v) => v,
         Err(payload) => {
             set_last_error(&Error::Panic(panic_message(&*payload)).to_string());
             on_panic
         }
     }
+}
+
+/// Test-only panic injection (cargo feature `test-panic`, never in a release build): while the
+/// environment variable `DLPACK_HELPERS_TEST_PANIC` is set, every export panics inside its
+/// boundary before doing anything, so tests can show that each one reports
+/// `DLPACK_HELPERS_STATUS_PANIC` (or its documented fallback value) with a message and that
+/// nothing unwinds into C. Without the feature this compiles to nothing and exports nothing.
+mod test_panic {
+    /// The message of an injected panic (tests look for it in `dlpack_last_error_message`).
+    #[cfg(feature = "test-panic")]
+    pub(crate) const MESSAGE: &str =
+        "test-panic: forced panic inside the export (DLPACK_HELPERS_TEST_PANIC is set)";
+
+    #[cfg(feature = "test-panic")]
+    #[inline(never)]
+    pub(crate) fn maybe_panic() {
+        if std::env::var_os("DLPACK_HELPERS_TEST_PANIC").is_some() {
+            panic!("{MESSAGE}");
+        }
+    }
+
+    #[cfg(not(feature = "test-panic"))]
+    #[inline(always)]
+    pub(crate) fn maybe_panic() {}
 }
 
 /// Turn a possibly-NULL pointer into a reference, or the NULL_POINTER error naming `what`.

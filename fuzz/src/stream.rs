@@ -1,0 +1,191 @@
+//! Stream decoding and encoding (the protocol integer <-> native handle) and `__dlpack__`
+//! request resolution.
+
+use crate::{Input, Out, check_status};
+use dlpack_helpers::abi::{DLDevice, DLDeviceType, DLPACK_FLAG_BITMASK_IS_COPIED};
+use dlpack_helpers::capi::error::*;
+use dlpack_helpers::capi::stream::*;
+use dlpack_helpers::capi::version::DLPACK_HELPERS_EXPORT_VERSIONED;
+use std::ffi::c_void;
+
+fn decode(
+    device: DLDevice,
+    has: bool,
+    value: i64,
+    flags: u32,
+) -> (i32, Out<dlpack_helpers_stream>) {
+    let mut out = Out::new();
+    // SAFETY: valid out pointer.
+    let s = unsafe { dlpack_stream_decode(device, has, value, flags, out.ptr()) };
+    check_status(
+        "dlpack_stream_decode",
+        s,
+        &[
+            DLPACK_HELPERS_STATUS_INVALID_STREAM,
+            DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+        ],
+    );
+    if s != DLPACK_HELPERS_STATUS_OK {
+        assert!(
+            out.untouched(),
+            "out_stream written on failure: decode({device:?}, {has}, {value}, {flags:#x}) = {s}"
+        );
+    }
+    (s, out)
+}
+
+pub fn run(data: &[u8]) {
+    let mut input = Input::new(data);
+    while !input.is_empty() {
+        let device = input.device();
+        let has = input.bool();
+        let value = input.small_i64();
+        let flags = input.flags();
+        let (s, out) = decode(device, has, value, flags);
+        let lenient_cpu = device.device_type == DLDeviceType::kDLCPU
+            && flags == DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM;
+        // Below -1 is refused on every device, except by a CPU producer in the lenient mode
+        // (any integer is a no-op there; found by this target: the header said "every device").
+        if has && value < -1 && !lenient_cpu {
+            assert_ne!(
+                s, DLPACK_HELPERS_STATUS_OK,
+                "stream {value} < -1 accepted: decode({device:?}, {flags:#x})"
+            );
+        }
+        if flags & !DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0 {
+            assert_eq!(s, DLPACK_HELPERS_STATUS_INVALID_ARGUMENT);
+        }
+        if s == DLPACK_HELPERS_STATUS_OK {
+            let st = out.get();
+            assert!(
+                (0..=5).contains(&st.kind),
+                "unknown stream kind {}",
+                st.kind
+            );
+            if device.device_type == DLDeviceType::kDLCPU {
+                assert!(
+                    st.kind == DLPACK_HELPERS_STREAM_NONE
+                        || st.kind == DLPACK_HELPERS_STREAM_NO_SYNC
+                );
+            }
+            if st.kind == DLPACK_HELPERS_STREAM_HANDLE && !st.handle.is_null() {
+                // A native handle encodes back to the integer it came from.
+                let (mut h, mut v) = (Out::<bool>::new(), Out::<i64>::new());
+                // SAFETY: valid out pointers.
+                let e = unsafe { dlpack_stream_encode(device, st.handle, h.ptr(), v.ptr()) };
+                check_status(
+                    "dlpack_stream_encode",
+                    e,
+                    &[DLPACK_HELPERS_STATUS_INVALID_STREAM],
+                );
+                assert_eq!(
+                    e, DLPACK_HELPERS_STATUS_OK,
+                    "handle {:p} of {device:?} does not encode",
+                    st.handle
+                );
+                assert!(h.get(), "handle encoded as None");
+                assert_eq!(v.get(), value, "round trip of stream {value} on {device:?}");
+            }
+        }
+
+        // Any native pointer either encodes to an integer that decodes without error, or is refused.
+        let native = input.small_i64() as usize as *mut c_void;
+        let (mut h, mut v) = (Out::<bool>::new(), Out::<i64>::new());
+        // SAFETY: valid out pointers; the handle is only compared, never dereferenced.
+        let e = unsafe { dlpack_stream_encode(device, native, h.ptr(), v.ptr()) };
+        check_status(
+            "dlpack_stream_encode",
+            e,
+            &[DLPACK_HELPERS_STATUS_INVALID_STREAM],
+        );
+        if e == DLPACK_HELPERS_STATUS_OK {
+            let has = h.get();
+            let value = if has { v.get() } else { 0 };
+            let (d, _) = decode(device, has, value, 0);
+            assert_eq!(
+                d, DLPACK_HELPERS_STATUS_OK,
+                "encode({device:?}, {native:p}) = ({has}, {value}) does not decode"
+            );
+        } else {
+            assert!(h.untouched() && v.untouched());
+        }
+
+        // Request resolution.
+        let request = dlpack_helpers_export_request {
+            has_max_version: input.bool(),
+            max_version: input.version(),
+            has_stream: input.bool(),
+            stream: input.small_i64(),
+            has_dl_device: input.bool(),
+            dl_device: input.device(),
+            copy: (input.u8() % 5) as i32 - 1,
+        };
+        let tensor_device = input.device();
+        let pv = input.version();
+        let pflags = input.flags();
+        let mut plan = Out::<dlpack_helpers_export_plan>::new();
+        // SAFETY: valid pointers.
+        let s = unsafe {
+            dlpack_export_request_resolve(&request, tensor_device, pv, pflags, plan.ptr())
+        };
+        check_status(
+            "dlpack_export_request_resolve",
+            s,
+            &[
+                DLPACK_HELPERS_STATUS_INVALID_STREAM,
+                DLPACK_HELPERS_STATUS_COPY_FORBIDDEN,
+                DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE,
+                DLPACK_HELPERS_STATUS_NO_COMMON_VERSION,
+                DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD,
+                DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+            ],
+        );
+        if s != DLPACK_HELPERS_STATUS_OK {
+            assert!(plan.untouched(), "out_plan written on failure");
+            continue;
+        }
+        let plan = plan.get();
+        assert!(plan.kind == 0 || plan.kind == 1);
+        assert!((0..=2).contains(&plan.sync));
+        assert!((0..=5).contains(&plan.stream.kind));
+        if !plan.copy {
+            assert_eq!(
+                plan.flags & DLPACK_FLAG_BITMASK_IS_COPIED,
+                0,
+                "IS_COPIED without a copy: {plan:?}"
+            );
+        } else if plan.kind == DLPACK_HELPERS_EXPORT_VERSIONED {
+            assert_ne!(
+                plan.flags & DLPACK_FLAG_BITMASK_IS_COPIED,
+                0,
+                "a copy without IS_COPIED: {plan:?}"
+            );
+        }
+        if request.copy == DLPACK_HELPERS_COPY_NEVER {
+            assert!(!plan.copy, "copy=False but the plan copies: {plan:?}");
+        }
+        if request.copy == DLPACK_HELPERS_COPY_ALWAYS {
+            assert!(plan.copy, "copy=True but the plan shares: {plan:?}");
+        }
+        // The plan's device is the tensor's own or (kDLCPU, 0): nothing else can be served.
+        let cpu = DLDevice {
+            device_type: DLDeviceType::kDLCPU,
+            device_id: 0,
+        };
+        assert!(
+            plan.device == tensor_device || plan.device == cpu,
+            "plan device {:?}",
+            plan.device
+        );
+        if request.has_dl_device {
+            let r = request.dl_device;
+            // A CPU tensor asked for any CPU device is served where it is (one host).
+            let both_cpu = plan.device.device_type == DLDeviceType::kDLCPU
+                && r.device_type == DLDeviceType::kDLCPU;
+            assert!(
+                plan.device == r || both_cpu,
+                "plan {plan:?} for dl_device {r:?}"
+            );
+        }
+    }
+}

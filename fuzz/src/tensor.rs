@@ -1,0 +1,233 @@
+//! Validation, layout and names (issue 3's exports): any tensor description (up to 6
+//! dimensions, any extents, strides, dtype, version, flags, options; `data` never dereferenced)
+//! gets a documented status and never a panic; a valid tensor has a layout; dtype and device
+//! names round-trip through format and parse, and parsing arbitrary bytes never panics.
+
+use crate::{Input, Out, check_status};
+use dlpack_helpers::abi::{DLDataType, DLDevice, DLManagedTensorVersioned, DLTensor};
+use dlpack_helpers::capi::error::*;
+use dlpack_helpers::capi::layout::*;
+use dlpack_helpers::capi::names::*;
+use dlpack_helpers::capi::validate::*;
+use std::ffi::{CString, c_char, c_void};
+
+const VALIDATION: &[dlpack_helpers_status] = &[
+    DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+    DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION,
+    DLPACK_HELPERS_STATUS_INVALID_NDIM,
+    DLPACK_HELPERS_STATUS_NULL_SHAPE,
+    DLPACK_HELPERS_STATUS_NULL_STRIDES,
+    DLPACK_HELPERS_STATUS_INVALID_SHAPE,
+    DLPACK_HELPERS_STATUS_OVERFLOW,
+    DLPACK_HELPERS_STATUS_NULL_DATA,
+    DLPACK_HELPERS_STATUS_INVALID_DTYPE,
+    DLPACK_HELPERS_STATUS_DTYPE_MISMATCH,
+    DLPACK_HELPERS_STATUS_INVALID_FLAGS,
+    DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS,
+    DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE,
+    DLPACK_HELPERS_STATUS_MISALIGNED,
+    DLPACK_HELPERS_STATUS_READ_ONLY,
+    DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES,
+];
+
+fn dtype(input: &mut Input) -> DLDataType {
+    let sel = input.u8();
+    if sel < 200 {
+        const BITS: [u8; 8] = [1, 4, 6, 8, 16, 32, 64, 128];
+        DLDataType {
+            code: sel % 18,
+            bits: BITS[(sel / 18 % 8) as usize],
+            lanes: if sel & 0x80 != 0 { 4 } else { 1 },
+        }
+    } else {
+        DLDataType {
+            code: input.u8(),
+            bits: input.u8(),
+            lanes: u16::from_le_bytes(input.bytes()),
+        }
+    }
+}
+
+fn extent(input: &mut Input) -> i64 {
+    let sel = input.u8();
+    match sel {
+        0..=199 => (sel % 6) as i64,
+        200..=219 => -1,
+        _ => input.i64(),
+    }
+}
+
+pub fn run(data: &[u8]) {
+    let mut input = Input::new(data);
+    // A tensor description.
+    let ndim_sel = input.u8();
+    let ndim = if ndim_sel < 240 {
+        (ndim_sel % 7) as i32
+    } else {
+        input.i32()
+    };
+    let n = ndim.clamp(0, 6) as usize;
+    let mut shape = [0i64; 6];
+    let mut strides = [0i64; 6];
+    for i in 0..n {
+        shape[i] = extent(&mut input);
+        strides[i] = input.small_i64();
+    }
+    let null_shape = input.u8() < 16;
+    let null_strides = input.u8() < 64;
+    let t = DLTensor {
+        data: if input.u8() < 32 {
+            std::ptr::null_mut()
+        } else {
+            (input.u64() & !0xF | 0x1000) as *mut c_void
+        },
+        device: input.device(),
+        ndim,
+        dtype: dtype(&mut input),
+        shape: if null_shape {
+            std::ptr::null_mut()
+        } else {
+            shape.as_mut_ptr()
+        },
+        strides: if null_strides {
+            std::ptr::null_mut()
+        } else {
+            strides.as_mut_ptr()
+        },
+        byte_offset: if input.u8() < 200 {
+            (input.u8() as u64) * 4
+        } else {
+            input.u64()
+        },
+    };
+    // `ndim` above 6 with non-NULL arrays would make the library read past them (a caller
+    // contract no one can check): only out-of-range values it must refuse before reading.
+    if ndim > 6 && ndim <= 1024 && !(null_shape && null_strides) {
+        return;
+    }
+    let mt = DLManagedTensorVersioned {
+        version: input.version(),
+        manager_ctx: std::ptr::null_mut(),
+        deleter: None,
+        flags: input.u64() & if input.bool() { 0x7 } else { u64::MAX },
+        dl_tensor: t,
+    };
+    let options = dlpack_helpers_validate_options {
+        struct_size: if input.u8() < 240 {
+            size_of::<dlpack_helpers_validate_options>()
+        } else {
+            input.u8() as usize
+        },
+        flags: input.flags() | if input.bool() { 0 } else { input.u32() & 0x3ff },
+        max_ndim: (input.u8() % 8) as i32 - 1,
+        data_alignment: 1u64 << (input.u8() % 10),
+        first_element_alignment: if input.bool() {
+            0
+        } else {
+            1u64 << (input.u8() % 10)
+        },
+        dtype: dtype(&mut input),
+    };
+    let opts: *const dlpack_helpers_validate_options = if input.bool() {
+        &options
+    } else {
+        std::ptr::null()
+    };
+    let mut layout = Out::<dlpack_helpers_layout>::new();
+    // SAFETY: non-NULL arrays hold at least `ndim` elements (checked above).
+    let s = unsafe { dlpack_tensor_validate(&mt, opts, layout.ptr()) };
+    check_status("dlpack_tensor_validate", s, VALIDATION);
+    if s == DLPACK_HELPERS_STATUS_OK {
+        let mut l2 = Out::<dlpack_helpers_layout>::new();
+        // SAFETY: as above.
+        let s2 = unsafe { dlpack_tensor_layout(&mt, l2.ptr()) };
+        assert_eq!(s2, DLPACK_HELPERS_STATUS_OK, "a valid tensor has no layout");
+    } else {
+        assert!(layout.untouched(), "out_layout written on failure");
+    }
+    let mut layout = Out::<dlpack_helpers_layout>::new();
+    // SAFETY: as above.
+    let s = unsafe { dlpack_dltensor_layout(&mt.dl_tensor, mt.flags, layout.ptr()) };
+    check_status("dlpack_dltensor_layout", s, VALIDATION);
+    let mut addr = Out::<*mut c_void>::new();
+    // SAFETY: reads only data, device and byte_offset.
+    let s = unsafe { dlpack_dltensor_data_address(&mt.dl_tensor, addr.ptr()) };
+    check_status(
+        "dlpack_dltensor_data_address",
+        s,
+        &[
+            DLPACK_HELPERS_STATUS_OPAQUE_HANDLE,
+            DLPACK_HELPERS_STATUS_OVERFLOW,
+        ],
+    );
+
+    // Names: format -> parse round trip, and parse of arbitrary bytes.
+    let d = dtype(&mut input);
+    let mut buf = [0 as c_char; 64];
+    let mut len = 0usize;
+    // SAFETY: a 64-byte buffer.
+    let s = unsafe { dlpack_dtype_format(d, buf.as_mut_ptr(), buf.len(), &mut len) };
+    check_status(
+        "dlpack_dtype_format",
+        s,
+        &[DLPACK_HELPERS_STATUS_INVALID_DTYPE],
+    );
+    if s == DLPACK_HELPERS_STATUS_OK {
+        let mut back = Out::<DLDataType>::new();
+        // SAFETY: NUL-terminated by format.
+        let p = unsafe { dlpack_dtype_parse(buf.as_ptr(), back.ptr()) };
+        assert_eq!(
+            p, DLPACK_HELPERS_STATUS_OK,
+            "a formatted dtype name does not parse"
+        );
+        let b = back.get();
+        assert_eq!(
+            (b.code, b.bits, b.lanes),
+            (d.code, d.bits, d.lanes),
+            "dtype name round trip"
+        );
+    }
+    let dev = input.device();
+    // SAFETY: as above.
+    let s = unsafe { dlpack_device_format(dev, buf.as_mut_ptr(), buf.len(), &mut len) };
+    check_status(
+        "dlpack_device_format",
+        s,
+        &[
+            DLPACK_HELPERS_STATUS_UNKNOWN_NAME,
+            DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+        ],
+    );
+    if s == DLPACK_HELPERS_STATUS_OK {
+        let mut back = Out::<DLDevice>::new();
+        // SAFETY: NUL-terminated by format.
+        let p = unsafe { dlpack_device_parse(buf.as_ptr(), back.ptr()) };
+        assert_eq!(
+            p, DLPACK_HELPERS_STATUS_OK,
+            "a formatted device name does not parse"
+        );
+        assert_eq!(back.get(), dev, "device name round trip");
+    }
+    let rest: Vec<u8> = input
+        .bytes::<24>()
+        .into_iter()
+        .filter(|&b| b != 0)
+        .collect();
+    let name = CString::new(rest).expect("no NUL");
+    let mut dt = Out::<DLDataType>::new();
+    // SAFETY: NUL-terminated.
+    let s = unsafe { dlpack_dtype_parse(name.as_ptr(), dt.ptr()) };
+    check_status(
+        "dlpack_dtype_parse",
+        s,
+        &[DLPACK_HELPERS_STATUS_UNKNOWN_NAME],
+    );
+    let mut dv = Out::<DLDevice>::new();
+    // SAFETY: NUL-terminated.
+    let s = unsafe { dlpack_device_parse(name.as_ptr(), dv.ptr()) };
+    check_status(
+        "dlpack_device_parse",
+        s,
+        &[DLPACK_HELPERS_STATUS_UNKNOWN_NAME],
+    );
+}
