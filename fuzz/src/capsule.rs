@@ -1,9 +1,9 @@
-//! Capsule names and the consumer/producer rules of the Python embedding: name classification
-//! (byte for byte), the `TypeError` retry rule and the `dl_device`/`copy` decision. The real
-//! capsule state machine with CPython is exercised by tests-reliability/test_capsule_fuzz.py.
+//! Capsule names and the consumer rules of the Python embedding: name classification (byte for
+//! byte) and the `TypeError` retry rule. The exporter's `dl_device`/`copy` decision is
+//! `dlpack_export_request_resolve`, fuzzed by the `stream` target. The real capsule state machine
+//! with CPython is exercised by tests-reliability/test_capsule_fuzz.py.
 
 use crate::Input;
-use dlpack_helpers::abi::{DLDevice, DLDeviceType};
 use dlpack_helpers::core::Error;
 use dlpack_helpers::core::python::*;
 
@@ -77,42 +77,5 @@ pub fn run(data: &[u8]) {
             );
         }
         Err(e) => assert!(matches!(e, Error::ProducerTypeError(_)) && (dl_device || copy)),
-    }
-
-    // The dl_device/copy decision.
-    let src = input.device();
-    let requested = input.bool().then(|| input.device());
-    let copy = match input.u8() % 3 {
-        0 => None,
-        1 => Some(false),
-        _ => Some(true),
-    };
-    let stream_given = input.bool();
-    let cpu = DLDevice {
-        device_type: DLDeviceType::kDLCPU,
-        device_id: 0,
-    };
-    match plan_device(src, requested, copy, stream_given) {
-        Ok(DevicePlan::Share(d)) => {
-            assert_ne!(copy, Some(true), "copy=True shared");
-            // Any (kDLCPU, id) request is served as (kDLCPU, 0), the only CPU device.
-            let cpu_requested = requested.is_some_and(|r| r.device_type == DLDeviceType::kDLCPU);
-            assert!(d == src || (d == cpu && cpu_requested), "shared on {d:?}");
-        }
-        Ok(DevicePlan::Copy(d)) => {
-            assert_ne!(copy, Some(false), "copy=False copied");
-            let r = requested.unwrap_or(src);
-            assert!(
-                d == r || (d == cpu && r.device_type == DLDeviceType::kDLCPU),
-                "copy to {d:?}"
-            );
-        }
-        Err(Error::CopyForbidden(_)) => assert_eq!(copy, Some(false)),
-        Err(Error::UnsupportedDevice(_)) => {
-            let r = requested.expect("no device requested");
-            assert!(r != src && r.device_type != DLDeviceType::kDLCPU);
-        }
-        Err(Error::InvalidArgument(_)) => assert!(stream_given && requested.is_some()),
-        Err(e) => panic!("undocumented error {e:?}"),
     }
 }

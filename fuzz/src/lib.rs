@@ -5,8 +5,8 @@
 //! A violated check panics, which libFuzzer reports as a crash with the input that caused it.
 //!
 //! Targets: `version` (negotiation, version checks), `stream` (stream decode/encode and
-//! `__dlpack__` request resolution), `capsule` (capsule-name classification, the TypeError retry
-//! rule and the dl_device/copy decision), `ownership` (the managed-tensor ownership state
+//! `__dlpack__` request resolution), `capsule` (capsule-name classification and the TypeError retry
+//! rule), `ownership` (the managed-tensor ownership state
 //! machine: every deleter runs exactly once over any sequence of calls).
 
 use dlpack_helpers::capi::error::*;

@@ -140,6 +140,28 @@ pub fn run(data: &[u8]) {
                 DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
             ],
         );
+        let cpu = DLDevice {
+            device_type: DLDeviceType::kDLCPU,
+            device_id: 0,
+        };
+        // Each refusal only where its rule applies: a copy is forbidden only for copy=False with
+        // a dl_device elsewhere; a device is unsupported only when it is neither the tensor's own
+        // nor (kDLCPU, 0).
+        if s == DLPACK_HELPERS_STATUS_COPY_FORBIDDEN {
+            assert!(
+                request.copy == DLPACK_HELPERS_COPY_NEVER
+                    && request.has_dl_device
+                    && request.dl_device != tensor_device,
+                "COPY_FORBIDDEN for {request:?} on {tensor_device:?}"
+            );
+        }
+        if s == DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE {
+            let r = request.dl_device;
+            assert!(
+                request.has_dl_device && r != tensor_device && r != cpu,
+                "UNSUPPORTED_DEVICE for {request:?} on {tensor_device:?}"
+            );
+        }
         if s != DLPACK_HELPERS_STATUS_OK {
             assert!(plan.untouched(), "out_plan written on failure");
             continue;
@@ -168,10 +190,6 @@ pub fn run(data: &[u8]) {
             assert!(plan.copy, "copy=True but the plan shares: {plan:?}");
         }
         // The plan's device is the tensor's own or (kDLCPU, 0): nothing else can be served.
-        let cpu = DLDevice {
-            device_type: DLDeviceType::kDLCPU,
-            device_id: 0,
-        };
         assert!(
             plan.device == tensor_device || plan.device == cpu,
             "plan device {:?}",
@@ -179,13 +197,8 @@ pub fn run(data: &[u8]) {
         );
         if request.has_dl_device {
             let r = request.dl_device;
-            // A CPU tensor asked for any CPU device is served where it is (one host).
-            let both_cpu = plan.device.device_type == DLDeviceType::kDLCPU
-                && r.device_type == DLDeviceType::kDLCPU;
-            assert!(
-                plan.device == r || both_cpu,
-                "plan {plan:?} for dl_device {r:?}"
-            );
+            // Served exactly as asked: (kDLCPU, id != 0) is refused, never mapped to (kDLCPU, 0).
+            assert!(plan.device == r, "plan {plan:?} for dl_device {r:?}");
         }
     }
 }

@@ -361,30 +361,142 @@ class Tensor:
         return self.device
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export this tensor as a DLPack capsule, following the library's producer rules
+        (``dlpack_export_request_resolve``: array API ``__dlpack__``, peer cases 23/25/28/47).
+
+        - ``max_version`` picks the struct: a versioned capsule (``"dltensor_versioned"``, 1.3)
+          for ``(1, x)`` or newer, the legacy ``"dltensor"`` for none or 0.x. A read-only tensor
+          is never exported in place through the legacy struct (it cannot say read-only):
+          ``BufferError``.
+        - ``dl_device``: the tensor's own device, or ``(kDLCPU, 0)`` (served in place for
+          host-accessible memory, reported as ``(1, 0)``); any other device: ``BufferError``.
+        - ``copy``: ``None`` copies only when needed, ``True`` always, ``False`` never
+          (``BufferError`` when a copy is needed). This package copies host-accessible memory to
+          the CPU only (compact row-major, ``DLPACK_FLAG_BITMASK_IS_COPIED`` set on a versioned
+          export); any other copy is ``BufferError``.
+        - ``stream``: validated for the device (``ValueError`` for a value the array API does not
+          allow there, for example any integer for a CPU tensor). This package queues no device
+          work, so it has nothing to make the stream wait for.
+
+        In-place exports reference the private owner of the managed tensor, never this Tensor:
+        :meth:`release` does not free memory an exported array still uses. A copy owns its own
+        buffer.
+        """
         mt = self._mt()
-        dev = self.device
-        mv = None if max_version is None else byref(_check_version(max_version))
+        req = _lib.ExportRequest()
+        if max_version is not None:
+            req.has_max_version = True
+            req.max_version = _check_version(max_version)
+        if stream is not None:
+            req.has_stream = True
+            req.stream = _check_stream(stream)
         if dl_device is not None:
-            want = _check_device(dl_device)
-            if (want.device_type, want.device_id) != dev:
-                raise BufferError(f"dl_device={tuple(dl_device)} requested, but this view is on {dev} "
-                                  "and does not copy")
-        if _check_copy(copy) == _lib.COPY_ALWAYS:
-            raise BufferError("copy=True: a dlpack_helpers.Tensor exports views only")
-        if stream is not None and stream != -1 and dev[0] == 1:
-            raise BufferError("stream must be None for a CPU tensor")
-        choice = _lib.VersionChoice()
-        s = lib.dlpack_version_negotiate(_lib.DLPackVersion(1, 3), _lib.PRODUCER_EXPORTS_LEGACY, mv, byref(choice))
+            req.has_dl_device = True
+            req.dl_device = _check_device(dl_device)
+        req.copy = _check_copy(copy)
+        src = mt.dl_tensor.device
+        plan = _lib.ExportPlan()
+        s = lib.dlpack_export_request_resolve(byref(req), src, _lib.DLPackVersion(1, 3),
+                                              _lib.PRODUCER_EXPORTS_LEGACY, byref(plan))
         if s:
             _raise(s)
-        if choice.kind == _lib.EXPORT_LEGACY and mt.flags & _lib.FLAG_READ_ONLY:
-            # Policy (as NumPy, peer case 18): the legacy struct cannot say read-only.
-            raise BufferError("the tensor is read-only and max_version asks for the legacy struct, "
-                              "which cannot signal read-only; pass max_version=(1, 0) or newer")
-        flags = mt.flags & ~_lib.FLAG_IS_COPIED  # a view shares our memory: not a sole owner
+        if plan.copy:
+            tensor, owner = _host_copy(mt.dl_tensor, plan.device)
+            flags = plan.flags
+        else:
+            if plan.kind == _lib.EXPORT_LEGACY and mt.flags & _lib.FLAG_READ_ONLY:
+                # Policy (as NumPy, peer case 18): the legacy struct cannot say read-only.
+                raise BufferError("the tensor is read-only and max_version asks for the legacy struct, "
+                                  "which cannot signal read-only; pass max_version=(1, 0) or newer")
+            tensor = mt.dl_tensor
+            if (plan.device.device_type, plan.device.device_id) != (src.device_type, src.device_id):
+                # Host-accessible memory served to the CPU in place: report the plan's device.
+                tensor = _lib.DLTensor.from_buffer_copy(tensor)
+                tensor.device = plan.device
+            # A view shares our memory: not a sole owner, so never IS_COPIED. It references
+            # the owner, not this Tensor: release() cannot free its memory.
+            flags = mt.flags & ~_lib.FLAG_IS_COPIED
+            owner = self._cap
         out = c_void_p()
-        # The view references the owner, not this Tensor: release() cannot free its memory.
-        s = lib.dlpack_capsule_new_view(byref(mt.dl_tensor), flags, self._cap, choice.kind, byref(out))
+        s = lib.dlpack_capsule_new_view(byref(tensor), flags, owner, plan.kind, byref(out))
         if s:
             _raise(s)
         return _take_new_reference(out)
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+def _check_stream(stream) -> int:
+    """``stream`` is an integer (``None`` is handled by the caller) in int64 range."""
+    n = _integer(stream, "stream")
+    if not _I64_MIN <= n <= _I64_MAX:
+        raise ValueError(f"stream is {n}, outside the int64_t range")
+    return n
+
+
+def _host_copy(t: "_lib.DLTensor", device: "_lib.DLDevice") -> tuple:
+    """A compact row-major copy of ``t`` on the host, for an export plan that copies to
+    ``device``: ``(DLTensor, owner)``, where ``owner`` is the buffer the new tensor points into.
+
+    ``BufferError`` when this package cannot make the copy: the target is not the CPU, the
+    source memory is not host-accessible, or the dtype has sub-byte elements."""
+    src = (t.device.device_type, t.device.device_id)
+    dst = (device.device_type, device.device_id)
+    if device.device_type != 1 or not lib.dlpack_is_cpu_accessible(t.device):
+        raise BufferError(f"a copy from device {src} to {dst} is needed, but dlpack_helpers.Tensor "
+                          "copies host-accessible memory to the CPU only (pass copy=None or False, "
+                          "and no dl_device, to export a view)")
+    bits = t.dtype.bits * t.dtype.lanes
+    if bits % 8:
+        raise BufferError(f"a copy is needed, but dlpack_helpers.Tensor cannot copy sub-byte elements "
+                          f"({t.dtype.bits} bits x {t.dtype.lanes} lanes)")
+    size = bits // 8
+    ndim = t.ndim
+    shape = [t.shape[i] for i in range(ndim)]
+    count = 1
+    for n in shape:
+        count *= n
+    if ndim and t.strides:
+        strides = [t.strides[i] for i in range(ndim)]
+    else:  # NULL strides (DLPack < 1.2): compact row-major
+        strides, acc = [], 1
+        for n in reversed(shape):
+            strides.insert(0, acc)
+            acc *= n
+    buf = (ctypes.c_char * max(count * size, 1))()
+    base = (t.data or 0) + t.byte_offset
+    dst_addr = ctypes.addressof(buf)
+    if count:
+        compact, acc = True, 1
+        for n, st in zip(reversed(shape), reversed(strides)):
+            if n != 1 and st != acc:
+                compact = False
+            acc *= n
+        if compact:
+            ctypes.memmove(dst_addr, base, count * size)
+        else:
+            # Runs of the innermost dimension when it is contiguous, else single elements, in
+            # row-major order (an index odometer over the outer dimensions).
+            run = shape[-1] if strides[-1] == 1 else 1
+            outer = ndim - 1 if run != 1 or shape[-1] == 1 else ndim
+            index = [0] * outer
+            for k in range(count // run):
+                off = 0
+                for i, st in zip(index, strides):
+                    off += i * st
+                ctypes.memmove(dst_addr + k * run * size, base + off * size, run * size)
+                for d in range(outer - 1, -1, -1):
+                    index[d] += 1
+                    if index[d] < shape[d]:
+                        break
+                    index[d] = 0
+    out = _lib.DLTensor()
+    out.data = dst_addr
+    out.device = device
+    out.ndim = ndim
+    out.dtype = t.dtype
+    out.shape = t.shape  # borrowed: dlpack_capsule_new_view copies shape and strides
+    out.strides = None  # compact row-major, filled in by dlpack_capsule_new_view
+    out.byte_offset = 0
+    return out, buf

@@ -23,9 +23,14 @@ const _: () = assert!(
         && DLPACK_HELPERS_WRITABILITY_UNKNOWN == Writability::Unknown.as_raw()
 );
 
+/// `tensor->flags` after checking the major version; NULL `tensor` is NULL_POINTER.
+///
 /// # Safety
-/// `tensor` non-NULL, pointing to a managed tensor whose `version` is readable.
+/// A non-NULL `tensor` points to a managed tensor whose `version` is readable.
 unsafe fn checked_flags(tensor: *const DLManagedTensorVersioned) -> Result<u64, Error> {
+    if tensor.is_null() {
+        return Err(Error::NullPointer("tensor"));
+    }
     // SAFETY: version and flags keep their offsets in every major (DLPack 1.0), but flags'
     // meaning belongs to major 1, so the major is checked first.
     let v = unsafe { addr_of!((*tensor).version).read() };
@@ -45,10 +50,7 @@ pub unsafe extern "C" fn dlpack_tensor_get_flags(
 ) -> dlpack_helpers_status {
     boundary::status(|| {
         let out = out_ptr(out_flags, "out_flags")?;
-        if tensor.is_null() {
-            return Err(Error::NullPointer("tensor"));
-        }
-        // SAFETY: non-NULL managed tensor (caller contract).
+        // SAFETY: a non-NULL tensor is a managed tensor (caller contract).
         let f = unsafe { checked_flags(tensor) }?;
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(f) };
@@ -101,10 +103,7 @@ pub unsafe extern "C" fn dlpack_tensor_writability(
 ) -> dlpack_helpers_status {
     boundary::status(|| {
         let out = out_ptr(out_writability, "out_writability")?;
-        if tensor.is_null() {
-            return Err(Error::NullPointer("tensor"));
-        }
-        // SAFETY: non-NULL managed tensor.
+        // SAFETY: a non-NULL tensor is a managed tensor.
         let f = unsafe { checked_flags(tensor) }?;
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(flags::writability(Some(f)).as_raw()) };

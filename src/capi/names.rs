@@ -53,6 +53,26 @@ unsafe fn str_arg<'a>(s: *const c_char, what: &'static str) -> Result<&'a str, E
         .map_err(|_| Error::fault(Fault::UnknownName, format!("{what} is not UTF-8")))
 }
 
+/// The body shared by the parsers: `name` through `parse` into `*out` (`out_what` names `out` in
+/// the NULL_POINTER message).
+///
+/// # Safety
+/// A non-NULL `name` must be NUL-terminated; a non-NULL `out` must be writable.
+unsafe fn parse_into<T>(
+    name: *const c_char,
+    out: *mut T,
+    out_what: &'static str,
+    parse: impl FnOnce(&str) -> Result<T, Error>,
+) -> Result<(), Error> {
+    let out = out_ptr(out, out_what)?;
+    // SAFETY: caller contract.
+    let s = unsafe { str_arg(name, "name") }?;
+    let v = parse(s)?;
+    // SAFETY: non-NULL caller storage.
+    unsafe { out.write(v) };
+    Ok(())
+}
+
 /// Write the name of a dtype into `buf`: `"float32"`, `"bfloat16"`, `"complex64"` (bits of the
 /// whole complex number), `"bool"`, `"int4"`, `"float8_e4m3fn"`, `"float6_e2m3fn"`,
 /// `"float4_e2m1fn"`, `"handle64"`, and for vector types an `x<lanes>` suffix: `"float32x4"`.
@@ -88,15 +108,8 @@ pub unsafe extern "C" fn dlpack_dtype_parse(
     name: *const c_char,
     out_dtype: *mut DLDataType,
 ) -> dlpack_helpers_status {
-    boundary::status(|| {
-        let out = out_ptr(out_dtype, "out_dtype")?;
-        // SAFETY: caller contract.
-        let s = unsafe { str_arg(name, "name") }?;
-        let d = names::parse_dtype(s)?;
-        // SAFETY: non-NULL caller storage.
-        unsafe { out.write(d) };
-        Ok(())
-    })
+    // SAFETY: caller contract (NUL-terminated `name`, writable `out_dtype`).
+    boundary::status(|| unsafe { parse_into(name, out_dtype, "out_dtype", names::parse_dtype) })
 }
 
 /// Write a device as `"<type>:<id>"` into `buf`: `"cpu:0"`, `"cuda:1"`, `"cuda_host:0"`
@@ -130,13 +143,6 @@ pub unsafe extern "C" fn dlpack_device_parse(
     name: *const c_char,
     out_device: *mut DLDevice,
 ) -> dlpack_helpers_status {
-    boundary::status(|| {
-        let out = out_ptr(out_device, "out_device")?;
-        // SAFETY: caller contract.
-        let s = unsafe { str_arg(name, "name") }?;
-        let d = names::parse_device(s)?;
-        // SAFETY: non-NULL caller storage.
-        unsafe { out.write(d) };
-        Ok(())
-    })
+    // SAFETY: caller contract (NUL-terminated `name`, writable `out_device`).
+    boundary::status(|| unsafe { parse_into(name, out_device, "out_device", names::parse_device) })
 }

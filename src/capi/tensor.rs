@@ -7,6 +7,23 @@ use crate::capi::version::dlpack_helpers_version_compat;
 use crate::core::version;
 use core::ptr::addr_of;
 
+/// The body of both delete exports: call `tensor`'s deleter once, unless `tensor` or its
+/// deleter is NULL. `read_deleter` reads the `deleter` field of a non-NULL `tensor`.
+#[inline(always)]
+fn delete_with<T>(
+    tensor: *mut T,
+    read_deleter: impl FnOnce(*mut T) -> Option<unsafe extern "C" fn(*mut T)>,
+) {
+    if tensor.is_null() {
+        return;
+    }
+    if let Some(deleter) = read_deleter(tensor) {
+        // SAFETY: the producer's deleter receives its own tensor, once (the exports' caller
+        // contract); nothing touches the tensor afterwards.
+        unsafe { deleter(tensor) };
+    }
+}
+
 /// Release a versioned managed tensor: call its `deleter` exactly once.
 ///
 /// - `tensor`: a `DLManagedTensorVersioned` of **any** DLPack major version. Only the `deleter`
@@ -23,16 +40,9 @@ use core::ptr::addr_of;
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_delete(tensor: *mut DLManagedTensorVersioned) {
     boundary::value((), || {
-        if tensor.is_null() {
-            return;
-        }
-        // SAFETY: non-NULL `tensor` points to a managed tensor (caller contract); only the
+        // SAFETY: a non-NULL `tensor` points to a managed tensor (caller contract); only the
         // frozen `deleter` field is read, without forming a reference to the whole struct.
-        let deleter = unsafe { addr_of!((*tensor).deleter).read() };
-        if let Some(deleter) = deleter {
-            // SAFETY: the producer's deleter receives its own tensor, once.
-            unsafe { deleter(tensor) };
-        }
+        delete_with(tensor, |t| unsafe { addr_of!((*t).deleter).read() })
     })
 }
 
@@ -46,15 +56,9 @@ pub unsafe extern "C" fn dlpack_tensor_delete(tensor: *mut DLManagedTensorVersio
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_legacy_tensor_delete(tensor: *mut DLManagedTensor) {
     boundary::value((), || {
-        if tensor.is_null() {
-            return;
-        }
-        // SAFETY: as in `dlpack_tensor_delete`.
-        let deleter = unsafe { addr_of!((*tensor).deleter).read() };
-        if let Some(deleter) = deleter {
-            // SAFETY: the producer's deleter receives its own tensor, once.
-            unsafe { deleter(tensor) };
-        }
+        // SAFETY: a non-NULL `tensor` points to a managed tensor (caller contract); only the
+        // frozen `deleter` field is read, without forming a reference to the whole struct.
+        delete_with(tensor, |t| unsafe { addr_of!((*t).deleter).read() })
     })
 }
 

@@ -1,12 +1,10 @@
-//! The Python embedding's rules, as safe logic: capsule names and their state machine, the
-//! `__dlpack__` keyword plan and its `TypeError` retry, and the device/copy decision of an
-//! exporter (array API `__dlpack__(dl_device=…, copy=…)`).
+//! The Python embedding's rules, as safe logic: capsule names and their state machine, and the
+//! `__dlpack__` keyword plan with its `TypeError` retry. An exporter's `dl_device`/`copy`/
+//! `stream` decision is [`crate::core::stream::resolve`] (one place for that rule).
 //!
 //! The C side (`capi/python/`) resolves the Python C API at run time and calls into here.
 
-use crate::abi::{DLDevice, DLDeviceType};
 use crate::core::Error;
-use crate::core::device;
 use core::ffi::CStr;
 
 /// Capsule name of an unconsumed legacy `DLManagedTensor` (DLPack Python specification).
@@ -94,79 +92,9 @@ pub fn retry_after_type_error(attempt: Keywords, message: &str) -> Result<Keywor
     })
 }
 
-/// What an exporter must do for a consumer's `dl_device` and `copy` (array API `__dlpack__`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DevicePlan {
-    /// Export the memory as it is, reporting this device; no copy, `IS_COPIED` clear.
-    Share(DLDevice),
-    /// The producer must copy to this device and set `DLPACK_FLAG_BITMASK_IS_COPIED`.
-    Copy(DLDevice),
-}
-
-/// The device/copy decision of `__dlpack__(dl_device=…, copy=…, stream=…)` for a tensor on `src`.
-///
-/// - `requested` `None`: the tensor's own device; `copy` `Some(true)` asks for a copy there.
-/// - `requested` `(kDLCPU, 0)`: `stream` must be `None` (array API) else `InvalidArgument`.
-///   *Policy (peer case 47):* host-accessible memory (`kDLCUDAHost` 3, `kDLROCMHost` 11,
-///   `kDLCUDAManaged` 13) serves a CPU request without a copy and is reported as `(kDLCPU, 0)`, as
-///   NumPy does; the producer still owes a completed synchronisation before it returns
-///   (managed memory in particular). Memory the host cannot reach needs a copy: `copy=False` →
-///   `CopyForbidden` (`BufferError`), `copy=None`/`True` → [`DevicePlan::Copy`].
-/// - `requested` equal to `src`: share (or copy if `copy=True`).
-/// - any other device: `UnsupportedDevice` (`BufferError`): this decision covers host exports only.
-pub fn plan_device(
-    src: DLDevice,
-    requested: Option<DLDevice>,
-    copy: Option<bool>,
-    stream_given: bool,
-) -> Result<DevicePlan, Error> {
-    let cpu = DLDevice {
-        device_type: DLDeviceType::kDLCPU,
-        device_id: 0,
-    };
-    let target = requested.unwrap_or(src);
-    if requested.is_some() && target.device_type == DLDeviceType::kDLCPU && stream_given {
-        return Err(Error::invalid(
-            "stream must be None when dl_device is (kDLCPU, 0) (array API __dlpack__: the \
-             producer synchronises before returning)",
-        ));
-    }
-    if target == src {
-        return Ok(if copy == Some(true) {
-            DevicePlan::Copy(src)
-        } else {
-            DevicePlan::Share(src)
-        });
-    }
-    if target.device_type != DLDeviceType::kDLCPU {
-        return Err(Error::UnsupportedDevice(format!(
-            "dl_device=({}, {}) was requested for a tensor on ({}, {}); only the tensor's own device \
-             or (kDLCPU, 0) can be served (array API: BufferError)",
-            target.device_type.0, target.device_id, src.device_type.0, src.device_id
-        )));
-    }
-    let host = device::is_cpu_accessible(src);
-    match (host, copy) {
-        (true, Some(true)) | (false, None) | (false, Some(true)) => Ok(DevicePlan::Copy(cpu)),
-        (true, _) => Ok(DevicePlan::Share(cpu)),
-        (false, Some(false)) => Err(Error::CopyForbidden(format!(
-            "dl_device=(kDLCPU, 0) with copy=False, but the tensor is on device type {} which the \
-             host cannot read: a copy would be needed (array API: BufferError, not ValueError)",
-            src.device_type.0
-        ))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn dev(t: i32, id: i32) -> DLDevice {
-        DLDevice {
-            device_type: DLDeviceType(t),
-            device_id: id,
-        }
-    }
 
     /// Peer case 8: the names are the specification's strings, byte for byte.
     #[test]
@@ -213,53 +141,6 @@ mod tests {
         assert_eq!(
             retry_after_type_error(with_stream, "t").unwrap().stream,
             true
-        );
-    }
-
-    /// Peer case 47: device negotiation of an exporter.
-    #[test]
-    fn case_47_device_negotiation() {
-        let cpu = dev(1, 0);
-        assert!(matches!(
-            plan_device(dev(2, 0), Some(cpu), Some(false), false),
-            Err(Error::CopyForbidden(_))
-        ));
-        assert_eq!(
-            plan_device(dev(2, 0), Some(cpu), None, false),
-            Ok(DevicePlan::Copy(cpu))
-        );
-        assert_eq!(
-            plan_device(dev(2, 0), Some(cpu), Some(true), false),
-            Ok(DevicePlan::Copy(cpu))
-        );
-        assert_eq!(
-            plan_device(cpu, Some(cpu), Some(true), false),
-            Ok(DevicePlan::Copy(cpu))
-        );
-        assert_eq!(
-            plan_device(cpu, Some(cpu), Some(false), false),
-            Ok(DevicePlan::Share(cpu))
-        );
-        // Policy: host-accessible memory serves a CPU request without a copy, reported as (1, 0).
-        assert_eq!(
-            plan_device(dev(3, 0), Some(cpu), Some(false), false),
-            Ok(DevicePlan::Share(cpu))
-        );
-        assert_eq!(
-            plan_device(dev(13, 0), Some(cpu), Some(false), false),
-            Ok(DevicePlan::Share(cpu))
-        );
-        assert!(matches!(
-            plan_device(dev(2, 0), Some(cpu), None, true),
-            Err(Error::InvalidArgument(_))
-        ));
-        assert!(matches!(
-            plan_device(cpu, Some(dev(2, 0)), None, false),
-            Err(Error::UnsupportedDevice(_))
-        ));
-        assert_eq!(
-            plan_device(dev(2, 1), None, None, true),
-            Ok(DevicePlan::Share(dev(2, 1)))
         );
     }
 }

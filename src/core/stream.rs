@@ -778,6 +778,39 @@ mod tests {
         assert!(matches!(cpu1, Err(Error::UnsupportedDevice(_))));
     }
 
+    /// Peer case 47, the exporter's cases on the tensor's own device: a CPU tensor asked for
+    /// (kDLCPU, 0) shares unless copy=True, a device tensor cannot be exported to another
+    /// device, and a tensor served where it is keeps its device id and waits on the stream.
+    #[test]
+    fn case_47_own_device_and_foreign_target() {
+        let cpu = dev(1, 0);
+        let r = |src, dl, c, s| resolve(src, producer(), &req(dl, c, s), STRICT);
+        for c in [CopyMode::Never, CopyMode::IfNeeded] {
+            let p = r(cpu, Some(cpu), c, None).unwrap();
+            assert_eq!(
+                (p.device, p.copy, p.flags, p.sync),
+                (cpu, false, 0, Sync::None)
+            );
+        }
+        assert!(matches!(
+            r(cpu, Some(dev(CUDA, 0)), CopyMode::IfNeeded, None),
+            Err(Error::UnsupportedDevice(_))
+        ));
+        let gpu1 = dev(CUDA, 1);
+        for dl in [None, Some(gpu1)] {
+            let p = r(gpu1, dl, CopyMode::IfNeeded, Some(7)).unwrap();
+            assert_eq!((p.device, p.copy, p.flags), (gpu1, false, 0));
+            assert_eq!(p.sync, Sync::StreamWait);
+            assert_eq!(p.stream, Stream::new(Kind::Handle, 7));
+        }
+        // A stream with dl_device=(kDLCPU, 0) is refused for a CPU tensor too (kDLCPU takes only
+        // None), as for a device tensor.
+        assert!(matches!(
+            r(cpu, Some(cpu), CopyMode::IfNeeded, Some(1)),
+            Err(Error::InvalidStream(_))
+        ));
+    }
+
     /// A legacy plan never carries flags (the struct has none) but still says whether to copy;
     /// a versioned plan sets IS_COPIED exactly when it copies.
     #[test]

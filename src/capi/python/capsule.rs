@@ -119,6 +119,25 @@ fn new_capsule(
     Ok(c)
 }
 
+/// The body of `dlpack_capsule_new` and `dlpack_legacy_capsule_new` (`function` names the
+/// export in the PYTHON_UNAVAILABLE message): a capsule named `name` owning `tensor`.
+fn owning_capsule(
+    function: &'static str,
+    tensor: *mut c_void,
+    name: &'static CStr,
+    out_capsule: *mut *mut c_void,
+) -> Result<(), Error> {
+    let out = out_ptr(out_capsule, "out_capsule")?;
+    if tensor.is_null() {
+        return Err(Error::NullPointer("tensor"));
+    }
+    let api = runtime::require(function)?;
+    let c = new_capsule(api, tensor, name)?;
+    // SAFETY: non-NULL caller storage.
+    unsafe { out.write(c) };
+    Ok(())
+}
+
 /// Make a `"dltensor_versioned"` capsule owning `tensor`, with `dlpack_capsule_destructor`.
 ///
 /// - `tensor`: a versioned managed tensor; on OK the capsule owns it (its deleter runs when the
@@ -135,15 +154,12 @@ pub unsafe extern "C" fn dlpack_capsule_new(
     out_capsule: *mut *mut c_void,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
-        let out = out_ptr(out_capsule, "out_capsule")?;
-        if tensor.is_null() {
-            return Err(Error::NullPointer("tensor"));
-        }
-        let api = runtime::require("dlpack_capsule_new")?;
-        let c = new_capsule(api, tensor.cast(), rules::CAPSULE_VERSIONED)?;
-        // SAFETY: non-NULL caller storage.
-        unsafe { out.write(c) };
-        Ok(())
+        owning_capsule(
+            "dlpack_capsule_new",
+            tensor.cast(),
+            rules::CAPSULE_VERSIONED,
+            out_capsule,
+        )
     })
 }
 
@@ -155,15 +171,12 @@ pub unsafe extern "C" fn dlpack_legacy_capsule_new(
     out_capsule: *mut *mut c_void,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
-        let out = out_ptr(out_capsule, "out_capsule")?;
-        if tensor.is_null() {
-            return Err(Error::NullPointer("tensor"));
-        }
-        let api = runtime::require("dlpack_legacy_capsule_new")?;
-        let c = new_capsule(api, tensor.cast(), rules::CAPSULE_LEGACY)?;
-        // SAFETY: non-NULL caller storage.
-        unsafe { out.write(c) };
-        Ok(())
+        owning_capsule(
+            "dlpack_legacy_capsule_new",
+            tensor.cast(),
+            rules::CAPSULE_LEGACY,
+            out_capsule,
+        )
     })
 }
 

@@ -56,13 +56,13 @@ unsafe impl Sync for Cuda {}
 
 static CUDA: OnceLock<Result<Cuda, Error>> = OnceLock::new();
 
-/// The loaded driver, loading it on first use (thread-safe; lock-free once loaded).
 /// Whether the backend loaded, without cloning the cached error (no allocation: `dlpack_get_info`
 /// is a query path).
 pub(crate) fn available() -> bool {
     CUDA.get_or_init(load).is_ok()
 }
 
+/// The loaded driver, loading it on first use (thread-safe; lock-free once loaded).
 pub(crate) fn get() -> Result<&'static Cuda, Error> {
     CUDA.get_or_init(load).as_ref().map_err(Clone::clone)
 }

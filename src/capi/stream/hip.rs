@@ -35,13 +35,13 @@ unsafe impl Sync for Hip {}
 
 static HIP: OnceLock<Result<Hip, Error>> = OnceLock::new();
 
-/// The loaded runtime, loading it on first use (thread-safe; lock-free once loaded).
 /// Whether the backend loaded, without cloning the cached error (no allocation: `dlpack_get_info`
 /// is a query path).
 pub(crate) fn available() -> bool {
     HIP.get_or_init(load).is_ok()
 }
 
+/// The loaded runtime, loading it on first use (thread-safe; lock-free once loaded).
 pub(crate) fn get() -> Result<&'static Hip, Error> {
     HIP.get_or_init(load).as_ref().map_err(Clone::clone)
 }
