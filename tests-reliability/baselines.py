@@ -235,16 +235,6 @@ def b_object_get_device(c: Ctx):
     return Case({"obj": PyObj(np.arange(3.0)), "out_device": DLDevice()})
 
 
-def b_python_fastpath_new(c: Ctx):
-    out = ctypes.c_void_p()
-
-    def after(s, args):
-        if c.ok(s):
-            fns = take_new_reference(out.value)
-            assert isinstance(fns, tuple) and len(fns) == 2 and all(callable(f) for f in fns)
-    return Case({"out_functions": out}, after)
-
-
 def b_stream_decode(c: Ctx):
     return Case({"device": DLDevice(2, 0), "has_stream": True, "stream": 7, "flags": 0, "out_stream": Stream()})
 
