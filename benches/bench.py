@@ -138,6 +138,8 @@ def report(core, allocs, thr, py):
          "| helper | ours ns | C lib ns | inline ns | ours Ir | C lib Ir | inline Ir | ours / C lib (Ir) | ours / inline (Ir) |",
          "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, r in core.items():
+        if name in SCALING_ONLY:
+            continue
         li, ci, ii = r.get("lib_ir"), r.get("clib_ir"), r.get("inline_ir")
         L.append(f"| `dlpack_{name}` | {fmt(r['lib_ns'])} | {fmt(r['clib_ns'])} | {fmt(r['inline_ns'])} | "
                  f"{fmt(li, 0)} | {fmt(ci, 0)} | {fmt(ii, 0)} | {fmt(li / ci if li and ci else None, 2)} | "
@@ -145,10 +147,31 @@ def report(core, allocs, thr, py):
     L += ["",
           "Ir counts include the benchmark loop itself (about 8-10 instructions per iteration: "
           "input, barrier, counter), the same in every column.\n",
-          "**Validation, contiguity (1-d/4-d/8-d), nbytes, wrap/unwrap and ndim scaling (1..64):** "
-          "not in this suite yet. Those exports (issue 3) reached main only as this suite was "
-          "finished; issue 3's own `benches/validate.c` times them. The places to add them here "
-          "are marked `VALIDATION_HOOK` in `benches/c/bench_core.c` and `benches/c/bench_alloc.c`.\n",
+          "`tensor_validate_Nd`: `dlpack_tensor_validate(t, {REQUIRE_C_CONTIGUOUS}, NULL)` on a "
+          "C-contiguous float32 tensor of N dimensions (extents 2), its `byte_offset` varying per "
+          "iteration; the baselines check the same rules (version, flags, ndim, NULL shape and "
+          "strides, extents, element count, byte range and `byte_offset` without overflow, dtype "
+          "code/bits/lanes, NULL data, address range, C-contiguity). `tensor_layout`: "
+          "`dlpack_tensor_layout` of the 4-d tensor (numel, nbytes, byte range, C/F/compact, "
+          "broadcast, negative strides, alignment). `legacy_to_versioned` / `versioned_to_legacy`: "
+          "validate and wrap a 4-d tensor (one allocation holding struct, shape and strides), "
+          "then call the wrapper's deleter, which frees it and releases the original once; the "
+          "baselines do the same with `malloc`/`free`.\n",
+          ]
+    if BEFORE.exists():
+        L += ["**Before and after the work of section 5** (ours / C library, instructions; "
+              "\"before\" measured on this machine with the same benchmark at the commit before "
+              "the changes, `benches/ir_before.json`):\n",
+              "| helper | before Ir | after Ir | C lib Ir | before ratio | after ratio |",
+              "|---|---:|---:|---:|---:|---:|"]
+        before = json.loads(BEFORE.read_text())
+        for name, b in before.items():
+            r = core.get(name, {})
+            li, ci = r.get("lib_ir"), r.get("clib_ir")
+            L.append(f"| `dlpack_{name}` | {b['lib']:.0f} | {fmt(li, 0)} | {fmt(ci, 0)} | "
+                     f"{b['lib'] / b['clib']:.2f} | {fmt(li / ci if li and ci else None, 2)} |")
+        L.append("")
+    L += [
           "## 2. Python import of a NumPy array\n",
           "One import plus release of `numpy.arange(16.0)` per call (`benches/python_bench.py`); "
           "cases interleaved in one process; Ir per call from callgrind (difference of two runs "
@@ -189,12 +212,26 @@ def report(core, allocs, thr, py):
     L += ["", "The test double takes one global mutex per driver call (it counts calls), and this "
           "machine has 2 cores, so throughput cannot grow past 2 threads here; what the table shows "
           "is that it does not collapse either (no lock of ours on the path: the driver table and "
-          "the event pool are initialised once and read lock-free). Validation cost against ndim "
-          "waits for issue 3 (see section 1).\n"]
+          "the event pool are initialised once and read lock-free).\n",
+          "Validation cost against ndim: `dlpack_tensor_validate` with `REQUIRE_C_CONTIGUOUS` on "
+          "C-contiguous float32 tensors (extents 2; for ndim 64 every other extent is 1 so that "
+          "the element count, 2^32, fits), against the same rules in C (section 1):\n",
+          "| ndim | ours ns | C lib ns | inline ns | ours Ir | C lib Ir | inline Ir | ours / C lib (Ir) |",
+          "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for nd in (1, 2, 4, 8, 16, 32, 64):
+        r = core.get(f"tensor_validate_{nd}d")
+        if not r:
+            continue
+        li, ci, ii = r.get("lib_ir"), r.get("clib_ir"), r.get("inline_ir")
+        L.append(f"| {nd} | {fmt(r['lib_ns'])} | {fmt(r['clib_ns'])} | {fmt(r['inline_ns'])} | "
+                 f"{fmt(li, 0)} | {fmt(ci, 0)} | {fmt(ii, 0)} | {fmt(li / ci if li and ci else None, 2)} |")
+    L.append("")
     L.append(TARGETS_AND_WORK)
     OUT.write_text("\n".join(L) + "\n")
 
 
+SCALING_ONLY = {"tensor_validate_2d", "tensor_validate_16d", "tensor_validate_32d", "tensor_validate_64d"}
+BEFORE = Path(__file__).resolve().parent / "ir_before.json"
 TARGETS_AND_WORK = (Path(__file__).resolve().parent / "performance_notes.md").read_text()
 
 if __name__ == "__main__":

@@ -14,3 +14,11 @@ int bl_stream_decode(DLDevice d, bool has, int64_t v, dlpack_helpers_stream *out
 int bl_resolve(const dlpack_helpers_export_request *rq, DLDevice dev, DLPackVersion p, dlpack_helpers_export_plan *out) {
   return in_resolve(rq, dev, p, out);
 }
+int bl_validate_c(const DLManagedTensorVersioned *m) { return in_validate_c(m); }
+int bl_tensor_layout(const DLManagedTensorVersioned *m, dlpack_helpers_layout *out) { return in_tensor_layout(m, out); }
+int bl_legacy_to_versioned(DLManagedTensor *lg, uint64_t flags, DLManagedTensorVersioned **out) {
+  return in_legacy_to_versioned(lg, flags, out);
+}
+int bl_versioned_to_legacy(DLManagedTensorVersioned *m, uint32_t options, uint64_t *dropped, DLManagedTensor **out) {
+  return in_versioned_to_legacy(m, options, dropped, out);
+}

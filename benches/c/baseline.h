@@ -95,4 +95,258 @@ int bl_negotiate(DLPackVersion p, uint32_t flags, const DLPackVersion *max, dlpa
 void bl_delete(DLManagedTensorVersioned *t);
 int bl_stream_decode(DLDevice d, bool has, int64_t v, dlpack_helpers_stream *out);
 int bl_resolve(const dlpack_helpers_export_request *rq, DLDevice dev, DLPackVersion p, dlpack_helpers_export_plan *out);
+/* ---- Validation, layout and wrap/unwrap (issue 3): the rules of docs/validation.md as a C
+ * programmer writes them, for the tensors the benchmarks pass (and every other input). ---- */
+#include <stdlib.h>
+#include <string.h>
+
+/* 1: bits allowed for the code, 0: not allowed, -1: unknown code (DLPack 1.3 codes 0-17). */
+static inline int in_bits_allowed(uint8_t code, uint8_t bits) {
+  switch (code) {
+    case 0: case 1: return bits == 1 || bits == 2 || bits == 4 || bits == 8 || bits == 16 || bits == 32 || bits == 64 || bits == 128;
+    case 2: return bits == 16 || bits == 32 || bits == 64 || bits == 128;
+    case 3: return bits != 0 && bits % 8 == 0;
+    case 4: return bits == 16;
+    case 5: return bits == 32 || bits == 64 || bits == 128;
+    case 6: case 7: case 8: case 9: case 10: case 11: case 12: case 13: case 14: return bits == 8;
+    case 15: case 16: return bits == 6;
+    case 17: return bits == 4;
+    default: return -1;
+  }
+}
+static inline int in_pointer_addressed(int32_t t) {
+  return t == 1 || t == 2 || t == 3 || t == 10 || t == 11 || t == 13 || t == 14;
+}
+
+/* The layout of a tensor whose version and flags were checked (the loop of
+ * dlpack_tensor_layout / the validators): extents, count and reach with overflow checks,
+ * contiguity, broadcast, negative strides, byte range. Returns a status. */
+static inline int in_layout_of(const DLTensor *t, int padded, int full, dlpack_helpers_layout *out) {
+  if (t->ndim < 0 || t->ndim > 1024) return 20;
+  if (t->ndim && !t->shape) return 21;
+  int in_ok = in_bits_allowed(t->dtype.code, t->dtype.bits);
+  if (in_ok <= 0 || t->dtype.lanes == 0) return 26;
+  uint32_t ebits = (uint32_t)t->dtype.bits * t->dtype.lanes;
+  int sub = ebits % 8 != 0, packed = sub && !padded;
+  if (sub && padded) ebits = (ebits + 7) / 8 * 8;
+  if (t->byte_offset > (uint64_t)INT64_MAX) return 24;
+  int64_t off = (int64_t)t->byte_offset;
+  uint32_t props = packed ? DLPACK_HELPERS_LAYOUT_PACKED_SUB_BYTE : 0;
+  if (t->ndim && !t->strides) props |= DLPACK_HELPERS_LAYOUT_STRIDES_IMPLIED;
+  int64_t n = 1, lo = 0, hi = 0;
+  int c = 1, zero = 0, count_ovf = 0, reach_ovf = 0;
+  for (int i = t->ndim - 1; i >= 0; --i) {
+    int64_t e = t->shape[i];
+    if (e <= 1) {
+      if (e < 0) return 23;
+      zero |= e == 0;
+      continue;
+    }
+    int64_t s = t->strides ? t->strides[i] : n, r;
+    c &= s == n;
+    if (__builtin_mul_overflow(n, e, &n)) count_ovf = 1;
+    if (__builtin_mul_overflow(e - 1, s, &r)) reach_ovf = 1;
+    else if (r < 0) { props |= DLPACK_HELPERS_LAYOUT_NEGATIVE_STRIDES; if (__builtin_add_overflow(lo, r, &lo)) reach_ovf = 1; }
+    else { if (r == 0) props |= DLPACK_HELPERS_LAYOUT_BROADCAST; if (__builtin_add_overflow(hi, r, &hi)) reach_ovf = 1; }
+  }
+  if (zero) {
+    out->numel = out->nbytes = out->storage_elements = 0;
+    out->lowest_byte = out->end_byte = off;
+    out->properties = (props & ~(uint32_t)(DLPACK_HELPERS_LAYOUT_NEGATIVE_STRIDES | DLPACK_HELPERS_LAYOUT_BROADCAST)) |
+                      DLPACK_HELPERS_LAYOUT_EMPTY | DLPACK_HELPERS_LAYOUT_C_CONTIGUOUS | DLPACK_HELPERS_LAYOUT_F_CONTIGUOUS |
+                      DLPACK_HELPERS_LAYOUT_COMPACT;
+    out->element_bits = ebits;
+    return 0;
+  }
+  if (count_ovf || reach_ovf) return 24;
+  if (c) props |= DLPACK_HELPERS_LAYOUT_C_CONTIGUOUS | DLPACK_HELPERS_LAYOUT_COMPACT;
+  if (full && t->strides) {
+    int f = 1;
+    int64_t expected = 1;
+    for (int i = 0; i < t->ndim; ++i) {
+      if (t->shape[i] == 1) continue;
+      if (t->strides[i] != expected) { f = 0; break; }
+      expected *= t->shape[i];
+    }
+    if (f) props |= DLPACK_HELPERS_LAYOUT_F_CONTIGUOUS | DLPACK_HELPERS_LAYOUT_COMPACT;
+    else if (!c && !(props & (DLPACK_HELPERS_LAYOUT_BROADCAST | DLPACK_HELPERS_LAYOUT_NEGATIVE_STRIDES))) {
+      /* compact in some order: take the non-trivial dimensions by increasing stride */
+      uint64_t used[16] = {0};
+      int remaining = 0;
+      for (int i = 0; i < t->ndim; ++i) remaining += t->shape[i] != 1;
+      int64_t ex = 1;
+      int ok = 1;
+      while (ok && remaining > 0) {
+        int found = -1;
+        for (int i = 0; i < t->ndim; ++i)
+          if (t->shape[i] != 1 && !(used[i / 64] & (1ULL << (i % 64))) && t->strides[i] == ex) { found = i; break; }
+        if (found < 0) ok = 0;
+        else { used[found / 64] |= 1ULL << (found % 64); ex *= t->shape[found]; --remaining; }
+      }
+      if (ok) props |= DLPACK_HELPERS_LAYOUT_COMPACT;
+    }
+  } else if (!t->strides) {
+    int nontrivial = 0;
+    for (int i = 0; i < t->ndim; ++i) nontrivial += t->shape[i] != 1;
+    if (nontrivial <= 1) props |= DLPACK_HELPERS_LAYOUT_F_CONTIGUOUS;
+    hi = n - 1;
+  }
+  int64_t nbytes, lob, endb;
+  if (ebits % 8 == 0) {
+    int64_t size = ebits / 8, a, b;
+    if (__builtin_mul_overflow(n, size, &nbytes) || __builtin_mul_overflow(lo, size, &a) ||
+        __builtin_add_overflow(off, a, &lob) || __builtin_mul_overflow(hi + 1, size, &b) ||
+        __builtin_add_overflow(off, b, &endb))
+      return 24;
+  } else {
+    __int128 bb = ebits, nn = (__int128)n * bb + 7, l = off + (((__int128)lo * bb) >> 3),
+             h = off + ((((__int128)hi + 1) * bb + 7) >> 3);
+    nn >>= 3;
+    if (nn > INT64_MAX || l < INT64_MIN || l > INT64_MAX || h > INT64_MAX) return 24;
+    nbytes = (int64_t)nn; lob = (int64_t)l; endb = (int64_t)h;
+  }
+  out->numel = n;
+  out->nbytes = nbytes;
+  out->storage_elements = hi - lo + 1;
+  out->lowest_byte = lob;
+  out->end_byte = endb;
+  out->properties = props;
+  out->element_bits = ebits;
+  return 0;
+}
+
+static inline uint64_t in_first_alignment(const DLTensor *t) {
+  uint64_t a = in_pointer_addressed(t->device.device_type) ? (uint64_t)(uintptr_t)t->data + t->byte_offset : t->byte_offset;
+  return a & (~a + 1);
+}
+
+/* Version and flags of a versioned tensor (rules 2-3). */
+static inline int in_versioned_header(const DLManagedTensorVersioned *m) {
+  if (m->version.major != 1) return 10;
+  if ((m->flags & ~(uint64_t)7) && m->version.minor <= 3) return 28;
+  return 0;
+}
+
+/* dlpack_tensor_layout */
+static inline int in_tensor_layout(const DLManagedTensorVersioned *m, dlpack_helpers_layout *out) {
+  if (!out || !m) return 1;
+  int s = in_versioned_header(m);
+  if (s) return s;
+  s = in_layout_of(&m->dl_tensor, (m->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0, 1, out);
+  if (s) return s;
+  out->first_element_alignment = in_first_alignment(&m->dl_tensor);
+  return 0;
+}
+
+/* Rules 4-9 for a tensor whose header passed: NULL strides (when required), the layout
+ * checks, NULL data and the address range; `require_c`: REQUIRE_C_CONTIGUOUS. */
+static inline int in_check_tensor(const DLTensor *t, int strides_required, int padded, int require_c,
+                                  dlpack_helpers_layout *l) {
+  if (t->ndim < 0 || t->ndim > 1024) return 20;
+  if (t->ndim && !t->shape) return 21;
+  if (t->ndim && !t->strides && strides_required) return 22;
+  int s = in_layout_of(t, padded, 0, l);
+  if (s) return s;
+  if (l->numel && in_pointer_addressed(t->device.device_type)) {
+    if (!t->data) return 25;
+    uintptr_t d = (uintptr_t)t->data, end;
+    if ((l->lowest_byte < 0 && d < (uintptr_t)-l->lowest_byte) || __builtin_add_overflow(d, (uint64_t)l->end_byte, &end))
+      return 24;
+  }
+  if (require_c && !(l->properties & DLPACK_HELPERS_LAYOUT_C_CONTIGUOUS)) return 29;
+  return 0;
+}
+
+/* dlpack_tensor_validate(m, {REQUIRE_C_CONTIGUOUS}, NULL) */
+static inline int in_validate_c(const DLManagedTensorVersioned *m) {
+  if (!m) return 1;
+  int s = in_versioned_header(m);
+  if (s) return s;
+  dlpack_helpers_layout l;
+  return in_check_tensor(&m->dl_tensor, m->version.minor >= 2, (m->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0, 1, &l);
+}
+
+/* The wrappers: one allocation holding the new struct, the original's address, shape and
+ * strides; the deleter frees it and releases the original once. */
+typedef struct { DLManagedTensorVersioned head; DLManagedTensor *src; } in_vwrap;
+typedef struct { DLManagedTensor head; DLManagedTensorVersioned *src; } in_lwrap;
+static void in_vwrap_deleter(DLManagedTensorVersioned *self) {
+  DLManagedTensor *src = ((in_vwrap *)self)->src;
+  free(self);
+  if (src->deleter) src->deleter(src);
+}
+static void in_lwrap_deleter(DLManagedTensor *self) {
+  DLManagedTensorVersioned *src = ((in_lwrap *)self)->src;
+  free(self);
+  if (src->deleter) src->deleter(src);
+}
+static inline void in_copy_dims(const DLTensor *t, int64_t *shape, int64_t *strides) {
+  for (int i = 0; i < t->ndim; ++i) shape[i] = t->shape[i];
+  if (t->strides) {
+    for (int i = 0; i < t->ndim; ++i) strides[i] = t->strides[i];
+  } else {
+    int64_t acc = 1;
+    for (int i = t->ndim - 1; i >= 0; --i) { strides[i] = acc; acc *= t->shape[i] > 1 ? t->shape[i] : 1; }
+  }
+}
+
+/* dlpack_legacy_to_versioned */
+static inline int in_legacy_to_versioned(DLManagedTensor *lg, uint64_t flags, DLManagedTensorVersioned **out) {
+  if (!out || !lg) return 1;
+  if (flags & ~(uint64_t)7) return 28;
+  dlpack_helpers_layout l;
+  int s = in_check_tensor(&lg->dl_tensor, 0, 0, 0, &l);
+  if (s) return s;
+  size_t nd = (size_t)lg->dl_tensor.ndim;
+  in_vwrap *w = (in_vwrap *)malloc(sizeof *w + 2 * nd * sizeof(int64_t));
+  if (!w) return 37;
+  int64_t *dims = (int64_t *)(w + 1);
+  in_copy_dims(&lg->dl_tensor, dims, dims + nd);
+  w->head.version.major = 1;
+  w->head.version.minor = 3;
+  w->head.manager_ctx = lg;
+  w->head.deleter = in_vwrap_deleter;
+  w->head.flags = flags;
+  w->head.dl_tensor = lg->dl_tensor;
+  w->head.dl_tensor.shape = dims;
+  w->head.dl_tensor.strides = dims + nd;
+  w->src = lg;
+  *out = &w->head;
+  return 0;
+}
+
+/* dlpack_versioned_to_legacy */
+static inline int in_versioned_to_legacy(DLManagedTensorVersioned *m, uint32_t options, uint64_t *dropped,
+                                         DLManagedTensor **out) {
+  if (!out || !m) return 1;
+  if (options & ~(uint32_t)1) return 2;
+  int s = in_versioned_header(m);
+  if (s) return s;
+  dlpack_helpers_layout l;
+  int padded = (m->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0;
+  s = in_check_tensor(&m->dl_tensor, 0, padded, 0, &l);
+  if (s) return s;
+  if ((m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) && !(options & 1)) return 32;
+  if (padded && ((uint32_t)m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes) % 8) return 28;
+  size_t nd = (size_t)m->dl_tensor.ndim;
+  in_lwrap *w = (in_lwrap *)malloc(sizeof *w + 2 * nd * sizeof(int64_t));
+  if (!w) return 37;
+  int64_t *dims = (int64_t *)(w + 1);
+  in_copy_dims(&m->dl_tensor, dims, dims + nd);
+  w->head.dl_tensor = m->dl_tensor;
+  w->head.dl_tensor.shape = dims;
+  w->head.dl_tensor.strides = dims + nd;
+  w->head.manager_ctx = m;
+  w->head.deleter = in_lwrap_deleter;
+  w->src = m;
+  if (dropped) *dropped = m->flags;
+  *out = &w->head;
+  return 0;
+}
+
+/* Exported from libbench_baseline.so (baseline.c). */
+int bl_validate_c(const DLManagedTensorVersioned *m);
+int bl_tensor_layout(const DLManagedTensorVersioned *m, dlpack_helpers_layout *out);
+int bl_legacy_to_versioned(DLManagedTensor *lg, uint64_t flags, DLManagedTensorVersioned **out);
+int bl_versioned_to_legacy(DLManagedTensorVersioned *m, uint32_t options, uint64_t *dropped, DLManagedTensor **out);
 #endif

@@ -80,9 +80,66 @@ DEF(export_request_resolve,
     { rq.stream = (int64_t)(i & 7) + 1; KEEP(in_resolve(&rq, d, p, &plan)); KEEP(plan.sync); },
     { rq.stream = (int64_t)(i & 7) + 1; KEEP(bl_resolve(&rq, d, p, &plan)); KEEP(plan.sync); })
 
-/* VALIDATION_HOOK: validation and contiguity of 1-d/4-d/8-d tensors, nbytes and wrap/unwrap
- * (issue 3) are benchmarked in bench_layout.c when those exports exist (scripts/bench checks
- * the header and builds it then). */
+/* Validation, layout and wrap/unwrap (issue 3). Tensors: float32, C-contiguous, extents 2
+ * (ndim 64: every other extent is 1, so that the element count, 2^32, fits), byte_offset
+ * varying with the iteration (0..28, element-aligned) so nothing is loop-invariant. */
+static float data[64];
+static int64_t shapes[65][64], cstrides[65][64];
+static long ldeleted;
+static void count_ldeleter(DLManagedTensor *t) { (void)t; ++ldeleted; }
+
+static DLManagedTensorVersioned make_nd(int nd) {
+  int64_t *sh = shapes[nd], *st = cstrides[nd], acc = 1;
+  for (int i = nd - 1; i >= 0; --i) {
+    sh[i] = (nd <= 32 || i % 2 == 0) ? 2 : 1;
+    st[i] = acc;
+    acc *= sh[i];
+  }
+  DLManagedTensorVersioned t = make_tensor();
+  t.dl_tensor.data = data;
+  t.dl_tensor.ndim = nd;
+  t.dl_tensor.shape = sh;
+  t.dl_tensor.strides = st;
+  return t;
+}
+static dlpack_helpers_validate_options c_contiguous(void) {
+  dlpack_helpers_validate_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.flags = DLPACK_HELPERS_VALIDATE_REQUIRE_C_CONTIGUOUS;
+  return o;
+}
+/* dlpack_tensor_validate(t, {REQUIRE_C_CONTIGUOUS}, NULL) for an ndim-N tensor. */
+#define DEF_VALIDATE(N)                                                                         \
+  DEF(tensor_validate_##N##d, DLManagedTensorVersioned t = make_nd(N);                          \
+      dlpack_helpers_validate_options o = c_contiguous(); (void)o,                              \
+      { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(dlpack_tensor_validate(&t, &o, NULL)); }, \
+      { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(in_validate_c(&t)); },             \
+      { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(bl_validate_c(&t)); })
+DEF_VALIDATE(1)
+DEF_VALIDATE(2)
+DEF_VALIDATE(4)
+DEF_VALIDATE(8)
+DEF_VALIDATE(16)
+DEF_VALIDATE(32)
+DEF_VALIDATE(64)
+DEF(tensor_layout, DLManagedTensorVersioned t = make_nd(4); dlpack_helpers_layout l,
+    { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(dlpack_tensor_layout(&t, &l)); KEEP(l.nbytes); },
+    { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(in_tensor_layout(&t, &l)); KEEP(l.nbytes); },
+    { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(bl_tensor_layout(&t, &l)); KEEP(l.nbytes); })
+/* Wrap a 4-d legacy tensor, then release the wrapper (which releases the original once). */
+#define LEGACY_SETUP                                                    \
+  DLManagedTensorVersioned v = make_nd(4); DLManagedTensor lg;          \
+  memset(&lg, 0, sizeof lg); lg.dl_tensor = v.dl_tensor; lg.deleter = count_ldeleter; \
+  DLManagedTensorVersioned *w = NULL
+DEF(legacy_to_versioned, LEGACY_SETUP,
+    { lg.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(dlpack_legacy_to_versioned(&lg, 0, &w)); w->deleter(w); KEEP(ldeleted); },
+    { lg.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(in_legacy_to_versioned(&lg, 0, &w)); w->deleter(w); KEEP(ldeleted); },
+    { lg.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(bl_legacy_to_versioned(&lg, 0, &w)); w->deleter(w); KEEP(ldeleted); })
+DEF(versioned_to_legacy, DLManagedTensorVersioned t = make_nd(4); DLManagedTensor *w = NULL; uint64_t dropped,
+    { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(dlpack_versioned_to_legacy(&t, 0, &dropped, &w)); w->deleter(w); KEEP(deleted); },
+    { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(in_versioned_to_legacy(&t, 0, &dropped, &w)); w->deleter(w); KEEP(deleted); },
+    { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(bl_versioned_to_legacy(&t, 0, &dropped, &w)); w->deleter(w); KEEP(deleted); })
 
 int main(int argc, char **argv) {
   bench_args(argc, argv);
@@ -95,5 +152,15 @@ int main(int argc, char **argv) {
   RUN(tensor_delete);
   RUN(stream_decode);
   RUN(export_request_resolve);
+  RUN(tensor_validate_1d);
+  RUN(tensor_validate_4d);
+  RUN(tensor_validate_8d);
+  RUN(tensor_layout);
+  RUN(legacy_to_versioned);
+  RUN(versioned_to_legacy);
+  RUN(tensor_validate_2d);
+  RUN(tensor_validate_16d);
+  RUN(tensor_validate_32d);
+  RUN(tensor_validate_64d);
   return 0;
 }

@@ -12,7 +12,7 @@ use crate::capi::boundary::{self, nonnull, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::layout::{versioned_parts, view_of};
 use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
-use crate::core::layout::{self, MAX_NDIM, TensorView};
+use crate::core::layout::{self, MAX_NDIM};
 use crate::core::validate::{self, Options, Producer};
 use crate::core::{Error, Fault, dtype, flags};
 use core::ffi::c_void;
@@ -60,11 +60,11 @@ fn alloc_block<T>(
     head: T,
     source: Source,
     shape: &[i64],
-    strides: &[i64],
+    strides: Option<&[i64]>,
     fix: impl FnOnce(&mut T, *mut i64, *mut i64),
 ) -> Result<*mut T, Error> {
     let n = shape.len();
-    debug_assert!(n <= MAX_NDIM as usize && strides.len() == n);
+    debug_assert!(n <= MAX_NDIM as usize && strides.is_none_or(|s| s.len() == n));
     let lay = block_layout::<T>(n);
     // SAFETY: the layout has a non-zero size (Block is not zero-sized).
     let b = unsafe { std::alloc::alloc(lay) }.cast::<Block<T>>();
@@ -86,7 +86,18 @@ fn alloc_block<T>(
     unsafe {
         let arr = b.cast::<u8>().add(arrays_offset).cast::<i64>();
         core::ptr::copy_nonoverlapping(shape.as_ptr(), arr, n);
-        core::ptr::copy_nonoverlapping(strides.as_ptr(), arr.add(n), n);
+        match strides {
+            Some(s) => core::ptr::copy_nonoverlapping(s.as_ptr(), arr.add(n), n),
+            // NULL strides: the compact row-major ones, written straight into the block (no
+            // MAX_NDIM-sized buffer to zero on every call: that cost 8 KiB of stores per wrap).
+            None => {
+                let out = core::slice::from_raw_parts_mut(arr.add(n), n);
+                if let Err(e) = layout::compact_strides(shape, true, out) {
+                    std::alloc::dealloc(b.cast::<u8>(), lay);
+                    return Err(e);
+                }
+            }
+        }
         let (sp, tp) = if n == 0 {
             (core::ptr::null_mut(), core::ptr::null_mut())
         } else {
@@ -137,18 +148,6 @@ unsafe extern "C" fn legacy_deleter(p: *mut DLManagedTensor) {
 }
 
 /// The strides to store: the view's own, or compact row-major for NULL strides.
-fn strides_or_compact<'a>(
-    view: &TensorView<'_>,
-    buf: &'a mut [i64; MAX_NDIM as usize],
-) -> Result<&'a [i64], Error> {
-    let n = view.shape.len();
-    match view.strides {
-        Some(s) => buf[..n].copy_from_slice(s),
-        None => layout::compact_strides(view.shape, true, &mut buf[..n])?,
-    }
-    Ok(&buf[..n])
-}
-
 const LENIENT: Options = Options {
     flags: validate::LENIENT_NULL_STRIDES,
     max_ndim: 0,
@@ -231,8 +230,6 @@ pub unsafe extern "C" fn dlpack_tensor_create(
         // SAFETY: caller contract: non-NULL arrays hold ndim elements.
         let view = unsafe { view_of(&t, producer, &LENIENT) }?;
         validate::check_view(&view, producer, &Options::default())?;
-        let mut buf = [0i64; MAX_NDIM as usize];
-        let st = strides_or_compact(&view, &mut buf)?;
         let head = DLManagedTensorVersioned {
             version: DLPackVersion::CURRENT,
             manager_ctx: release_ctx,
@@ -247,7 +244,7 @@ pub unsafe extern "C" fn dlpack_tensor_create(
                 ctx: release_ctx,
             },
             view.shape,
-            st,
+            view.strides,
             |h, s, r| {
                 h.dl_tensor.shape = s;
                 h.dl_tensor.strides = r;
@@ -291,8 +288,6 @@ pub unsafe extern "C" fn dlpack_legacy_to_versioned(
         // SAFETY: caller contract.
         let view = unsafe { view_of(&m.dl_tensor, Producer::Legacy, &o) }?;
         validate::check_view(&view, Producer::Legacy, &o)?;
-        let mut buf = [0i64; MAX_NDIM as usize];
-        let st = strides_or_compact(&view, &mut buf)?;
         let head = DLManagedTensorVersioned {
             version: DLPackVersion::CURRENT,
             manager_ctx: legacy.cast(),
@@ -300,10 +295,16 @@ pub unsafe extern "C" fn dlpack_legacy_to_versioned(
             flags,
             dl_tensor: m.dl_tensor,
         };
-        let p = alloc_block(head, Source::Legacy(legacy), view.shape, st, |h, s, r| {
-            h.dl_tensor.shape = s;
-            h.dl_tensor.strides = r;
-        })?;
+        let p = alloc_block(
+            head,
+            Source::Legacy(legacy),
+            view.shape,
+            view.strides,
+            |h, s, r| {
+                h.dl_tensor.shape = s;
+                h.dl_tensor.strides = r;
+            },
+        )?;
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(p) };
         Ok(())
@@ -371,8 +372,6 @@ pub unsafe extern "C" fn dlpack_versioned_to_legacy(
                  sub-byte data reads as packed, so the conversion would misplace every element",
             ));
         }
-        let mut buf = [0i64; MAX_NDIM as usize];
-        let st = strides_or_compact(&view, &mut buf)?;
         let head = DLManagedTensor {
             dl_tensor: *t,
             manager_ctx: tensor.cast(),
@@ -382,7 +381,7 @@ pub unsafe extern "C" fn dlpack_versioned_to_legacy(
             head,
             Source::Versioned(tensor),
             view.shape,
-            st,
+            view.strides,
             |h, s, r| {
                 h.dl_tensor.shape = s;
                 h.dl_tensor.strides = r;

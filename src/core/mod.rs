@@ -15,4 +15,4 @@ pub mod stream;
 pub mod validate;
 pub mod version;
 
-pub use error::{Error, Fault};
+pub use error::{Error, Fault, Refusal};

@@ -32,8 +32,8 @@
 //! encodes the stream it names.
 
 use crate::abi::{DLDevice, DLDeviceType, DLPACK_FLAG_BITMASK_IS_COPIED, DLPackVersion};
-use crate::core::Error;
 use crate::core::version::{self, Export, Producer};
+use crate::core::{Error, Refusal};
 
 /// CUDA driver API value of the legacy default stream (`CU_STREAM_LEGACY`).
 pub const CUDA_STREAM_LEGACY: usize = 0x1;
@@ -137,18 +137,74 @@ pub struct Options {
     pub lenient_cpu: bool,
 }
 
-#[cold]
-fn invalid_stream(device: DLDevice, value: i64, rule: &str) -> Error {
-    Error::InvalidStream(format!(
-        "stream={value} is not valid for device ({}, {}): {rule}",
-        device.device_type.0, device.device_id
-    ))
+/// Which stream rule a value breaks (the message of [`Refusal::InvalidStream`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamRule {
+    CpuHasNoStreams,
+    BelowMinusOne,
+    CudaZero,
+    RocmOneOrTwo,
+    OtherZero,
+    HandleTooWide,
+}
+
+impl StreamRule {
+    /// The rule, as the error message states it.
+    pub const fn text(self) -> &'static str {
+        match self {
+            StreamRule::CpuHasNoStreams => {
+                "kDLCPU has no streams, only None is accepted (array API)"
+            }
+            StreamRule::BelowMinusOne => "stream integers must be >= -1 (array API)",
+            StreamRule::CudaZero => {
+                "0 is disallowed on CUDA because it is ambiguous; pass 1 for the legacy default \
+                 stream or 2 for the per-thread default stream (array API)"
+            }
+            StreamRule::RocmOneOrTwo => {
+                "1 and 2 are not supported on ROCm; pass 0 for the default stream (array API)"
+            }
+            StreamRule::OtherZero => {
+                "the array API standardizes no stream values for this device type; this library \
+                 reads a positive integer as a queue handle and None as the default queue, and \
+                 refuses 0, which could mean either"
+            }
+            StreamRule::HandleTooWide => "the handle does not fit a pointer on this platform",
+        }
+    }
+}
+
+/// Which `dl_device` rule a request breaks (the message of [`Refusal::UnsupportedDevice`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceRule {
+    OwnOrCpuOnly,
+    CpuIdZero,
+}
+
+impl DeviceRule {
+    /// The rule, as the error message states it.
+    pub const fn text(self) -> &'static str {
+        match self {
+            DeviceRule::OwnOrCpuOnly => {
+                "only the tensor's own device and (kDLCPU, 0) can be served"
+            }
+            DeviceRule::CpuIdZero => "kDLCPU has device_id 0 only",
+        }
+    }
+}
+
+#[inline(always)]
+fn invalid_stream(device: DLDevice, value: i64, rule: StreamRule) -> Refusal {
+    Refusal::InvalidStream {
+        device,
+        value,
+        rule,
+    }
 }
 
 /// Decode the protocol's `stream` argument (`None` is `Option::None`) for the device the
 /// consumer will use. See the module table.
-#[inline]
-pub fn decode(device: DLDevice, stream: Option<i64>, opts: Options) -> Result<Stream, Error> {
+#[inline(always)]
+pub fn decode(device: DLDevice, stream: Option<i64>, opts: Options) -> Result<Stream, Refusal> {
     let fam = family(device.device_type);
     let Some(v) = stream else {
         return Ok(match fam {
@@ -161,58 +217,31 @@ pub fn decode(device: DLDevice, stream: Option<i64>, opts: Options) -> Result<St
         if opts.lenient_cpu {
             return Ok(Stream::new(Kind::NoSync, 0));
         }
-        return Err(invalid_stream(
-            device,
-            v,
-            "kDLCPU has no streams, only None is accepted (array API)",
-        ));
+        return Err(invalid_stream(device, v, StreamRule::CpuHasNoStreams));
     }
     if v == -1 {
         return Ok(Stream::new(Kind::NoSync, 0));
     }
     if v < -1 {
-        return Err(invalid_stream(
-            device,
-            v,
-            "stream integers must be >= -1 (array API)",
-        ));
+        return Err(invalid_stream(device, v, StreamRule::BelowMinusOne));
     }
     Ok(match (fam, v) {
         (Family::Cuda, 0) => {
-            return Err(invalid_stream(
-                device,
-                v,
-                "0 is disallowed on CUDA because it is ambiguous; pass 1 for the legacy default \
-                 stream or 2 for the per-thread default stream (array API)",
-            ));
+            return Err(invalid_stream(device, v, StreamRule::CudaZero));
         }
         (Family::Cuda, 1) => Stream::new(Kind::LegacyDefault, CUDA_STREAM_LEGACY),
         (Family::Cuda, 2) => Stream::new(Kind::PerThreadDefault, CUDA_STREAM_PER_THREAD),
         (Family::Rocm, 0) => Stream::new(Kind::Default, 0),
         (Family::Rocm, 1 | 2) => {
-            return Err(invalid_stream(
-                device,
-                v,
-                "1 and 2 are not supported on ROCm; pass 0 for the default stream (array API)",
-            ));
+            return Err(invalid_stream(device, v, StreamRule::RocmOneOrTwo));
         }
         (Family::Other, 0) => {
-            return Err(invalid_stream(
-                device,
-                v,
-                "the array API standardizes no stream values for this device type; this library \
-                 reads a positive integer as a queue handle and None as the default queue, and \
-                 refuses 0, which could mean either",
-            ));
+            return Err(invalid_stream(device, v, StreamRule::OtherZero));
         }
         _ => match usize::try_from(v) {
             Ok(h) => Stream::new(Kind::Handle, h),
             Err(_) => {
-                return Err(invalid_stream(
-                    device,
-                    v,
-                    "the handle does not fit a pointer on this platform",
-                ));
+                return Err(invalid_stream(device, v, StreamRule::HandleTooWide));
             }
         },
     })
@@ -392,12 +421,9 @@ pub struct Plan {
     pub stream: Stream,
 }
 
-#[cold]
-fn unsupported_device(from: DLDevice, to: DLDevice, why: &str) -> Error {
-    Error::UnsupportedDevice(format!(
-        "dl_device=({}, {}) requested for a tensor on ({}, {}): {why} (array API: BufferError)",
-        to.device_type.0, to.device_id, from.device_type.0, from.device_id
-    ))
+#[inline(always)]
+fn unsupported_device(from: DLDevice, to: DLDevice, rule: DeviceRule) -> Refusal {
+    Refusal::UnsupportedDevice { from, to, rule }
 }
 
 /// Resolve a request against the producer's tensor device and version.
@@ -409,18 +435,18 @@ fn unsupported_device(from: DLDevice, to: DLDevice, why: &str) -> Error {
 /// - `dl_device = (kDLCPU, 0)` for a tensor elsewhere: `stream` must be `None`; host-accessible
 ///   memory (`kDLCUDAHost`, `kDLROCMHost`, `kDLCUDAManaged`) is exported in place as
 ///   `(kDLCPU, 0)` without a copy (policy, as NumPy does), any other device needs a copy
-///   (`copy=False` → [`Error::CopyForbidden`]); either way the producer blocks the host until its
+///   (`copy=False` → [`Refusal::CopyForbidden`]); either way the producer blocks the host until its
 ///   work is done ([`Sync::Host`]);
-/// - any other `dl_device` → [`Error::UnsupportedDevice`] (the array API only requires kDLCPU);
+/// - any other `dl_device` → [`Refusal::UnsupportedDevice`] (the array API only requires kDLCPU);
 /// - every copy of a versioned export sets `DLPACK_FLAG_BITMASK_IS_COPIED`; a legacy plan has
 ///   `flags == 0` (the legacy struct cannot carry flags), whatever `copy` is.
-#[inline]
+#[inline(always)]
 pub fn resolve(
     tensor: DLDevice,
     producer: Producer,
     req: &Request,
     opts: Options,
-) -> Result<Plan, Error> {
+) -> Result<Plan, Refusal> {
     let export = version::negotiate(producer, req.max_version)?;
     let target = req.dl_device.unwrap_or(tensor);
     let same = target == tensor;
@@ -446,24 +472,13 @@ pub fn resolve(
         return Ok(plan(req.copy == CopyMode::Always, tensor, sync, stream));
     }
     if target.device_type != DLDeviceType::kDLCPU {
-        return Err(unsupported_device(
-            tensor,
-            target,
-            "only the tensor's own device and (kDLCPU, 0) can be served",
-        ));
+        return Err(unsupported_device(tensor, target, DeviceRule::OwnOrCpuOnly));
     }
     if target.device_id != 0 {
-        return Err(unsupported_device(
-            tensor,
-            target,
-            "kDLCPU has device_id 0 only",
-        ));
+        return Err(unsupported_device(tensor, target, DeviceRule::CpuIdZero));
     }
     if let Some(v) = req.stream {
-        return Err(Error::InvalidStream(format!(
-            "stream={v} was passed with dl_device=(kDLCPU, 0): a CPU export takes stream None and \
-             the producer synchronizes before returning (array API)"
-        )));
+        return Err(Refusal::StreamWithCpuDevice { value: v });
     }
     let host = DLDevice {
         device_type: DLDeviceType::kDLCPU,
@@ -476,11 +491,7 @@ pub fn resolve(
         (_, true) => false,
         (CopyMode::IfNeeded, false) => true,
         (CopyMode::Never, false) => {
-            return Err(Error::CopyForbidden(format!(
-                "dl_device=(kDLCPU, 0) requested for a tensor on ({}, {}) with copy=False, but the \
-                 memory is not host-accessible and needs a copy (array API: BufferError)",
-                tensor.device_type.0, tensor.device_id
-            )));
+            return Err(Refusal::CopyForbidden { from: tensor });
         }
     };
     Ok(plan(copy, host, Sync::Host, none))
@@ -489,6 +500,14 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The tests judge the errors the C layer reports: the refusal turned into its `Error`.
+    fn decode(d: DLDevice, s: Option<i64>, o: Options) -> Result<Stream, Error> {
+        super::decode(d, s, o).map_err(Error::from)
+    }
+    fn resolve(t: DLDevice, p: Producer, r: &Request, o: Options) -> Result<Plan, Error> {
+        super::resolve(t, p, r, o).map_err(Error::from)
+    }
 
     fn dev(t: i32, id: i32) -> DLDevice {
         DLDevice {

@@ -7,7 +7,7 @@
 //!   understood, so a newer minor is accepted and reported as such.
 
 use crate::abi::DLPackVersion;
-use crate::core::Error;
+use crate::core::{Error, Refusal};
 
 /// How a received version relates to the newest one this library understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,34 +75,29 @@ pub enum Export {
 /// The array API's recommended producer logic for `__dlpack__(max_version=…)`:
 ///
 /// - `max_version` absent: legacy if the producer still exports it, else `BufferError`
-///   ([`Error::NoCommonVersion`]);
+///   ([`Refusal::NoLegacyExport`], `NO_COMMON_VERSION`);
 /// - the producer predates the keyword and `max_version` is given: `TypeError`
-///   ([`Error::KeywordNotUnderstood`]), so the consumer retries without it;
+///   ([`Refusal::MaxVersionKeyword`], `KEYWORD_NOT_UNDERSTOOD`), so the consumer retries without it;
 /// - producer major 0 (legacy only): legacy;
 /// - `max_version >= producer version`, or the same major: versioned, the producer's version
 ///   (the consumer must check what it got: the minor may be higher than it asked for);
 /// - the consumer's major is older: legacy for a 0.x consumer if still exported, else
 ///   `BufferError`.
-#[inline]
-pub fn negotiate(producer: Producer, max_version: Option<DLPackVersion>) -> Result<Export, Error> {
+#[inline(always)]
+pub fn negotiate(
+    producer: Producer,
+    max_version: Option<DLPackVersion>,
+) -> Result<Export, Refusal> {
     let p = producer.version;
     let Some(m) = max_version else {
         return if producer.exports_legacy || p.major == 0 {
             Ok(Export::Legacy)
         } else {
-            Err(Error::NoCommonVersion(format!(
-                "max_version is None (the consumer only reads the legacy DLManagedTensor), but the \
-                 producer (DLPack {}.{}) no longer exports the legacy struct (array API: BufferError)",
-                p.major, p.minor
-            )))
+            Err(Refusal::NoLegacyExport { producer: p })
         };
     };
     if producer.no_max_version_keyword {
-        return Err(Error::KeywordNotUnderstood(format!(
-            "max_version=({}, {}) was passed, but the producer's __dlpack__ predates the \
-             max_version keyword (array API: TypeError; retry without max_version)",
-            m.major, m.minor
-        )));
+        return Err(Refusal::MaxVersionKeyword { max: m });
     }
     if p.major == 0 {
         return Ok(Export::Legacy);
@@ -114,11 +109,10 @@ pub fn negotiate(producer: Producer, max_version: Option<DLPackVersion>) -> Resu
     if m.major == 0 && producer.exports_legacy {
         return Ok(Export::Legacy);
     }
-    Err(Error::NoCommonVersion(format!(
-        "max_version=({}, {}) is older than the producer's DLPack {}.{} and the producer exports no \
-         struct of major {} (array API: BufferError)",
-        m.major, m.minor, p.major, p.minor, m.major
-    )))
+    Err(Refusal::NoStructForMajor {
+        max: m,
+        producer: p,
+    })
 }
 
 #[cfg(test)]
@@ -169,11 +163,11 @@ mod tests {
             ..with_legacy
         };
         assert!(matches!(
-            negotiate(no_legacy, None),
+            negotiate(no_legacy, None).map_err(Error::from),
             Err(Error::NoCommonVersion(_))
         ));
         assert!(matches!(
-            negotiate(no_legacy, Some(V(0, 8))),
+            negotiate(no_legacy, Some(V(0, 8))).map_err(Error::from),
             Err(Error::NoCommonVersion(_))
         ));
     }
