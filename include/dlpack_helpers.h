@@ -1278,7 +1278,9 @@ dlpack_helpers_status dlpack_tensor_get_flags(const struct DLManagedTensorVersio
  *
  * - `set`, `clear`: only DLPack 1.3's bits (`DLPACK_FLAG_BITMASK_READ_ONLY`,
  *   `DLPACK_FLAG_BITMASK_IS_COPIED`, `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`); other bits
- *   give `INVALID_FLAGS`. Bits the tensor already has and neither mask names are kept.
+ *   give `INVALID_FLAGS`. `set` may also hold only bits the tensor's declared version defines
+ *   (`IS_SUBBYTE_TYPE_PADDED` needs minor >= 1; a tensor declaring 1.0 refuses it with
+ *   `INVALID_FLAGS`). Bits the tensor already has and neither mask names are kept.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `INVALID_FLAGS`; `UNSUPPORTED_VERSION`; `NULL_POINTER`.
  * Not thread-safe with other access to the same tensor (it writes).

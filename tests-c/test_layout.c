@@ -507,6 +507,41 @@ TEST(sub_byte_extents) {
   CHECK_STATUS(dlpack_dltensor_layout(&t, 0, &l), DLPACK_HELPERS_STATUS_INVALID_DTYPE);
 }
 
+/* IS_SUBBYTE_TYPE_PADDED came with DLPack 1.1: a 1.0 producer may not set it (validation rule 3). */
+TEST(padded_flag_needs_version_1_1) {
+  DLDataType fp4 = {kDLFloat4_e2m1fn, 4, 1};
+  int64_t shape[1] = {2}, strides[1] = {1};
+  DLManagedTensorVersioned m;
+  memset(&m, 0, sizeof m);
+  m.version.major = 1;
+  m.version.minor = 0;
+  m.dl_tensor = tensor(buffer, fp4, 1, shape, strides, 0);
+  m.flags = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+  const DLPackVersion v10 = {1, 0};
+  CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_INVALID_FLAGS);
+  CHECK_STATUS(dlpack_dltensor_validate(&m.dl_tensor, v10, m.flags, NULL, NULL),
+               DLPACK_HELPERS_STATUS_INVALID_FLAGS);
+  CHECK_STATUS(dlpack_dltensor_validate(&m.dl_tensor, V11, m.flags, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
+  /* The same on a byte-sized dtype (the validator's fast path). */
+  m.dl_tensor.dtype = F32;
+  CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_INVALID_FLAGS);
+  dlpack_helpers_validate_options c = opts(DLPACK_HELPERS_VALIDATE_REQUIRE_C_CONTIGUOUS);
+  CHECK_STATUS(dlpack_tensor_validate(&m, &c, NULL), DLPACK_HELPERS_STATUS_INVALID_FLAGS);
+  m.dl_tensor.dtype = fp4;
+  /* 1.0's own bits stay valid. */
+  m.flags = DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED;
+  CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
+  /* Setting the bit on a 1.0 tensor is refused and leaves the flags as they were. */
+  CHECK_STATUS(dlpack_tensor_set_flags(&m, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, 0),
+               DLPACK_HELPERS_STATUS_INVALID_FLAGS);
+  CHECK_EQ_INT(m.flags, DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED);
+  m.flags = 0;
+  m.version.minor = 1;
+  CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
+  CHECK_STATUS(dlpack_tensor_set_flags(&m, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, 0), DLPACK_HELPERS_STATUS_OK);
+  CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
+}
+
 int main(void) {
   RUN(case_10_pinned_host_name);
   RUN(case_29_null_strides);
@@ -528,5 +563,6 @@ int main(void) {
   RUN(legacy_to_versioned_releases_once);
   RUN(versioned_to_legacy_reports_flags);
   RUN(sub_byte_extents);
+  RUN(padded_flag_needs_version_1_1);
   return CHECK_REPORT();
 }
