@@ -542,6 +542,26 @@ TEST(padded_flag_needs_version_1_1) {
   CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
 }
 
+/* Only the strides must fit: the slowest extent enters none; messages name the argument. */
+TEST(compact_strides_only_strides_must_fit) {
+  int64_t big_first[3] = {INT64_MAX, 2, 3}, big_last[3] = {3, 2, INT64_MAX};
+  int64_t st[3] = {0, 0, 0};
+  CHECK_STATUS(dlpack_compact_strides(3, big_first, false, st), DLPACK_HELPERS_STATUS_OK);
+  CHECK(st[0] == 6 && st[1] == 3 && st[2] == 1);
+  CHECK_STATUS(dlpack_compact_strides(3, big_last, true, st), DLPACK_HELPERS_STATUS_OK);
+  CHECK(st[0] == 1 && st[1] == 3 && st[2] == 6);
+  st[0] = st[1] = st[2] = -7;
+  CHECK_STATUS(dlpack_compact_strides(3, big_last, false, st), DLPACK_HELPERS_STATUS_OVERFLOW);
+  CHECK(strstr(dlpack_last_error_message(), "shape[0]") != NULL);
+  CHECK(strstr(dlpack_last_error_message(), "tensor") == NULL);
+  CHECK(st[0] == -7 && st[1] == -7 && st[2] == -7);
+  CHECK_STATUS(dlpack_compact_strides(3, big_first, true, st), DLPACK_HELPERS_STATUS_OVERFLOW);
+  int64_t neg[2] = {-1, 4};
+  CHECK_STATUS(dlpack_compact_strides(2, neg, false, st), DLPACK_HELPERS_STATUS_INVALID_SHAPE);
+  CHECK(strstr(dlpack_last_error_message(), "shape[0]") != NULL);
+  CHECK(strstr(dlpack_last_error_message(), "tensor") == NULL);
+}
+
 int main(void) {
   RUN(case_10_pinned_host_name);
   RUN(case_29_null_strides);
@@ -564,5 +584,6 @@ int main(void) {
   RUN(versioned_to_legacy_reports_flags);
   RUN(sub_byte_extents);
   RUN(padded_flag_needs_version_1_1);
+  RUN(compact_strides_only_strides_must_fit);
   return CHECK_REPORT();
 }
