@@ -349,7 +349,25 @@ TEST(names_and_buffers) {
   CHECK(strcmp(name, "float32") == 0);
   DLDevice unknown = {(DLDeviceType)999, 0};
   CHECK_STATUS(dlpack_device_format(unknown, name, sizeof name, NULL), DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+  /* Every device name carries its id, opaque-handle devices included (as documented). */
+  const struct {
+    DLDeviceType type;
+    const char *want;
+  } ids[3] = {{kDLOpenCL, "opencl:0"}, {kDLVulkan, "vulkan:0"}, {kDLMetal, "metal:2"}};
+  for (int i = 0; i < 3; ++i) {
+    DLDevice dev = {ids[i].type, i == 2 ? 2 : 0};
+    CHECK_STATUS(dlpack_device_format(dev, name, sizeof name, NULL), DLPACK_HELPERS_STATUS_OK);
+    CHECK(strcmp(name, ids[i].want) == 0);
+  }
   CHECK_STATUS(dlpack_dtype_parse(NULL, &v), DLPACK_HELPERS_STATUS_NULL_POINTER);
+  /* Parsing is exact: one lane is written "float32", so "float32x1" is no name; x2 is. */
+  DLDataType p = {0, 0, 0};
+  CHECK_STATUS(dlpack_dtype_parse("float32x1", &p), DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+  CHECK(p.code == 0 && p.bits == 0 && p.lanes == 0);
+  CHECK_STATUS(dlpack_dtype_parse("float32x2", &p), DLPACK_HELPERS_STATUS_OK);
+  CHECK(p.code == kDLFloat && p.bits == 32 && p.lanes == 2);
+  CHECK_STATUS(dlpack_dtype_format(p, name, sizeof name, NULL), DLPACK_HELPERS_STATUS_OK);
+  CHECK(strcmp(name, "float32x2") == 0);
 }
 
 TEST(garbage_fields_are_rejected_before_arrays_are_read) {
