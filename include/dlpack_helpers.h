@@ -1278,7 +1278,9 @@ dlpack_helpers_status dlpack_tensor_get_flags(const struct DLManagedTensorVersio
  *
  * - `set`, `clear`: only DLPack 1.3's bits (`DLPACK_FLAG_BITMASK_READ_ONLY`,
  *   `DLPACK_FLAG_BITMASK_IS_COPIED`, `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`); other bits
- *   give `INVALID_FLAGS`. Bits the tensor already has and neither mask names are kept.
+ *   give `INVALID_FLAGS`. `set` may also hold only bits the tensor's declared version defines
+ *   (`IS_SUBBYTE_TYPE_PADDED` needs minor >= 1; a tensor declaring 1.0 refuses it with
+ *   `INVALID_FLAGS`). Bits the tensor already has and neither mask names are kept.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `INVALID_FLAGS`; `UNSUPPORTED_VERSION`; `NULL_POINTER`.
  * Not thread-safe with other access to the same tensor (it writes).
@@ -1358,9 +1360,14 @@ dlpack_helpers_status dlpack_tensor_layout(const struct DLManagedTensorVersioned
  * - `column_major`: false for row-major (C), true for column-major (F).
  * - Extents of 0 count as 1, so every stride stays meaningful.
  *
+ * - Only the strides must fit in `int64_t`, not the element count: the slowest-varying extent
+ *   (`shape[0]` row-major, `shape[ndim-1]` column-major) enters no stride and may be any
+ *   non-negative value (`{INT64_MAX, 2, 3}` row-major gives `{6, 3, 1}`).
+ *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER`; `INVALID_NDIM`; `INVALID_SHAPE`
- * (negative extent); `OVERFLOW` (a stride beyond `int64_t`). `out_strides` is written only on
- * OK. No allocation; thread-safe.
+ * (negative extent); `OVERFLOW` (a stride beyond `int64_t`; the message names the `shape`
+ * element whose stride overflows). `out_strides` is written only on OK. No allocation;
+ * thread-safe.
  */
 dlpack_helpers_status dlpack_compact_strides(int32_t ndim,
                                              const int64_t *shape,
@@ -1423,16 +1430,18 @@ dlpack_helpers_status dlpack_dtype_format(DLDataType dtype,
  * Parse a dtype name written by `dlpack_dtype_format` (exact, case-sensitive) into `*out_dtype`.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `UNKNOWN_NAME` for anything else, including names of
- * dtypes that do not validate (`"bfloat32"`, `"float8"`, `"bool1"`); `NULL_POINTER`.
+ * dtypes that do not validate (`"bfloat32"`, `"float8"`, `"bool1"`) and a one-lane suffix
+ * (`"float32x1"`: one lane is written `"float32"`); `NULL_POINTER`.
  * `name` must be NUL-terminated. Thread-safe.
  */
 dlpack_helpers_status dlpack_dtype_parse(const char *name, DLDataType *out_dtype);
 
 /**
- * Write a device as `"<type>:<id>"` into `buf`: `"cpu:0"`, `"cuda:1"`, `"cuda_host:0"`
- * (pinned host memory, kDLCUDAHost; peer case 10), `"cuda_managed:0"`, `"rocm:0"`,
- * `"rocm_host:0"`, `"opencl"`, `"vulkan"`, `"metal"`, `"vpi"`, `"ext_dev"`, `"oneapi"`,
- * `"webgpu"`, `"hexagon"`, `"maia"`, `"trn"` (the DLPack 1.3 device types).
+ * Write a device as `"<type>:<id>"` into `buf`, always with the id: `"cpu:0"`, `"cuda:1"`,
+ * `"cuda_host:0"` (pinned host memory, kDLCUDAHost; peer case 10), `"cuda_managed:0"`,
+ * `"rocm:0"`, `"rocm_host:0"`, `"opencl:0"`, `"vulkan:0"`, `"metal:0"`, `"vpi:0"`,
+ * `"ext_dev:0"`, `"oneapi:0"`, `"webgpu:0"`, `"hexagon:0"`, `"maia:0"`, `"trn:0"` (the DLPack
+ * 1.3 device types, shown with id 0).
  *
  * `buf`, `buf_size`, `out_len` as in `dlpack_dtype_format`. Returns `DLPACK_HELPERS_STATUS_OK`;
  * `UNKNOWN_NAME` for a device type DLPack 1.3 does not assign; `INVALID_ARGUMENT` for a

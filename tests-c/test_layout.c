@@ -349,7 +349,25 @@ TEST(names_and_buffers) {
   CHECK(strcmp(name, "float32") == 0);
   DLDevice unknown = {(DLDeviceType)999, 0};
   CHECK_STATUS(dlpack_device_format(unknown, name, sizeof name, NULL), DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+  /* Every device name carries its id, opaque-handle devices included (as documented). */
+  const struct {
+    DLDeviceType type;
+    const char *want;
+  } ids[3] = {{kDLOpenCL, "opencl:0"}, {kDLVulkan, "vulkan:0"}, {kDLMetal, "metal:2"}};
+  for (int i = 0; i < 3; ++i) {
+    DLDevice dev = {ids[i].type, i == 2 ? 2 : 0};
+    CHECK_STATUS(dlpack_device_format(dev, name, sizeof name, NULL), DLPACK_HELPERS_STATUS_OK);
+    CHECK(strcmp(name, ids[i].want) == 0);
+  }
   CHECK_STATUS(dlpack_dtype_parse(NULL, &v), DLPACK_HELPERS_STATUS_NULL_POINTER);
+  /* Parsing is exact: one lane is written "float32", so "float32x1" is no name; x2 is. */
+  DLDataType p = {0, 0, 0};
+  CHECK_STATUS(dlpack_dtype_parse("float32x1", &p), DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+  CHECK(p.code == 0 && p.bits == 0 && p.lanes == 0);
+  CHECK_STATUS(dlpack_dtype_parse("float32x2", &p), DLPACK_HELPERS_STATUS_OK);
+  CHECK(p.code == kDLFloat && p.bits == 32 && p.lanes == 2);
+  CHECK_STATUS(dlpack_dtype_format(p, name, sizeof name, NULL), DLPACK_HELPERS_STATUS_OK);
+  CHECK(strcmp(name, "float32x2") == 0);
 }
 
 TEST(garbage_fields_are_rejected_before_arrays_are_read) {
@@ -507,6 +525,61 @@ TEST(sub_byte_extents) {
   CHECK_STATUS(dlpack_dltensor_layout(&t, 0, &l), DLPACK_HELPERS_STATUS_INVALID_DTYPE);
 }
 
+/* IS_SUBBYTE_TYPE_PADDED came with DLPack 1.1: a 1.0 producer may not set it (validation rule 3). */
+TEST(padded_flag_needs_version_1_1) {
+  DLDataType fp4 = {kDLFloat4_e2m1fn, 4, 1};
+  int64_t shape[1] = {2}, strides[1] = {1};
+  DLManagedTensorVersioned m;
+  memset(&m, 0, sizeof m);
+  m.version.major = 1;
+  m.version.minor = 0;
+  m.dl_tensor = tensor(buffer, fp4, 1, shape, strides, 0);
+  m.flags = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+  const DLPackVersion v10 = {1, 0};
+  CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_INVALID_FLAGS);
+  CHECK_STATUS(dlpack_dltensor_validate(&m.dl_tensor, v10, m.flags, NULL, NULL),
+               DLPACK_HELPERS_STATUS_INVALID_FLAGS);
+  CHECK_STATUS(dlpack_dltensor_validate(&m.dl_tensor, V11, m.flags, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
+  /* The same on a byte-sized dtype (the validator's fast path). */
+  m.dl_tensor.dtype = F32;
+  CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_INVALID_FLAGS);
+  dlpack_helpers_validate_options c = opts(DLPACK_HELPERS_VALIDATE_REQUIRE_C_CONTIGUOUS);
+  CHECK_STATUS(dlpack_tensor_validate(&m, &c, NULL), DLPACK_HELPERS_STATUS_INVALID_FLAGS);
+  m.dl_tensor.dtype = fp4;
+  /* 1.0's own bits stay valid. */
+  m.flags = DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED;
+  CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
+  /* Setting the bit on a 1.0 tensor is refused and leaves the flags as they were. */
+  CHECK_STATUS(dlpack_tensor_set_flags(&m, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, 0),
+               DLPACK_HELPERS_STATUS_INVALID_FLAGS);
+  CHECK_EQ_INT(m.flags, DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED);
+  m.flags = 0;
+  m.version.minor = 1;
+  CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
+  CHECK_STATUS(dlpack_tensor_set_flags(&m, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, 0), DLPACK_HELPERS_STATUS_OK);
+  CHECK_STATUS(dlpack_tensor_validate(&m, NULL, NULL), DLPACK_HELPERS_STATUS_OK);
+}
+
+/* Only the strides must fit: the slowest extent enters none; messages name the argument. */
+TEST(compact_strides_only_strides_must_fit) {
+  int64_t big_first[3] = {INT64_MAX, 2, 3}, big_last[3] = {3, 2, INT64_MAX};
+  int64_t st[3] = {0, 0, 0};
+  CHECK_STATUS(dlpack_compact_strides(3, big_first, false, st), DLPACK_HELPERS_STATUS_OK);
+  CHECK(st[0] == 6 && st[1] == 3 && st[2] == 1);
+  CHECK_STATUS(dlpack_compact_strides(3, big_last, true, st), DLPACK_HELPERS_STATUS_OK);
+  CHECK(st[0] == 1 && st[1] == 3 && st[2] == 6);
+  st[0] = st[1] = st[2] = -7;
+  CHECK_STATUS(dlpack_compact_strides(3, big_last, false, st), DLPACK_HELPERS_STATUS_OVERFLOW);
+  CHECK(strstr(dlpack_last_error_message(), "shape[0]") != NULL);
+  CHECK(strstr(dlpack_last_error_message(), "tensor") == NULL);
+  CHECK(st[0] == -7 && st[1] == -7 && st[2] == -7);
+  CHECK_STATUS(dlpack_compact_strides(3, big_first, true, st), DLPACK_HELPERS_STATUS_OVERFLOW);
+  int64_t neg[2] = {-1, 4};
+  CHECK_STATUS(dlpack_compact_strides(2, neg, false, st), DLPACK_HELPERS_STATUS_INVALID_SHAPE);
+  CHECK(strstr(dlpack_last_error_message(), "shape[0]") != NULL);
+  CHECK(strstr(dlpack_last_error_message(), "tensor") == NULL);
+}
+
 int main(void) {
   RUN(case_10_pinned_host_name);
   RUN(case_29_null_strides);
@@ -528,5 +601,7 @@ int main(void) {
   RUN(legacy_to_versioned_releases_once);
   RUN(versioned_to_legacy_reports_flags);
   RUN(sub_byte_extents);
+  RUN(padded_flag_needs_version_1_1);
+  RUN(compact_strides_only_strides_must_fit);
   return CHECK_REPORT();
 }

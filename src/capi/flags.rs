@@ -62,7 +62,9 @@ pub unsafe extern "C" fn dlpack_tensor_get_flags(
 ///
 /// - `set`, `clear`: only DLPack 1.3's bits (`DLPACK_FLAG_BITMASK_READ_ONLY`,
 ///   `DLPACK_FLAG_BITMASK_IS_COPIED`, `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`); other bits
-///   give `INVALID_FLAGS`. Bits the tensor already has and neither mask names are kept.
+///   give `INVALID_FLAGS`. `set` may also hold only bits the tensor's declared version defines
+///   (`IS_SUBBYTE_TYPE_PADDED` needs minor >= 1; a tensor declaring 1.0 refuses it with
+///   `INVALID_FLAGS`). Bits the tensor already has and neither mask names are kept.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `INVALID_FLAGS`; `UNSUPPORTED_VERSION`; `NULL_POINTER`.
 /// Not thread-safe with other access to the same tensor (it writes).
@@ -85,6 +87,18 @@ pub unsafe extern "C" fn dlpack_tensor_set_flags(
         }
         // SAFETY: non-NULL managed tensor.
         let f = unsafe { checked_flags(tensor) }?;
+        // SAFETY: as in `checked_flags`, which checked the major.
+        let v = unsafe { addr_of!((*tensor).version).read() };
+        let undefined = flags::undefined_bits(set, v);
+        if undefined != 0 {
+            return Err(Error::fault(
+                Fault::InvalidFlags,
+                format!(
+                    "set has bits {undefined:#x} that the tensor's DLPack {}.{} does not define",
+                    v.major, v.minor
+                ),
+            ));
+        }
         // SAFETY: major 1 checked; the caller owns the tensor for writing.
         unsafe { addr_of_mut!((*tensor).flags).write((f | set) & !clear) };
         Ok(())

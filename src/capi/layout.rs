@@ -235,9 +235,14 @@ pub unsafe extern "C" fn dlpack_tensor_layout(
 /// - `column_major`: false for row-major (C), true for column-major (F).
 /// - Extents of 0 count as 1, so every stride stays meaningful.
 ///
+/// - Only the strides must fit in `int64_t`, not the element count: the slowest-varying extent
+///   (`shape[0]` row-major, `shape[ndim-1]` column-major) enters no stride and may be any
+///   non-negative value (`{INT64_MAX, 2, 3}` row-major gives `{6, 3, 1}`).
+///
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER`; `INVALID_NDIM`; `INVALID_SHAPE`
-/// (negative extent); `OVERFLOW` (a stride beyond `int64_t`). `out_strides` is written only on
-/// OK. No allocation; thread-safe.
+/// (negative extent); `OVERFLOW` (a stride beyond `int64_t`; the message names the `shape`
+/// element whose stride overflows). `out_strides` is written only on OK. No allocation;
+/// thread-safe.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_compact_strides(
     ndim: i32,

@@ -101,7 +101,8 @@ pub unsafe extern "C" fn dlpack_dtype_format(
 /// Parse a dtype name written by `dlpack_dtype_format` (exact, case-sensitive) into `*out_dtype`.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `UNKNOWN_NAME` for anything else, including names of
-/// dtypes that do not validate (`"bfloat32"`, `"float8"`, `"bool1"`); `NULL_POINTER`.
+/// dtypes that do not validate (`"bfloat32"`, `"float8"`, `"bool1"`) and a one-lane suffix
+/// (`"float32x1"`: one lane is written `"float32"`); `NULL_POINTER`.
 /// `name` must be NUL-terminated. Thread-safe.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_dtype_parse(
@@ -112,10 +113,11 @@ pub unsafe extern "C" fn dlpack_dtype_parse(
     boundary::status(|| unsafe { parse_into(name, out_dtype, "out_dtype", names::parse_dtype) })
 }
 
-/// Write a device as `"<type>:<id>"` into `buf`: `"cpu:0"`, `"cuda:1"`, `"cuda_host:0"`
-/// (pinned host memory, kDLCUDAHost; peer case 10), `"cuda_managed:0"`, `"rocm:0"`,
-/// `"rocm_host:0"`, `"opencl"`, `"vulkan"`, `"metal"`, `"vpi"`, `"ext_dev"`, `"oneapi"`,
-/// `"webgpu"`, `"hexagon"`, `"maia"`, `"trn"` (the DLPack 1.3 device types).
+/// Write a device as `"<type>:<id>"` into `buf`, always with the id: `"cpu:0"`, `"cuda:1"`,
+/// `"cuda_host:0"` (pinned host memory, kDLCUDAHost; peer case 10), `"cuda_managed:0"`,
+/// `"rocm:0"`, `"rocm_host:0"`, `"opencl:0"`, `"vulkan:0"`, `"metal:0"`, `"vpi:0"`,
+/// `"ext_dev:0"`, `"oneapi:0"`, `"webgpu:0"`, `"hexagon:0"`, `"maia:0"`, `"trn:0"` (the DLPack
+/// 1.3 device types, shown with id 0).
 ///
 /// `buf`, `buf_size`, `out_len` as in `dlpack_dtype_format`. Returns `DLPACK_HELPERS_STATUS_OK`;
 /// `UNKNOWN_NAME` for a device type DLPack 1.3 does not assign; `INVALID_ARGUMENT` for a

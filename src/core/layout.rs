@@ -149,20 +149,36 @@ pub fn numel(shape: &[i64]) -> Result<i64, Error> {
 
 /// Compact strides (in elements) for `shape`, row-major (`c_order`) or column-major, written to
 /// `out[0..shape.len()]`. Extents of 0 count as 1 so that every stride is meaningful.
+///
+/// Only the strides must fit in `int64_t`: the slowest-varying extent (the first row-major, the
+/// last column-major) enters no stride, so it may be as large as `int64_t` allows. Errors name
+/// the arguments `shape` / `out_strides`, not a tensor.
 pub fn compact_strides(shape: &[i64], c_order: bool, out: &mut [i64]) -> Result<(), Error> {
     if out.len() < shape.len() {
         return Err(Error::invalid("out_strides is shorter than shape"));
     }
-    numel(shape)?; // negative extents
-    let mut acc: i64 = 1;
+    if let Some((i, &e)) = shape.iter().enumerate().find(|&(_, &e)| e < 0) {
+        return Err(Error::fault(
+            Fault::InvalidShape,
+            format!("shape[{i}] is {e}; extents must be >= 0"),
+        ));
+    }
     let n = shape.len();
+    let mut acc: i64 = 1;
     for k in 0..n {
         let i = if c_order { n - 1 - k } else { k };
         out[i] = acc;
+        if k + 1 == n {
+            break; // the slowest extent enters no stride
+        }
         acc = acc.checked_mul(shape[i].max(1)).ok_or_else(|| {
+            let next = if c_order { i - 1 } else { i + 1 };
             Error::fault(
                 Fault::Overflow,
-                "a compact stride does not fit in int64_t".to_owned(),
+                format!(
+                    "the compact stride of shape[{next}] (product of the faster-varying extents) \
+                     does not fit in int64_t"
+                ),
             )
         })?;
     }

@@ -5,7 +5,8 @@
 //! `complex128` (bits = size of the whole complex number), `bool`, `handle<N>`, and the
 //! DLPack 1.1 names `float8_e3m4`, `float8_e4m3`, `float8_e4m3b11fnuz`, `float8_e4m3fn`,
 //! `float8_e4m3fnuz`, `float8_e5m2`, `float8_e5m2fnuz`, `float8_e8m0fnu`, `float6_e2m3fn`,
-//! `float6_e3m2fn`, `float4_e2m1fn`. A vector type appends `x<lanes>`: `float32x4`.
+//! `float6_e3m2fn`, `float4_e2m1fn`. A vector type appends `x<lanes>`: `float32x4`; lanes 1
+//! is written without a suffix, so parsing refuses `x1` (names parse exactly as written).
 //! Only dtypes that pass `dtype::element` have names.
 //!
 //! Device names: `cpu`, `cuda`, `cuda_host`, `opencl`, `vulkan`, `metal`, `vpi`, `rocm`,
@@ -175,6 +176,10 @@ pub fn parse_dtype(s: &str) -> Result<DLDataType, Error> {
     };
     let (code, bits) = parse_scalar(base).ok_or_else(|| unknown("dtype", s))?;
     let lanes = u16::try_from(lanes).map_err(|_| unknown("dtype", s))?;
+    if lanes == 1 && base.len() != s.len() {
+        // `float32x1`: the formatter writes one lane as `float32`; only exact names parse.
+        return Err(unknown("dtype", s));
+    }
     let dt = DLDataType { code, bits, lanes };
     dtype::element(dt, false).map_err(|_| unknown("dtype", s))?;
     Ok(dt)
@@ -287,6 +292,38 @@ mod tests {
         assert_eq!(parse_dtype("bfloat16").unwrap(), dt(4, 16, 1));
         assert_eq!(parse_dtype("bfloat16x2").unwrap(), dt(4, 16, 2));
         assert!(dtype_name(dt(4, 32, 1)).is_err());
+    }
+
+    /// Opaque-handle devices are written with their id like every other (header docs say so).
+    #[test]
+    fn every_device_name_has_an_id() {
+        for (t, want) in [(4, "opencl:0"), (7, "vulkan:0"), (8, "metal:3")] {
+            let d = DLDevice {
+                device_type: DLDeviceType(t),
+                device_id: if t == 8 { 3 } else { 0 },
+            };
+            assert_eq!(device_name(d).unwrap().as_str(), want);
+        }
+    }
+
+    /// One lane is written `float32`, never `float32x1`: parsing is exact, so `x1` is refused.
+    #[test]
+    fn one_lane_suffix_is_not_a_name() {
+        for bad in ["float32x1", "bfloat16x1", "boolx1", "int8x1", "float32x01"] {
+            let e = parse_dtype(bad).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    Error::Tensor {
+                        fault: Fault::UnknownName,
+                        ..
+                    }
+                ),
+                "{bad}: {e}"
+            );
+        }
+        assert_eq!(parse_dtype("float32x2").unwrap(), dt(2, 32, 2));
+        assert_eq!(parse_dtype("float32").unwrap(), dt(2, 32, 1));
     }
 
     /// Peer case 43: bool has a name of its own, distinct from uint8.

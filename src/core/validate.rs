@@ -414,7 +414,7 @@ pub fn fast_accept(
     let writable = match producer {
         Producer::Legacy => o.flags & LEGACY_WRITABLE != 0,
         Producer::Versioned { version, flags } => {
-            if version.major != 1 || (flags & !flags::KNOWN != 0 && version.minor <= 3) {
+            if version.major != 1 || flags::undefined_bits(flags, version) != 0 {
                 return false;
             }
             flags & crate::abi::DLPACK_FLAG_BITMASK_READ_ONLY == 0

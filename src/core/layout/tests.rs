@@ -55,6 +55,42 @@ fn case_29_null_strides_mean_compact_row_major() {
     assert_eq!(s, [4, 1]);
     compact_strides(&[3, 4], false, &mut s).unwrap();
     assert_eq!(s, [1, 3]);
+    // Only the strides must fit: the slowest extent enters none.
+    let mut s3 = [0i64; 3];
+    compact_strides(&[i64::MAX, 2, 3], true, &mut s3).unwrap();
+    assert_eq!(s3, [6, 3, 1]);
+    compact_strides(&[3, 2, i64::MAX], false, &mut s3).unwrap();
+    assert_eq!(s3, [1, 3, 6]);
+    let e = compact_strides(&[3, 2, i64::MAX], true, &mut s3).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Tensor {
+                fault: Fault::Overflow,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let m = e.to_string();
+    assert!(m.contains("shape[0]") && !m.contains("tensor"), "{m}");
+    let e = compact_strides(&[i64::MAX, 2, 3], false, &mut s3).unwrap_err();
+    assert!(e.to_string().contains("shape[2]"), "{e}");
+    let e = compact_strides(&[2, -1, 3], true, &mut s3).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Tensor {
+                fault: Fault::InvalidShape,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("shape[1]") && !e.to_string().contains("tensor"),
+        "{e}"
+    );
     // ndim 0: one element.
     let l0 = lay(&[], None);
     assert_eq!((l0.numel, l0.nbytes), (1, 4));
