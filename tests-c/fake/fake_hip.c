@@ -14,51 +14,7 @@ typedef struct fake_event *hipEvent_t;
 static const char *names[NFN] = {"hipInit", "hipGetDevice", "hipSetDevice",
                                  "hipEventCreateWithFlags", "hipEventRecord",
                                  "hipStreamWaitEvent", "hipStreamSynchronize", 0};
-static long counts[NFN];
-static int fail_codes[NFN];
-static void *last_a[NFN], *last_b[NFN];
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int idx(const char *n) {
-  for (int i = 0; i < NFN && names[i]; ++i)
-    if (strcmp(names[i], n) == 0) return i;
-  return -1;
-}
-static int enter(const char *n, void *a, void *b) {
-  int i = idx(n);
-  pthread_mutex_lock(&lock);
-  ++counts[i];
-  last_a[i] = a;
-  last_b[i] = b;
-  int f = fail_codes[i];
-  pthread_mutex_unlock(&lock);
-  return f;
-}
-long fake_count(const char *n) {
-  int i = idx(n);
-  if (i < 0) return -1;
-  pthread_mutex_lock(&lock);
-  long c = counts[i];
-  pthread_mutex_unlock(&lock);
-  return c;
-}
-void fake_fail(const char *n, int code) {
-  pthread_mutex_lock(&lock);
-  fail_codes[idx(n)] = code;
-  pthread_mutex_unlock(&lock);
-}
-void fake_reset_counts(void) {
-  pthread_mutex_lock(&lock);
-  memset(counts, 0, sizeof counts);
-  pthread_mutex_unlock(&lock);
-}
-void fake_last(const char *n, void **a, void **b) {
-  int i = idx(n);
-  pthread_mutex_lock(&lock);
-  *a = last_a[i];
-  *b = last_b[i];
-  pthread_mutex_unlock(&lock);
-}
+#include "recorder.h"
 
 #define NDEV 2
 static _Thread_local int current_device;
