@@ -16,70 +16,11 @@ import pytest
 
 LIB = ctypes.CDLL(os.environ["DLPACK_HELPERS_LIBRARY"])
 
-# ---- DLPack ABI mirrors (DLPack 1.3) --------------------------------------------------------
-
-
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-class DLPackVersion(ctypes.Structure):
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
-
-
-class DLManagedTensorVersioned(ctypes.Structure):
-    _fields_ = [
-        ("version", DLPackVersion),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", ctypes.c_void_p),
-        ("flags", ctypes.c_uint64),
-        ("dl_tensor", DLTensor),
-    ]
-
-
-class DLManagedTensor(ctypes.Structure):
-    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
-
-
-class Layout(ctypes.Structure):
-    _fields_ = [
-        ("numel", ctypes.c_int64),
-        ("nbytes", ctypes.c_int64),
-        ("storage_elements", ctypes.c_int64),
-        ("lowest_byte", ctypes.c_int64),
-        ("end_byte", ctypes.c_int64),
-        ("first_element_alignment", ctypes.c_uint64),
-        ("properties", ctypes.c_uint32),
-        ("element_bits", ctypes.c_uint32),
-    ]
-
-
-class Options(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("flags", ctypes.c_uint32),
-        ("max_ndim", ctypes.c_int32),
-        ("data_alignment", ctypes.c_uint64),
-        ("first_element_alignment", ctypes.c_uint64),
-        ("dtype", DLDataType),
-    ]
-
+# The ctypes mirrors of the package, whose layouts tests-py/test_prototypes.py checks against C.
+from dlpack_helpers._lib import (  # noqa: E402
+    DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLTensor, Layout,
+    ValidateOptions as Options,
+)
 
 C_CONTIGUOUS, F_CONTIGUOUS, COMPACT, BROADCAST, NEGATIVE_STRIDES, STRIDES_IMPLIED, EMPTY = (
     1, 2, 4, 8, 16, 32, 64)
