@@ -2,7 +2,7 @@
 //! inside becomes `DLPACK_HELPERS_STATUS_PANIC` (or the function's documented fallback value)
 //! with a message, and never unwinds into C.
 
-use crate::capi::error::{DLPACK_HELPERS_STATUS_OK, dlpack_helpers_status, fail, set_last_error};
+use crate::capi::error::{DLPACK_HELPERS_STATUS_OK, dlpack_helpers_status, fail};
 use crate::core::Error;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -54,7 +54,7 @@ pub(crate) fn value<T>(on_panic: T, f: impl FnOnce() -> T) -> T {
     })) {
         Ok(v) => v,
         Err(payload) => {
-            set_last_error(&Error::Panic(panic_message(&*payload)).to_string());
+            panic_status(payload); // records the message; a value function has no status
             on_panic
         }
     }

@@ -1,6 +1,6 @@
 //! Flags of versioned managed tensors: read, set, and what they mean for writing.
 
-use crate::abi::{DLManagedTensor, DLManagedTensorVersioned};
+use crate::abi::{DLManagedTensor, DLManagedTensorVersioned, DLPackVersion};
 use crate::capi::boundary::{self, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
 use crate::core::flags::{self, Writability};
@@ -27,16 +27,14 @@ const _: () = assert!(
 ///
 /// # Safety
 /// A non-NULL `tensor` points to a managed tensor whose `version` is readable.
-unsafe fn checked_flags(tensor: *const DLManagedTensorVersioned) -> Result<u64, Error> {
-    if tensor.is_null() {
-        return Err(Error::NullPointer("tensor"));
-    }
-    // SAFETY: version and flags keep their offsets in every major (DLPack 1.0), but flags'
-    // meaning belongs to major 1, so the major is checked first.
-    let v = unsafe { addr_of!((*tensor).version).read() };
-    crate::core::version::check(v, "tensor->version")?;
-    // SAFETY: as above.
-    Ok(unsafe { addr_of!((*tensor).flags).read() })
+unsafe fn checked_flags(
+    tensor: *const DLManagedTensorVersioned,
+) -> Result<(u64, DLPackVersion), Error> {
+    // SAFETY: caller contract. Version and flags keep their offsets in every major (DLPack 1.0),
+    // but flags' meaning belongs to major 1, so the major is checked first.
+    let (v, _) = unsafe { crate::capi::tensor::checked_version(tensor, "tensor->version") }?;
+    // SAFETY: non-NULL, major 1.
+    Ok((unsafe { addr_of!((*tensor).flags).read() }, v))
 }
 
 /// Read `tensor->flags` after checking the major version.
@@ -51,7 +49,7 @@ pub unsafe extern "C" fn dlpack_tensor_get_flags(
     boundary::status(|| {
         let out = out_ptr(out_flags, "out_flags")?;
         // SAFETY: a non-NULL tensor is a managed tensor (caller contract).
-        let f = unsafe { checked_flags(tensor) }?;
+        let (f, _) = unsafe { checked_flags(tensor) }?;
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(f) };
         Ok(())
@@ -86,9 +84,7 @@ pub unsafe extern "C" fn dlpack_tensor_set_flags(
             ));
         }
         // SAFETY: non-NULL managed tensor.
-        let f = unsafe { checked_flags(tensor) }?;
-        // SAFETY: as in `checked_flags`, which checked the major.
-        let v = unsafe { addr_of!((*tensor).version).read() };
+        let (f, v) = unsafe { checked_flags(tensor) }?;
         let undefined = flags::undefined_bits(set, v);
         if undefined != 0 {
             return Err(Error::fault(
@@ -118,7 +114,7 @@ pub unsafe extern "C" fn dlpack_tensor_writability(
     boundary::status(|| {
         let out = out_ptr(out_writability, "out_writability")?;
         // SAFETY: a non-NULL tensor is a managed tensor.
-        let f = unsafe { checked_flags(tensor) }?;
+        let (f, _) = unsafe { checked_flags(tensor) }?;
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(flags::writability(Some(f)).as_raw()) };
         Ok(())

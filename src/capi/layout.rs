@@ -7,7 +7,6 @@ use crate::core::Error;
 use crate::core::layout::{self, Layout, MAX_NDIM, TensorView};
 use crate::core::validate::{self, Options, Producer};
 use core::ffi::c_void;
-use core::ptr::addr_of;
 
 /// The largest `ndim` any function of this library accepts (DLPack sets no bound; NumPy allows
 /// 64). Larger values are refused with `DLPACK_HELPERS_STATUS_INVALID_NDIM` before any shape or
@@ -129,14 +128,13 @@ pub(crate) unsafe fn view_of<'a>(
 /// major is 1.
 ///
 /// # Safety
-/// `tensor` must be non-NULL and point to a managed tensor whose `version` is readable.
+/// A non-NULL `tensor` must point to a managed tensor (NULL is `NullPointer("tensor")`).
 #[inline]
 pub(crate) unsafe fn versioned_parts<'a>(
     tensor: *const DLManagedTensorVersioned,
 ) -> Result<(&'a DLTensor, Producer), Error> {
-    // SAFETY: `version` is at offset 0 in every major.
-    let version = unsafe { addr_of!((*tensor).version).read() };
-    crate::core::version::check(version, "tensor->version")?;
+    // SAFETY: caller contract.
+    let (version, _) = unsafe { crate::capi::tensor::checked_version(tensor, "tensor->version") }?;
     // SAFETY: major 1: the layout is the one mirrored in `abi`.
     let t = unsafe { &*tensor };
     Ok((
@@ -212,10 +210,7 @@ pub unsafe extern "C" fn dlpack_tensor_layout(
 ) -> dlpack_helpers_status {
     boundary::status(|| {
         let out = out_ptr(out_layout, "out_layout")?;
-        if tensor.is_null() {
-            return Err(Error::NullPointer("tensor"));
-        }
-        // SAFETY: non-NULL managed tensor (caller contract).
+        // SAFETY: caller contract (NULL `tensor` is NULL_POINTER).
         let (t, producer) = unsafe { versioned_parts(tensor) }?;
         // SAFETY: caller contract.
         let view = unsafe { view_of(t, producer, &LENIENT) }?;

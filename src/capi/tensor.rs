@@ -1,11 +1,32 @@
 //! Managed tensors: release, device query, version check.
 
-use crate::abi::{DLDevice, DLManagedTensor, DLManagedTensorVersioned};
+use crate::abi::{DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion};
 use crate::capi::boundary::{self, nonnull, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::version::dlpack_helpers_version_compat;
-use crate::core::version;
+use crate::core::Error;
+use crate::core::version::{self, Compat};
 use core::ptr::addr_of;
+
+/// The `version` of a received versioned tensor, checked before anything else is read: NULL
+/// `tensor` is `NullPointer("tensor")`, a major other than 1 is `UnsupportedVersion` naming
+/// `what` (DLPack 1.0: then only the deleter may be called). `version` is at offset 0 in every
+/// major, so this read is always safe. The one place the exports read a tensor's version.
+///
+/// # Safety
+/// A non-NULL `tensor` points to a managed tensor (of any major version).
+#[inline(always)]
+pub(crate) unsafe fn checked_version(
+    tensor: *const DLManagedTensorVersioned,
+    what: &'static str,
+) -> Result<(DLPackVersion, Compat), Error> {
+    if tensor.is_null() {
+        return Err(Error::NullPointer("tensor"));
+    }
+    // SAFETY: non-NULL (caller contract); `version` is readable in every major.
+    let v = unsafe { addr_of!((*tensor).version).read() };
+    Ok((v, version::check(v, what)?))
+}
 
 /// The body of both delete exports: call `tensor`'s deleter once, unless `tensor` or its
 /// deleter is NULL. `read_deleter` reads the `deleter` field of a non-NULL `tensor`.
@@ -79,12 +100,8 @@ pub unsafe extern "C" fn dlpack_get_device(
 ) -> dlpack_helpers_status {
     boundary::status(|| {
         let out = out_ptr(out_device, "out_device")?;
-        if tensor.is_null() {
-            return Err(crate::core::Error::NullPointer("tensor"));
-        }
-        // SAFETY: non-NULL `tensor` points to a managed tensor; the version is always readable.
-        let v = unsafe { addr_of!((*tensor).version).read() };
-        version::check(v, "tensor->version")?;
+        // SAFETY: caller contract.
+        unsafe { checked_version(tensor, "tensor->version") }?;
         // SAFETY: major 1: the layout is the one mirrored in `abi`.
         let device = unsafe { addr_of!((*tensor).dl_tensor.device).read() };
         // SAFETY: `out` is non-NULL and points to caller-owned storage for a DLDevice.
@@ -134,12 +151,8 @@ pub unsafe extern "C" fn dlpack_tensor_check_version(
     out_compat: *mut dlpack_helpers_version_compat,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
-        if tensor.is_null() {
-            return Err(crate::core::Error::NullPointer("tensor"));
-        }
-        // SAFETY: the version is readable in every major.
-        let v = unsafe { addr_of!((*tensor).version).read() };
-        let compat = version::check(v, "tensor->version")?;
+        // SAFETY: caller contract.
+        let (_, compat) = unsafe { checked_version(tensor, "tensor->version") }?;
         if !out_compat.is_null() {
             // SAFETY: non-NULL caller storage.
             unsafe { out_compat.write(compat.as_raw()) };
@@ -165,24 +178,21 @@ pub unsafe extern "C" fn dlpack_tensor_check_version_or_delete(
     out_compat: *mut dlpack_helpers_version_compat,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
-        if tensor.is_null() {
-            return Err(crate::core::Error::NullPointer("tensor"));
-        }
-        // SAFETY: the version is readable in every major.
-        let v = unsafe { addr_of!((*tensor).version).read() };
-        match version::check(v, "tensor->version") {
-            Ok(compat) => {
+        // SAFETY: caller contract.
+        match unsafe { checked_version(tensor, "tensor->version") } {
+            Ok((_, compat)) => {
                 if !out_compat.is_null() {
                     // SAFETY: non-NULL caller storage.
                     unsafe { out_compat.write(compat.as_raw()) };
                 }
                 Ok(())
             }
-            Err(e) => {
+            Err(e @ Error::UnsupportedVersion { .. }) => {
                 // SAFETY: the deleter's offset is frozen in every major.
                 unsafe { dlpack_tensor_delete(tensor) };
                 Err(e)
             }
+            Err(e) => Err(e), // NULL `tensor`: nothing to release
         }
     })
 }

@@ -10,8 +10,8 @@ use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
 use crate::capi::version::{
     DLPACK_HELPERS_EXPORT_LEGACY, DLPACK_HELPERS_EXPORT_VERSIONED, dlpack_helpers_export_kind,
 };
+use crate::core::Error;
 use crate::core::python::{self as rules, CapsuleState};
-use crate::core::{Error, version};
 use core::ffi::{CStr, c_void};
 
 // The capsule names reach C as the DLPACK_HELPERS_CAPSULE_* macros (cbindgen.toml `trailer`;
@@ -277,9 +277,10 @@ pub(crate) fn wrap_legacy(legacy: *mut DLManagedTensor) -> *mut DLManagedTensorV
 pub(crate) fn accept_versioned(
     t: *mut DLManagedTensorVersioned,
 ) -> Result<*mut DLManagedTensorVersioned, Error> {
-    // SAFETY: the version is readable in every major.
-    let v = unsafe { core::ptr::addr_of!((*t).version).read() };
-    if let Err(e) = version::check(v, "the capsule's tensor->version") {
+    // SAFETY: `t` is a managed tensor we own (a NULL one is NULL_POINTER, and its release a no-op).
+    if let Err(e) =
+        unsafe { crate::capi::tensor::checked_version(t, "the capsule's tensor->version") }
+    {
         // SAFETY: we own `t`; the deleter is at a frozen offset.
         unsafe { dlpack_tensor_delete(t) };
         return Err(e);
