@@ -189,14 +189,14 @@ int main(void) {
       "zero_d = np.array(3.5)\n"
       "empty = np.zeros((0, 3))\n"
       "strided = np.arange(20, dtype=np.float64).reshape(4, 5)[1:, ::2]\n"
-      "reversed_ = np.arange(5, dtype=np.float64)[::-1]\n"
+      "reversed = np.arange(5, dtype=np.float64)[::-1]\n"
       "fortran = np.asfortranarray(np.arange(6, dtype=np.float64).reshape(2, 3))\n";
   PyObject *globals = PyDict_New();
   PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins());
   PyObject *r = PyRun_String(setup, Py_file_input, globals, globals);
   if (!r) { PyErr_Print(); return 1; }
   Py_DECREF(r);
-  const char *names[] = {"writable", "readonly", "zero_d", "empty", "strided", "reversed_", "fortran"};
+  const char *names[] = {"writable", "readonly", "zero_d", "empty", "strided", "reversed", "fortran"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
     PyObject *a = PyDict_GetItemString(globals, names[i]); /* borrowed */
     PyObject *sum = PyObject_CallMethod(a, "sum", NULL);

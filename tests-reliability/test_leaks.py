@@ -150,4 +150,4 @@ def test_no_leak_over_many_round_trips(scenario):
     # 32 bytes per round trip would be 96 KB: a leaked object per round trip cannot hide here.
     assert grown_py < 32 * 1024, f"{scenario.__name__}: Python allocations grew by {grown_py} bytes"
     assert grown_rss < 8 * 1024 * 1024, f"{scenario.__name__}: RSS grew by {grown_rss} bytes over {ROUNDS} round trips"
-    print(f"\n{scenario.__name__}: {ROUNDS} round trips, tracemalloc +{grown_py} B, RSS +{grown_rss} B, 0 producers alive")
+    print(f"\n{scenario.__name__}: {ROUNDS} round trips, tracemalloc {grown_py:+d} B, RSS {grown_rss:+d} B, 0 producers alive")
