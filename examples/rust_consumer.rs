@@ -1,4 +1,4 @@
-//! Using dlpack-helpers from Rust: the crate's safe API (`dlpack_helpers::core`) on the DLPack
+//! Using dlpack-helpers from Rust: the crate's safe API (`dlpack_helpers::rules`) on the DLPack
 //! mirrors in `dlpack_helpers::abi`, in another Rust program.
 //!
 //! A producer exports a `Vec<f64>` as a `DLManagedTensorVersioned` after negotiating the version
@@ -12,9 +12,9 @@ use dlpack_helpers::abi::{
     DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensorVersioned, DLPackVersion,
     DLTensor,
 };
-use dlpack_helpers::core::device::{HostAccess, host_access, is_cpu_accessible};
-use dlpack_helpers::core::version::{self, Compat, Export, Producer};
-use dlpack_helpers::core::{Error, info};
+use dlpack_helpers::rules::device::{HostAccess, host_access, is_cpu_accessible};
+use dlpack_helpers::rules::version::{self, Compat, Export, Exporter};
+use dlpack_helpers::rules::{Error, info};
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,7 +42,7 @@ fn export(
     values: Vec<f64>,
     max_version: Option<DLPackVersion>,
 ) -> Result<*mut DLManagedTensorVersioned, Error> {
-    let producer = Producer {
+    let producer = Exporter {
         version: DLPackVersion::CURRENT,
         exports_legacy: false,
         no_max_version_keyword: false,

@@ -201,13 +201,6 @@ struct DLPackExchangeAPI;
 
 
 /**
- * Option bit of `dlpack_versioned_to_legacy`: convert a read-only tensor anyway, dropping the
- * `READ_ONLY` flag (the legacy struct cannot carry it; the caller takes responsibility for not
- * writing). Default: refused with `DLPACK_HELPERS_STATUS_READ_ONLY`.
- */
-#define DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY 1
-
-/**
  * Capability bit of `dlpack_helpers_info.capabilities`: CUDA stream synchronization is
  * available (the CUDA driver was found at run time).
  */
@@ -222,6 +215,28 @@ struct DLPackExchangeAPI;
  * Capability bit: the Python entry points found a Python interpreter in this process.
  */
 #define DLPACK_HELPERS_CAP_PYTHON 4
+
+/**
+ * Newest DLPack major version this library reads (the ABI major of `DLManagedTensorVersioned`).
+ */
+#define DLPACK_HELPERS_DLPACK_MAJOR_VERSION 1
+
+/**
+ * Newest DLPack minor version this library understands.
+ */
+#define DLPACK_HELPERS_DLPACK_MINOR_VERSION 3
+
+/**
+ * Producer flag for `dlpack_version_negotiate`: the producer still exports the legacy
+ * `DLManagedTensor` (capsule `"dltensor"`).
+ */
+#define DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY 1
+
+/**
+ * Producer flag for `dlpack_version_negotiate`: the producer's `__dlpack__` predates the
+ * `max_version` keyword (array API before 2023.12).
+ */
+#define DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD 2
 
 /**
  * The largest `ndim` any function of this library accepts (DLPack sets no bound; NumPy allows
@@ -278,39 +293,6 @@ struct DLPackExchangeAPI;
  * `dlpack_dtype_format` or `dlpack_device_format`.
  */
 #define DLPACK_HELPERS_NAME_MAX 32
-
-/**
- * Request flag: try the type's C exchange API (`__dlpack_c_exchange_api__`, DLPack 1.3, or
- * `__c_dlpack_exchange_api__`, 1.2) first, when the request passes no `stream`, `dl_device` or
- * `copy`. That path does **no stream synchronisation** (the producer's `…NoSync` export): a
- * consumer of device memory must launch on the producer's current stream
- * (`current_work_stream`). Without a usable table the call falls back to `__dlpack__`.
- */
-#define DLPACK_HELPERS_IMPORT_EXCHANGE_API 1
-
-/**
- * Out bit of `dlpack_object_import`: the producer returned a legacy `"dltensor"` capsule, which
- * was wrapped (version 1.0, flags 0).
- */
-#define DLPACK_HELPERS_IMPORTED_LEGACY 1
-
-/**
- * Out bit: the producer raised `TypeError` for `max_version` and the keyword-less retry
- * succeeded (a producer older than the array API 2023.12).
- */
-#define DLPACK_HELPERS_IMPORTED_AFTER_RETRY 2
-
-/**
- * Out bit: the tensor came from the type's C exchange API, not from `__dlpack__`.
- */
-#define DLPACK_HELPERS_IMPORTED_EXCHANGE_API 4
-
-/**
- * Flag for `dlpack_stream_decode` and `dlpack_export_request_resolve`: accept any stream integer
- * for `kDLCPU` as "no synchronization" (PyTorch accepts -1, nanobind any integer). Off by
- * default: the array API allows only `None` for stream-less devices (peer case 28).
- */
-#define DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM 4
 
 /**
  * Validation option bit: accept NULL `strides` (with `ndim != 0`) from a producer declaring
@@ -382,26 +364,44 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE 2048
 
 /**
- * Newest DLPack major version this library reads (the ABI major of `DLManagedTensorVersioned`).
+ * Option bit of `dlpack_versioned_to_legacy`: convert a read-only tensor anyway, dropping the
+ * `READ_ONLY` flag (the legacy struct cannot carry it; the caller takes responsibility for not
+ * writing). Default: refused with `DLPACK_HELPERS_STATUS_READ_ONLY`.
  */
-#define DLPACK_HELPERS_DLPACK_MAJOR_VERSION 1
+#define DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY 1
 
 /**
- * Newest DLPack minor version this library understands.
+ * Flag for `dlpack_stream_decode` and `dlpack_export_request_resolve`: accept any stream integer
+ * for `kDLCPU` as "no synchronization" (PyTorch accepts -1, nanobind any integer). Off by
+ * default: the array API allows only `None` for stream-less devices (peer case 28).
  */
-#define DLPACK_HELPERS_DLPACK_MINOR_VERSION 3
+#define DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM 4
 
 /**
- * Producer flag for `dlpack_version_negotiate`: the producer still exports the legacy
- * `DLManagedTensor` (capsule `"dltensor"`).
+ * Request flag: try the type's C exchange API (`__dlpack_c_exchange_api__`, DLPack 1.3, or
+ * `__c_dlpack_exchange_api__`, 1.2) first, when the request passes no `stream`, `dl_device` or
+ * `copy`. That path does **no stream synchronisation** (the producer's `…NoSync` export): a
+ * consumer of device memory must launch on the producer's current stream
+ * (`current_work_stream`). Without a usable table the call falls back to `__dlpack__`.
  */
-#define DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY 1
+#define DLPACK_HELPERS_IMPORT_EXCHANGE_API 1
 
 /**
- * Producer flag for `dlpack_version_negotiate`: the producer's `__dlpack__` predates the
- * `max_version` keyword (array API before 2023.12).
+ * Out bit of `dlpack_object_import`: the producer returned a legacy `"dltensor"` capsule, which
+ * was wrapped (version 1.0, flags 0).
  */
-#define DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD 2
+#define DLPACK_HELPERS_IMPORTED_LEGACY 1
+
+/**
+ * Out bit: the producer raised `TypeError` for `max_version` and the keyword-less retry
+ * succeeded (a producer older than the array API 2023.12).
+ */
+#define DLPACK_HELPERS_IMPORTED_AFTER_RETRY 2
+
+/**
+ * Out bit: the tensor came from the type's C exchange API, not from `__dlpack__`.
+ */
+#define DLPACK_HELPERS_IMPORTED_EXCHANGE_API 4
 
 /**
  * Status returned by every fallible function: 0 (`DLPACK_HELPERS_STATUS_OK`) is success, any
@@ -416,11 +416,6 @@ typedef int32_t dlpack_helpers_status;
  * values.
  */
 typedef int32_t dlpack_helpers_host_access;
-
-/**
- * Answer of the writability queries: one of `DLPACK_HELPERS_WRITABILITY_*`.
- */
-typedef int32_t dlpack_helpers_writability;
 
 /**
  * What this library is and supports. Set `struct_size` to `sizeof(dlpack_helpers_info)`
@@ -470,6 +465,37 @@ typedef struct dlpack_helpers_info {
 } dlpack_helpers_info;
 
 /**
+ * How a version relates to the newest one this library understands: one of the
+ * `DLPACK_HELPERS_VERSION_*` values.
+ */
+typedef int32_t dlpack_helpers_version_compat;
+
+/**
+ * Which struct a producer exports: one of the `DLPACK_HELPERS_EXPORT_*` values.
+ */
+typedef int32_t dlpack_helpers_export_kind;
+
+/**
+ * The result of `dlpack_version_negotiate`.
+ */
+typedef struct dlpack_helpers_version_choice {
+  /**
+   * `DLPACK_HELPERS_EXPORT_LEGACY` or `DLPACK_HELPERS_EXPORT_VERSIONED`.
+   */
+  dlpack_helpers_export_kind kind;
+  /**
+   * For `DLPACK_HELPERS_EXPORT_VERSIONED`: the version to write into the tensor (the
+   * producer's own). For `DLPACK_HELPERS_EXPORT_LEGACY`: {0, 0}.
+   */
+  DLPackVersion version;
+} dlpack_helpers_version_choice;
+
+/**
+ * Answer of the writability queries: one of `DLPACK_HELPERS_WRITABILITY_*`.
+ */
+typedef int32_t dlpack_helpers_writability;
+
+/**
  * The layout of a tensor, as computed by `dlpack_dltensor_layout` and the validators.
  * Byte positions are relative to `tensor.data` and include `byte_offset`.
  */
@@ -517,48 +543,42 @@ typedef struct dlpack_helpers_layout {
 } dlpack_helpers_layout;
 
 /**
- * Which struct a producer exports: one of the `DLPACK_HELPERS_EXPORT_*` values.
+ * What a caller requires beyond the DLPack rules. Zero-initialise it and set `struct_size` to
+ * `sizeof(dlpack_helpers_validate_options)`; all-zero fields mean "every DLPack rule, nothing
+ * more". The struct only grows at its end: fields past the caller's `struct_size` take their
+ * zero default, so a caller built against an older header keeps working. Passing NULL
+ * options means all defaults.
  */
-typedef int32_t dlpack_helpers_export_kind;
-
-/**
- * `copy` of `__dlpack__`: one of the `DLPACK_HELPERS_COPY_*` values.
- */
-typedef int32_t dlpack_helpers_copy_mode;
-
-/**
- * What a consumer asks of `__dlpack__` (array API 2023.12 keywords). Zero-initialise it, then
- * set what you need: all zeros means max_version = this library's (1.3), and no stream,
- * dl_device or copy passed.
- */
-typedef struct dlpack_helpers_import_request {
+typedef struct dlpack_helpers_validate_options {
   /**
-   * The consumer's `max_version`; {0, 0} means this library's newest (1.3). A tensor of any
-   * other major than 1 is refused after the call (and released).
+   * Size in bytes of the caller's struct; at least `sizeof(size_t)`.
    */
-  DLPackVersion max_version;
+  size_t struct_size;
   /**
-   * The `stream=` value: a Python object (`PyObject *`, borrowed; usually an `int` in the
-   * array API's encoding), or NULL to pass nothing (None).
-   */
-  void *stream;
-  /**
-   * Whether `dl_device` is passed.
-   */
-  bool has_dl_device;
-  /**
-   * The `dl_device=` value, a `(device_type, device_id)` pair, when `has_dl_device`.
-   */
-  DLDevice dl_device;
-  /**
-   * `DLPACK_HELPERS_COPY_IF_NEEDED` (None, not passed), `_NEVER` (False) or `_ALWAYS` (True).
-   */
-  dlpack_helpers_copy_mode copy;
-  /**
-   * `DLPACK_HELPERS_IMPORT_*` bits.
+   * `DLPACK_HELPERS_VALIDATE_*` bits.
    */
   uint32_t flags;
-} dlpack_helpers_import_request;
+  /**
+   * Largest `ndim` accepted (`INVALID_NDIM` above it); 0: `DLPACK_HELPERS_MAX_NDIM` only.
+   */
+  int32_t max_ndim;
+  /**
+   * Required alignment of `data`, in bytes: a power of two, 0 or 1 for none. 256 is the
+   * header's literal "aligned to 256 bytes" rule, which major producers do not follow (peer
+   * case 42): use it only when you know your producer. Checked only for pointer-addressed
+   * device types and non-empty tensors.
+   */
+  uint64_t data_alignment;
+  /**
+   * Required alignment of the first element (`data + byte_offset`; `byte_offset` alone for
+   * opaque handles), in bytes: a power of two, 0 or 1 for none. Skipped for empty tensors.
+   */
+  uint64_t first_element_alignment;
+  /**
+   * The dtype required with `DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE`.
+   */
+  DLDataType dtype;
+} dlpack_helpers_validate_options;
 
 /**
  * What a decoded stream argument means: one of the `DLPACK_HELPERS_STREAM_*` values.
@@ -579,6 +599,11 @@ typedef struct dlpack_helpers_stream {
    */
   void *handle;
 } dlpack_helpers_stream;
+
+/**
+ * `copy` of `__dlpack__`: one of the `DLPACK_HELPERS_COPY_*` values.
+ */
+typedef int32_t dlpack_helpers_copy_mode;
 
 /**
  * What a consumer asks of a producer: the keyword arguments of `__dlpack__`. A zero-initialized
@@ -687,80 +712,38 @@ typedef struct dlpack_helpers_stream_backend {
 } dlpack_helpers_stream_backend;
 
 /**
- * How a version relates to the newest one this library understands: one of the
- * `DLPACK_HELPERS_VERSION_*` values.
+ * What a consumer asks of `__dlpack__` (array API 2023.12 keywords). Zero-initialise it, then
+ * set what you need: all zeros means max_version = this library's (1.3), and no stream,
+ * dl_device or copy passed.
  */
-typedef int32_t dlpack_helpers_version_compat;
-
-/**
- * What a caller requires beyond the DLPack rules. Zero-initialise it and set `struct_size` to
- * `sizeof(dlpack_helpers_validate_options)`; all-zero fields mean "every DLPack rule, nothing
- * more". The struct only grows at its end: fields past the caller's `struct_size` take their
- * zero default, so a caller built against an older header keeps working. Passing NULL
- * options means all defaults.
- */
-typedef struct dlpack_helpers_validate_options {
+typedef struct dlpack_helpers_import_request {
   /**
-   * Size in bytes of the caller's struct; at least `sizeof(size_t)`.
+   * The consumer's `max_version`; {0, 0} means this library's newest (1.3). A tensor of any
+   * other major than 1 is refused after the call (and released).
    */
-  size_t struct_size;
+  DLPackVersion max_version;
   /**
-   * `DLPACK_HELPERS_VALIDATE_*` bits.
+   * The `stream=` value: a Python object (`PyObject *`, borrowed; usually an `int` in the
+   * array API's encoding), or NULL to pass nothing (None).
+   */
+  void *stream;
+  /**
+   * Whether `dl_device` is passed.
+   */
+  bool has_dl_device;
+  /**
+   * The `dl_device=` value, a `(device_type, device_id)` pair, when `has_dl_device`.
+   */
+  DLDevice dl_device;
+  /**
+   * `DLPACK_HELPERS_COPY_IF_NEEDED` (None, not passed), `_NEVER` (False) or `_ALWAYS` (True).
+   */
+  dlpack_helpers_copy_mode copy;
+  /**
+   * `DLPACK_HELPERS_IMPORT_*` bits.
    */
   uint32_t flags;
-  /**
-   * Largest `ndim` accepted (`INVALID_NDIM` above it); 0: `DLPACK_HELPERS_MAX_NDIM` only.
-   */
-  int32_t max_ndim;
-  /**
-   * Required alignment of `data`, in bytes: a power of two, 0 or 1 for none. 256 is the
-   * header's literal "aligned to 256 bytes" rule, which major producers do not follow (peer
-   * case 42): use it only when you know your producer. Checked only for pointer-addressed
-   * device types and non-empty tensors.
-   */
-  uint64_t data_alignment;
-  /**
-   * Required alignment of the first element (`data + byte_offset`; `byte_offset` alone for
-   * opaque handles), in bytes: a power of two, 0 or 1 for none. Skipped for empty tensors.
-   */
-  uint64_t first_element_alignment;
-  /**
-   * The dtype required with `DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE`.
-   */
-  DLDataType dtype;
-} dlpack_helpers_validate_options;
-
-/**
- * The result of `dlpack_version_negotiate`.
- */
-typedef struct dlpack_helpers_version_choice {
-  /**
-   * `DLPACK_HELPERS_EXPORT_LEGACY` or `DLPACK_HELPERS_EXPORT_VERSIONED`.
-   */
-  dlpack_helpers_export_kind kind;
-  /**
-   * For `DLPACK_HELPERS_EXPORT_VERSIONED`: the version to write into the tensor (the
-   * producer's own). For `DLPACK_HELPERS_EXPORT_LEGACY`: {0, 0}.
-   */
-  DLPackVersion version;
-} dlpack_helpers_version_choice;
-
-/**
- * Host code can never dereference memory of this device type (device memory or an opaque
- * handle).
- */
-#define DLPACK_HELPERS_HOST_ACCESS_NEVER 0
-
-/**
- * Host code can always dereference memory of this device type.
- */
-#define DLPACK_HELPERS_HOST_ACCESS_ALWAYS 1
-
-/**
- * It depends on the allocation, or the device type is unknown to this library: ask the
- * device's runtime (for `kDLOneAPI`, the USM kind of the pointer).
- */
-#define DLPACK_HELPERS_HOST_ACCESS_DEPENDS 2
+} dlpack_helpers_import_request;
 
 /**
  * Success.
@@ -1006,6 +989,49 @@ typedef struct dlpack_helpers_version_choice {
 #define DLPACK_HELPERS_STATUS_OUT_OF_MEMORY 37
 
 /**
+ * Host code can never dereference memory of this device type (device memory or an opaque
+ * handle).
+ */
+#define DLPACK_HELPERS_HOST_ACCESS_NEVER 0
+
+/**
+ * Host code can always dereference memory of this device type.
+ */
+#define DLPACK_HELPERS_HOST_ACCESS_ALWAYS 1
+
+/**
+ * It depends on the allocation, or the device type is unknown to this library: ask the
+ * device's runtime (for `kDLOneAPI`, the USM kind of the pointer).
+ */
+#define DLPACK_HELPERS_HOST_ACCESS_DEPENDS 2
+
+/**
+ * Same major and minor as this library (DLPack 1.3).
+ */
+#define DLPACK_HELPERS_VERSION_EXACT 0
+
+/**
+ * Same major, older minor (1.0 to 1.2): everything in it is understood.
+ */
+#define DLPACK_HELPERS_VERSION_OLDER_MINOR 1
+
+/**
+ * Same major, newer minor (1.4 and later): usable, but it may carry enum values this library
+ * does not know (DLPack 1.0: "the tensor is usable if the consumer can interpret all fields").
+ */
+#define DLPACK_HELPERS_VERSION_NEWER_MINOR 2
+
+/**
+ * Export the legacy `DLManagedTensor` in a capsule named `"dltensor"`.
+ */
+#define DLPACK_HELPERS_EXPORT_LEGACY 0
+
+/**
+ * Export a `DLManagedTensorVersioned` in a capsule named `"dltensor_versioned"`.
+ */
+#define DLPACK_HELPERS_EXPORT_VERSIONED 1
+
+/**
  * The producer forbids writes (`DLPACK_FLAG_BITMASK_READ_ONLY` set).
  */
 #define DLPACK_HELPERS_WRITABILITY_READ_ONLY 0
@@ -1087,118 +1113,40 @@ typedef struct dlpack_helpers_version_choice {
  */
 #define DLPACK_HELPERS_SYNC_HOST 2
 
-/**
- * Same major and minor as this library (DLPack 1.3).
- */
-#define DLPACK_HELPERS_VERSION_EXACT 0
-
-/**
- * Same major, older minor (1.0 to 1.2): everything in it is understood.
- */
-#define DLPACK_HELPERS_VERSION_OLDER_MINOR 1
-
-/**
- * Same major, newer minor (1.4 and later): usable, but it may carry enum values this library
- * does not know (DLPack 1.0: "the tensor is usable if the consumer can interpret all fields").
- */
-#define DLPACK_HELPERS_VERSION_NEWER_MINOR 2
-
-/**
- * Export the legacy `DLManagedTensor` in a capsule named `"dltensor"`.
- */
-#define DLPACK_HELPERS_EXPORT_LEGACY 0
-
-/**
- * Export a `DLManagedTensorVersioned` in a capsule named `"dltensor_versioned"`.
- */
-#define DLPACK_HELPERS_EXPORT_VERSIONED 1
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
 /**
- * Create an owned DLPack 1.3 versioned managed tensor describing the caller's own buffer, for a
- * producer to hand out. Nothing is copied but the metadata.
+ * The message of the last failing call on the calling thread: NUL-terminated UTF-8, never
+ * NULL (an empty string when no call on this thread has failed yet).
  *
- * - `data`: the buffer (address or device handle); may be NULL only for an empty tensor.
- * - `device`, `dtype`, `byte_offset` (bytes), `flags` (`DLPACK_FLAG_BITMASK_*` of DLPack 1.3):
- *   stored as given.
- * - `ndim`, `shape`, `strides`: `shape` and `strides` hold `ndim` elements (strides in
- *   elements); both are copied. NULL `strides` means compact row-major and compact strides are
- *   stored (the result always carries strides when `ndim != 0`, DLPack 1.2).
- * - `release`, `release_ctx`: called as `release(release_ctx)` exactly once by the tensor's
- *   deleter, after the struct is freed; `release` may be NULL (nothing to release).
- *   `manager_ctx` of the result is `release_ctx`.
- * - `out_tensor`: receives the new tensor on OK. Its deleter frees the struct (one allocation
- *   holding the struct, `shape` and `strides`) and calls `release`; release it with
- *   `dlpack_tensor_delete` or hand it to a consumer.
- *
- * The description is validated as `dlpack_tensor_validate` does with default options.
- * Returns `DLPACK_HELPERS_STATUS_OK`; any status of `dlpack_tensor_validate` (`NULL_DATA`,
- * `INVALID_DTYPE`, `INVALID_SHAPE`, ...); `INVALID_FLAGS` (unknown bits); `OUT_OF_MEMORY`;
- * `NULL_POINTER` (`out_tensor`, or `shape` with `ndim != 0`). On failure `release` is not
- * called and nothing is allocated. Thread-safe.
+ * Lifetime: the pointer stays valid until the next failing call on the same thread (or the
+ * thread's exit). Successful calls leave the message unchanged. Copy it if you need it longer.
+ * Thread-safety: each thread has its own message. Never fails.
  */
-dlpack_helpers_status dlpack_tensor_create(void *data,
-                                           DLDevice device,
-                                           int32_t ndim,
-                                           const int64_t *shape,
-                                           const int64_t *strides,
-                                           DLDataType dtype,
-                                           uint64_t byte_offset,
-                                           uint64_t flags,
-                                           void (*release)(void *ctx),
-                                           void *release_ctx,
-                                           struct DLManagedTensorVersioned **out_tensor);
+const char *dlpack_last_error_message(void);
 
 /**
- * Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data.
+ * The name of a status code, for example `"UNSUPPORTED_VERSION"` for
+ * `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`; `"UNKNOWN_STATUS"` for a value that is not a
+ * status of this library version.
  *
- * - `legacy`: validated first (as `dlpack_legacy_tensor_validate` with default options). On OK
- *   the wrapper owns it: the wrapper's deleter calls `legacy`'s deleter exactly once (after
- *   freeing the wrapper); the caller must not release `legacy` itself any more. On failure the
- *   caller still owns it and nothing was called.
- * - `flags`: the wrapper's `flags` (DLPack 1.3 bits only): the legacy struct cannot say
- *   read-only, copied or padded, so the caller states what it knows (for example
- *   `DLPACK_FLAG_BITMASK_READ_ONLY` for an array from a producer that exports read-only data).
- *   Legacy sub-byte data is packed; setting `IS_SUBBYTE_TYPE_PADDED` claims otherwise.
- * - `out_tensor`: receives the wrapper. Its `shape` and `strides` are copies in the wrapper's
- *   own allocation (compact row-major strides when the legacy tensor had NULL strides), its
- *   `manager_ctx` is `legacy`, its version 1.3.
- *
- * Returns `DLPACK_HELPERS_STATUS_OK`; the statuses of `dlpack_legacy_tensor_validate`;
- * `INVALID_FLAGS`; `OUT_OF_MEMORY`; `NULL_POINTER`. One allocation. Thread-safety: as the
- * legacy tensor's deleter.
+ * The string is static: never free it. Thread-safe. Never fails.
  */
-dlpack_helpers_status dlpack_legacy_to_versioned(DLManagedTensor *legacy,
-                                                 uint64_t flags,
-                                                 struct DLManagedTensorVersioned **out_tensor);
+const char *dlpack_status_string(dlpack_helpers_status status);
 
 /**
- * Wrap a versioned managed tensor as a legacy one (for consumers that only read the legacy
- * struct), without copying data.
+ * The Python exception type the array API and the DLPack Python specification prescribe for a
+ * status, for bindings that raise: `"BufferError"` (the data cannot be exported or imported as
+ * asked: unsupported version, no common version, a tensor that breaks a DLPack rule or the
+ * caller's requirements, codes 20–33 and 36), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
+ * understand), `"ValueError"` (bad arguments, unknown names, a buffer too small), `"RuntimeError"` (internal error and unknown
+ * codes), `""` for `DLPACK_HELPERS_STATUS_OK`.
  *
- * - `tensor`: version checked (`UNSUPPORTED_VERSION` for a major other than 1, nothing else
- *   read), then validated as `dlpack_tensor_validate` with
- *   `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`. On OK the wrapper owns it (its deleter calls
- *   `tensor`'s deleter exactly once); on failure the caller still owns it.
- * - `options`: `DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY` or 0. The legacy struct has no flags:
- *   a read-only tensor is refused (`READ_ONLY`) unless that bit is given; a padded sub-byte
- *   tensor is always refused (`INVALID_FLAGS`: legacy sub-byte data reads as packed);
- *   `IS_COPIED` is dropped.
- * - `out_dropped_flags`: may be NULL; receives the flag bits the legacy form does not carry.
- * - `out_tensor`: receives the wrapper (`shape`/`strides` copied into its own allocation,
- *   `manager_ctx` = `tensor`).
- *
- * Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION`; `READ_ONLY`; `INVALID_FLAGS`;
- * `INVALID_ARGUMENT` (unknown option bits); the statuses of `dlpack_tensor_validate`;
- * `OUT_OF_MEMORY`; `NULL_POINTER`. Outputs are written only on OK. One allocation.
+ * The string is static: never free it. Thread-safe. Never fails.
  */
-dlpack_helpers_status dlpack_versioned_to_legacy(struct DLManagedTensorVersioned *tensor,
-                                                 uint32_t options,
-                                                 uint64_t *out_dropped_flags,
-                                                 DLManagedTensor **out_tensor);
+const char *dlpack_status_python_exception(dlpack_helpers_status status);
 
 /**
  * Whether host (CPU) code may dereference a tensor's memory, judged from the device type alone.
@@ -1234,35 +1182,147 @@ bool dlpack_is_cpu_accessible(DLDevice device);
 dlpack_helpers_host_access dlpack_device_host_access(DLDevice device);
 
 /**
- * The message of the last failing call on the calling thread: NUL-terminated UTF-8, never
- * NULL (an empty string when no call on this thread has failed yet).
+ * Fill `out_info` with the library's version, the DLPack version and ABI it supports, and its
+ * run-time capabilities.
  *
- * Lifetime: the pointer stays valid until the next failing call on the same thread (or the
- * thread's exit). Successful calls leave the message unchanged. Copy it if you need it longer.
- * Thread-safety: each thread has its own message. Never fails.
+ * - `out_info->struct_size` must be set by the caller to the size of its struct, at least
+ *   `sizeof(size_t)`. Only fields that fit entirely are written; on return `struct_size` holds
+ *   the number of bytes filled (at most `sizeof(dlpack_helpers_info)` of this library).
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL `out_info`) or
+ * `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` (`struct_size` smaller than `sizeof(size_t)`; nothing
+ * written). Thread-safe.
  */
-const char *dlpack_last_error_message(void);
+dlpack_helpers_status dlpack_get_info(struct dlpack_helpers_info *out_info);
 
 /**
- * The name of a status code, for example `"UNSUPPORTED_VERSION"` for
- * `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`; `"UNKNOWN_STATUS"` for a value that is not a
- * status of this library version.
+ * Release a versioned managed tensor: call its `deleter` exactly once.
  *
- * The string is static: never free it. Thread-safe. Never fails.
+ * - `tensor`: a `DLManagedTensorVersioned` of **any** DLPack major version. Only the `deleter`
+ *   field is read: its offset is frozen by the specification for every future major, so this
+ *   is the one operation that is safe on a tensor the caller cannot otherwise read
+ *   (DLPack 1.0: on a major mismatch only the deleter may be called).
+ * - NULL `tensor` or NULL `deleter`: nothing happens (a NULL deleter means "nothing to free").
+ *
+ * Ownership: the caller gives up the tensor. The deleter frees the struct itself (DLPack 0.3,
+ * peer case 6); this function touches nothing after calling it, and the caller must not either.
+ * Calling it twice on the same tensor is a use after free, as with any `free`.
+ * Thread-safety: as safe as the producer's deleter, which may run on any thread (DLPack Python
+ * specification). Returns nothing; never fails.
  */
-const char *dlpack_status_string(dlpack_helpers_status status);
+void dlpack_tensor_delete(struct DLManagedTensorVersioned *tensor);
 
 /**
- * The Python exception type the array API and the DLPack Python specification prescribe for a
- * status, for bindings that raise: `"BufferError"` (the data cannot be exported or imported as
- * asked: unsupported version, no common version, a tensor that breaks a DLPack rule or the
- * caller's requirements, codes 20–33 and 36), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
- * understand), `"ValueError"` (bad arguments, unknown names, a buffer too small), `"RuntimeError"` (internal error and unknown
- * codes), `""` for `DLPACK_HELPERS_STATUS_OK`.
+ * Release a legacy managed tensor: call its `deleter` exactly once.
  *
- * The string is static: never free it. Thread-safe. Never fails.
+ * - `tensor`: a legacy (unversioned) `DLManagedTensor`, as found in a `"dltensor"` capsule.
+ * - NULL `tensor` or NULL `deleter`: nothing happens.
+ *
+ * Ownership, thread-safety: as `dlpack_tensor_delete`. Never pass a `DLManagedTensorVersioned`
+ * here: the two structs are not layout-compatible (the capsule name tells which one you hold).
  */
-const char *dlpack_status_python_exception(dlpack_helpers_status status);
+void dlpack_legacy_tensor_delete(DLManagedTensor *tensor);
+
+/**
+ * The device of a versioned managed tensor: the C counterpart of `__dlpack_device__`.
+ *
+ * - `tensor`: the tensor, borrowed. Its `version` is read first; when its major is not the
+ *   one this library reads (1), nothing past `version` is read.
+ * - `out_device`: receives `tensor->dl_tensor.device` as the producer wrote it (device type
+ *   and the producer's device id; unknown device types are passed through, not refused).
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
+ * `out_device` is NULL; `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` when the major version is
+ * not 1. `out_device` is written only on OK. Thread-safe (reads only).
+ */
+dlpack_helpers_status dlpack_get_device(const struct DLManagedTensorVersioned *tensor,
+                                        DLDevice *out_device);
+
+/**
+ * The device of a legacy managed tensor: the C counterpart of `__dlpack_device__`.
+ *
+ * - `tensor`: a legacy `DLManagedTensor`, borrowed.
+ * - `out_device`: receives `tensor->dl_tensor.device` unchanged.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, or `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
+ * `out_device` is NULL. `out_device` is written only on OK. Thread-safe (reads only).
+ */
+dlpack_helpers_status dlpack_legacy_get_device(const DLManagedTensor *tensor, DLDevice *out_device);
+
+/**
+ * Check the DLPack version of a received versioned tensor, reading nothing but `version`.
+ *
+ * - `tensor`: borrowed.
+ * - `out_compat`: receives `DLPACK_HELPERS_VERSION_EXACT` (1.3),
+ *   `DLPACK_HELPERS_VERSION_OLDER_MINOR` (1.0–1.2) or `DLPACK_HELPERS_VERSION_NEWER_MINOR`
+ *   (1.4 and later: usable, but it may carry device types, dtype codes or flag bits this
+ *   library does not know; DLPack 1.0 minor rule). May be NULL when the caller only wants the
+ *   status.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK` for major 1; `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`
+ * for any other major (the tensor is left untouched: the caller still owns it and may only
+ * call its deleter, for example with `dlpack_tensor_delete`); `DLPACK_HELPERS_STATUS_NULL_POINTER`
+ * for a NULL `tensor`. Thread-safe (reads only).
+ */
+dlpack_helpers_status dlpack_tensor_check_version(const struct DLManagedTensorVersioned *tensor,
+                                                  dlpack_helpers_version_compat *out_compat);
+
+/**
+ * Accept a received versioned tensor, or refuse and release it in one step.
+ *
+ * Like `dlpack_tensor_check_version`, but when the major version is not 1 the tensor's
+ * deleter is called (the one safe operation, DLPack 1.0) before returning
+ * `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`: on that status the caller no longer owns the
+ * tensor and must not touch it. On OK the caller still owns it.
+ *
+ * `out_compat` may be NULL. Returns `DLPACK_HELPERS_STATUS_OK`,
+ * `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` (tensor released) or
+ * `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL `tensor`, nothing done). Thread-safety: as the
+ * producer's deleter.
+ */
+dlpack_helpers_status dlpack_tensor_check_version_or_delete(struct DLManagedTensorVersioned *tensor,
+                                                            dlpack_helpers_version_compat *out_compat);
+
+/**
+ * Check a DLPack version against the one this library reads.
+ *
+ * - `version`: for example a received tensor's `version` field, or an exchange API header's.
+ * - `out_compat`: receives `DLPACK_HELPERS_VERSION_EXACT`, `_OLDER_MINOR` or `_NEWER_MINOR`;
+ *   may be NULL.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK` for major 1, `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`
+ * for any other major (0.x or 2.x and later). Thread-safe, no side effects but the last error.
+ */
+dlpack_helpers_status dlpack_version_check(DLPackVersion version,
+                                           dlpack_helpers_version_compat *out_compat);
+
+/**
+ * Producer side of `__dlpack__(max_version=…)`: which struct and version to export, following
+ * the array API's recommended producer logic.
+ *
+ * - `producer_version`: the producer's own DLPack version (normally {1, 3} for a producer built
+ *   on this library). A major of 0 means the producer can only export the legacy struct.
+ * - `producer_flags`: `DLPACK_HELPERS_PRODUCER_*` bits; other bits are refused.
+ * - `max_version`: the consumer's `max_version`, or NULL for "not given" (`None`).
+ * - `out_choice`: receives the decision.
+ *
+ * Decisions: `max_version` NULL → legacy if the producer exports it, else
+ * `DLPACK_HELPERS_STATUS_NO_COMMON_VERSION`; `max_version` given to a producer flagged
+ * `DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD` → `DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD`
+ * (the consumer's cue to retry without the keyword); producer major 0 → legacy;
+ * `*max_version >= producer_version` or the same major → versioned with `producer_version`
+ * (the minor may exceed the consumer's: consumers must check the version they receive);
+ * consumer major older → legacy for a 0.x consumer when the producer exports it, else
+ * `DLPACK_HELPERS_STATUS_NO_COMMON_VERSION`.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_NO_COMMON_VERSION` (`BufferError`),
+ * `_KEYWORD_NOT_UNDERSTOOD` (`TypeError`), `_INVALID_ARGUMENT` (unknown flag bits) or
+ * `_NULL_POINTER` (`out_choice` NULL). `out_choice` is written only on OK. Pure and thread-safe.
+ */
+dlpack_helpers_status dlpack_version_negotiate(DLPackVersion producer_version,
+                                               uint32_t producer_flags,
+                                               const DLPackVersion *max_version,
+                                               struct dlpack_helpers_version_choice *out_choice);
 
 /**
  * Read `tensor->flags` after checking the major version.
@@ -1306,20 +1366,6 @@ dlpack_helpers_status dlpack_tensor_writability(const struct DLManagedTensorVers
  */
 dlpack_helpers_status dlpack_legacy_tensor_writability(const DLManagedTensor *tensor,
                                                        dlpack_helpers_writability *out_writability);
-
-/**
- * Fill `out_info` with the library's version, the DLPack version and ABI it supports, and its
- * run-time capabilities.
- *
- * - `out_info->struct_size` must be set by the caller to the size of its struct, at least
- *   `sizeof(size_t)`. Only fields that fit entirely are written; on return `struct_size` holds
- *   the number of bytes filled (at most `sizeof(dlpack_helpers_info)` of this library).
- *
- * Returns `DLPACK_HELPERS_STATUS_OK`, `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL `out_info`) or
- * `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` (`struct_size` smaller than `sizeof(size_t)`; nothing
- * written). Thread-safe.
- */
-dlpack_helpers_status dlpack_get_info(struct dlpack_helpers_info *out_info);
 
 /**
  * Compute the layout of a `DLTensor`: element count, bytes, contiguity, broadcast and negative
@@ -1461,184 +1507,147 @@ dlpack_helpers_status dlpack_device_format(DLDevice device,
 dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device);
 
 /**
- * The standard producer capsule destructor (a `PyCapsule_Destructor`), for capsules holding a
- * `DLManagedTensor` (`"dltensor"`) or `DLManagedTensorVersioned` (`"dltensor_versioned"`).
+ * Validate a received versioned managed tensor against every DLPack rule and the caller's
+ * requirements, reporting the first violation. Rules, in the order checked (details and
+ * policies in `docs/validation.md`):
  *
- * Calls the tensor's deleter only while the capsule still has its unconsumed name; does nothing
- * for `"used_dltensor"` / `"used_dltensor_versioned"` (a consumer owns the tensor: peer case 2);
- * skips a NULL deleter (peer case 5); reports any other name as an unraisable `ValueError` and
- * calls nothing. Never raises: an exception pending on entry is preserved.
+ * 1. `options` well-formed (`INVALID_ARGUMENT`: `struct_size` too small, unknown option bits,
+ *    an alignment that is not a power of two, negative `max_ndim`);
+ * 2. `version.major == 1` (`UNSUPPORTED_VERSION`; nothing else is read);
+ * 3. `flags` without bits the declared version does not define (`INVALID_FLAGS`; bits beyond
+ *    DLPack 1.3's three are accepted from minor ≥ 4);
+ * 4. `0 <= ndim <= DLPACK_HELPERS_MAX_NDIM` and `<= options->max_ndim` (`INVALID_NDIM`);
+ * 5. `shape` non-NULL when `ndim != 0` (`NULL_SHAPE`);
+ * 6. `strides` non-NULL when `ndim != 0` for DLPack ≥ 1.2 (`NULL_STRIDES`, unless
+ *    `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`; peer case 29);
+ * 7. extents ≥ 0 (`INVALID_SHAPE`); element count, byte size and byte range within `int64_t`,
+ *    `byte_offset <= INT64_MAX` (`OVERFLOW`);
+ * 8. dtype: known code, `lanes >= 1`, `bits` allowed for the code (`INVALID_DTYPE`; bool
+ *    must be 8 bits, bfloat16 16, float6 6, float4 4; peer cases 43, 45), then
+ *    `REJECT_VECTOR` / `REQUIRE_DTYPE` (`DTYPE_MISMATCH`);
+ * 9. non-NULL `data` when the tensor has elements on a pointer-addressed device (`NULL_DATA`;
+ *    peer case 34), and all its bytes inside the address space (`OVERFLOW`);
+ * 10. `REQUIRE_CPU_ACCESSIBLE` (`NOT_CPU_ACCESSIBLE`); alignment options (`MISALIGNED`; peer
+ *     cases 40, 42); contiguity options (`NOT_CONTIGUOUS`; peer cases 30, 32, 33, 36);
+ *     `REJECT_BROADCAST` / `REJECT_NEGATIVE_STRIDES` (`UNSUPPORTED_STRIDES`);
+ *     `REQUIRE_WRITABLE` (`READ_ONLY`; peer case 46).
  *
- * Pass it to `PyCapsule_New` (cast to `PyCapsule_Destructor`), or use `dlpack_capsule_new`,
- * which installs it. CPython calls it with the GIL held when the capsule dies; it does
- * nothing in a process without Python.
+ * - `tensor`: borrowed; its `shape` and `strides`, when non-NULL, must hold `ndim` elements
+ *   (the only thing that cannot be checked). `data` is never dereferenced.
+ * - `options`: may be NULL (defaults).
+ * - `out_layout`: may be NULL; on OK receives the layout (as `dlpack_tensor_layout`).
+ *
+ * Also `DLPACK_HELPERS_STATUS_NULL_POINTER` for a NULL `tensor`. The message of
+ * `dlpack_last_error_message()` names the field and the rule. No allocation on success;
+ * thread-safe (reads only).
  */
-void dlpack_capsule_destructor(void *capsule);
+dlpack_helpers_status dlpack_tensor_validate(const struct DLManagedTensorVersioned *tensor,
+                                             const struct dlpack_helpers_validate_options *options,
+                                             struct dlpack_helpers_layout *out_layout);
 
 /**
- * Make a `"dltensor_versioned"` capsule owning `tensor`, with `dlpack_capsule_destructor`.
- *
- * - `tensor`: a versioned managed tensor; on OK the capsule owns it (its deleter runs when the
- *   capsule dies unconsumed, or the consumer calls it).
- * - `out_capsule`: receives a new reference (`PyObject *`).
- *
- * Returns OK; `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL argument);
- * `DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE`; `DLPACK_HELPERS_STATUS_PRODUCER_ERROR` (Python
- * could not allocate; the error is cleared, the message kept). On failure the caller still
- * owns `tensor`. The caller must hold the GIL.
+ * `dlpack_tensor_validate` for a legacy `DLManagedTensor`: no version or flags, so NULL
+ * strides always mean compact row-major, sub-byte dtypes are packed, and writability is
+ * unknown (`REQUIRE_WRITABLE` fails unless `LEGACY_WRITABLE` is set). Same statuses.
  */
-dlpack_helpers_status dlpack_capsule_new(struct DLManagedTensorVersioned *tensor,
-                                         void **out_capsule);
+dlpack_helpers_status dlpack_legacy_tensor_validate(const DLManagedTensor *tensor,
+                                                    const struct dlpack_helpers_validate_options *options,
+                                                    struct dlpack_helpers_layout *out_layout);
 
 /**
- * Make a `"dltensor"` capsule owning a legacy `tensor`, with `dlpack_capsule_destructor`.
- * Parameters, statuses and ownership as `dlpack_capsule_new`.
+ * `dlpack_tensor_validate` for a bare `DLTensor` (for example one filled by
+ * `DLPackDLTensorFromPyObjectNoSync`), with the producer's version and flags passed by value:
+ * `version.major == 0` means legacy/unknown (no flags; NULL strides allowed), anything else is
+ * checked like a versioned tensor's `version` and `flags`. Same statuses.
  */
-dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **out_capsule);
+dlpack_helpers_status dlpack_dltensor_validate(const DLTensor *tensor,
+                                               DLPackVersion version,
+                                               uint64_t flags,
+                                               const struct dlpack_helpers_validate_options *options,
+                                               struct dlpack_helpers_layout *out_layout);
 
 /**
- * Consume a DLPack capsule and return its tensor as a versioned managed tensor.
+ * Create an owned DLPack 1.3 versioned managed tensor describing the caller's own buffer, for a
+ * producer to hand out. Nothing is copied but the metadata.
  *
- * - `capsule`: a `PyCapsule` (`PyObject *`, borrowed) named `"dltensor_versioned"` or
- *   `"dltensor"`. It is renamed to `"used_dltensor_versioned"` / `"used_dltensor"` the moment
- *   ownership moves, before any step that can fail (peer case 1), so its destructor will not
- *   call the deleter again (peer case 2).
- * - `out_tensor`: receives the tensor; the caller owns it and releases it exactly once with
- *   `dlpack_tensor_delete` when done (peer case 7). A legacy tensor is wrapped: version 1.0,
- *   flags 0 (the legacy struct cannot signal read-only), and releasing the wrapper calls the
- *   legacy deleter.
+ * - `data`: the buffer (address or device handle); may be NULL only for an empty tensor.
+ * - `device`, `dtype`, `byte_offset` (bytes), `flags` (`DLPACK_FLAG_BITMASK_*` of DLPack 1.3):
+ *   stored as given.
+ * - `ndim`, `shape`, `strides`: `shape` and `strides` hold `ndim` elements (strides in
+ *   elements); both are copied. NULL `strides` means compact row-major and compact strides are
+ *   stored (the result always carries strides when `ndim != 0`, DLPack 1.2).
+ * - `release`, `release_ctx`: called as `release(release_ctx)` exactly once by the tensor's
+ *   deleter, after the struct is freed; `release` may be NULL (nothing to release).
+ *   `manager_ctx` of the result is `release_ctx`.
+ * - `out_tensor`: receives the new tensor on OK. Its deleter frees the struct (one allocation
+ *   holding the struct, `shape` and `strides`) and calls `release`; release it with
+ *   `dlpack_tensor_delete` or hand it to a consumer.
  *
- * Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED` (`used_` name);
- * `_CAPSULE_NAME` (any other name; capsule untouched); `_UNSUPPORTED_VERSION` (versioned
- * capsule of another major: the capsule was consumed and the tensor released through its
- * deleter, the only allowed action); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds
- * the GIL. No Python exception is left set.
+ * The description is validated as `dlpack_tensor_validate` does with default options.
+ * Returns `DLPACK_HELPERS_STATUS_OK`; any status of `dlpack_tensor_validate` (`NULL_DATA`,
+ * `INVALID_DTYPE`, `INVALID_SHAPE`, ...); `INVALID_FLAGS` (unknown bits); `OUT_OF_MEMORY`;
+ * `NULL_POINTER` (`out_tensor`, or `shape` with `ndim != 0`). On failure `release` is not
+ * called and nothing is allocated. Thread-safe.
  */
-dlpack_helpers_status dlpack_capsule_consume(void *capsule,
-                                             struct DLManagedTensorVersioned **out_tensor);
+dlpack_helpers_status dlpack_tensor_create(void *data,
+                                           DLDevice device,
+                                           int32_t ndim,
+                                           const int64_t *shape,
+                                           const int64_t *strides,
+                                           DLDataType dtype,
+                                           uint64_t byte_offset,
+                                           uint64_t flags,
+                                           void (*release)(void *ctx),
+                                           void *release_ctx,
+                                           struct DLManagedTensorVersioned **out_tensor);
 
 /**
- * Consume a legacy `"dltensor"` capsule and return its `DLManagedTensor` unwrapped.
+ * Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data.
  *
- * As `dlpack_capsule_consume`, but a `"dltensor_versioned"` capsule is refused with
- * `DLPACK_HELPERS_STATUS_CAPSULE_NAME` and left untouched (the two structs are not
- * layout-compatible). The caller releases the tensor with `dlpack_legacy_tensor_delete`.
+ * - `legacy`: validated first (as `dlpack_legacy_tensor_validate` with default options). On OK
+ *   the wrapper owns it: the wrapper's deleter calls `legacy`'s deleter exactly once (after
+ *   freeing the wrapper); the caller must not release `legacy` itself any more. On failure the
+ *   caller still owns it and nothing was called.
+ * - `flags`: the wrapper's `flags` (DLPack 1.3 bits only): the legacy struct cannot say
+ *   read-only, copied or padded, so the caller states what it knows (for example
+ *   `DLPACK_FLAG_BITMASK_READ_ONLY` for an array from a producer that exports read-only data).
+ *   Legacy sub-byte data is packed; setting `IS_SUBBYTE_TYPE_PADDED` claims otherwise.
+ * - `out_tensor`: receives the wrapper. Its `shape` and `strides` are copies in the wrapper's
+ *   own allocation (compact row-major strides when the legacy tensor had NULL strides), its
+ *   `manager_ctx` is `legacy`, its version 1.3.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; the statuses of `dlpack_legacy_tensor_validate`;
+ * `INVALID_FLAGS`; `OUT_OF_MEMORY`; `NULL_POINTER`. One allocation. Thread-safety: as the
+ * legacy tensor's deleter.
  */
-dlpack_helpers_status dlpack_legacy_capsule_consume(void *capsule, DLManagedTensor **out_tensor);
+dlpack_helpers_status dlpack_legacy_to_versioned(DLManagedTensor *legacy,
+                                                 uint64_t flags,
+                                                 struct DLManagedTensorVersioned **out_tensor);
 
 /**
- * Export a view of `tensor`'s memory as a new DLPack capsule, kept alive by a Python `owner`.
+ * Wrap a versioned managed tensor as a legacy one (for consumers that only read the legacy
+ * struct), without copying data.
  *
- * For producers whose memory is owned by a Python object (a C extension's array type, or the
- * `dlpack_helpers` view): the new managed tensor copies `*tensor` and its shape and strides
- * (NULL strides with `ndim != 0` are filled in as compact row-major, so the export obeys
- * DLPack 1.2), holds a strong reference to `owner`, and its deleter drops that reference: it
- * takes the GIL itself (any thread); while the interpreter is being finalized it drops the
- * reference only on the thread holding the GIL (so views alive at exit still release their
- * owner, once); after finalization it does nothing (a leak on purpose: DLPack #103/#140).
+ * - `tensor`: version checked (`UNSUPPORTED_VERSION` for a major other than 1, nothing else
+ *   read), then validated as `dlpack_tensor_validate` with
+ *   `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`. On OK the wrapper owns it (its deleter calls
+ *   `tensor`'s deleter exactly once); on failure the caller still owns it.
+ * - `options`: `DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY` or 0. The legacy struct has no flags:
+ *   a read-only tensor is refused (`READ_ONLY`) unless that bit is given; a padded sub-byte
+ *   tensor is always refused (`INVALID_FLAGS`: legacy sub-byte data reads as packed);
+ *   `IS_COPIED` is dropped.
+ * - `out_dropped_flags`: may be NULL; receives the flag bits the legacy form does not carry.
+ * - `out_tensor`: receives the wrapper (`shape`/`strides` copied into its own allocation,
+ *   `manager_ctx` = `tensor`).
  *
- * - `tensor`: borrowed; `tensor->data` must stay valid while `owner` lives.
- * - `flags`: `DLPACK_FLAG_BITMASK_*` for the versioned export (ignored for legacy).
- * - `owner`: any Python object (`PyObject *`), borrowed; a new reference is taken.
- * - `kind`: `DLPACK_HELPERS_EXPORT_VERSIONED` (capsule `"dltensor_versioned"`, version 1.3) or
- *   `DLPACK_HELPERS_EXPORT_LEGACY` (capsule `"dltensor"`), as chosen by
- *   `dlpack_version_negotiate`.
- * - `out_capsule`: receives a new reference to a capsule with `dlpack_capsule_destructor`.
- *
- * Returns OK; `_NULL_POINTER`; `_INVALID_ARGUMENT` (unknown `kind`, negative `ndim`);
- * `_PYTHON_UNAVAILABLE`; `_PRODUCER_ERROR` (Python could not allocate). On failure nothing
- * is kept. The caller holds the GIL.
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION`; `READ_ONLY`; `INVALID_FLAGS`;
+ * `INVALID_ARGUMENT` (unknown option bits); the statuses of `dlpack_tensor_validate`;
+ * `OUT_OF_MEMORY`; `NULL_POINTER`. Outputs are written only on OK. One allocation.
  */
-dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
-                                              uint64_t flags,
-                                              void *owner,
-                                              dlpack_helpers_export_kind kind,
-                                              void **out_capsule);
-
-/**
- * Find the C exchange API of `type(obj)`: `__dlpack_c_exchange_api__` (a capsule named
- * `"dlpack_exchange_api"`, DLPack 1.3) or else `__c_dlpack_exchange_api__` (an integer
- * address, DLPack 1.2).
- *
- * The table is checked before it is returned: its `header.version.major` must be 1, else the
- * `prev_api` chain is walked to a major-1 table; the function pointers DLPack 1.3 says may not
- * be NULL are checked (`dltensor_from_py_object_no_sync` may be NULL: "not supported"). The
- * result, success or failure, is cached per type for the life of the process (the spec makes
- * the attribute a static property of the type; the cache keeps a reference to the type).
- *
- * - `obj`: any Python object (`PyObject *`), borrowed.
- * - `out_api`: receives the process-lifetime table.
- *
- * Returns OK; `_NO_EXCHANGE_API`; `_EXCHANGE_API_INVALID` (NULL table, wrong capsule, NULL
- * required pointer, `prev_api` cycle); `_UNSUPPORTED_VERSION` (no major-1 table in the chain);
- * `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
- */
-dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExchangeAPI **out_api);
-
-/**
- * Make the fast-path builtins of the Python package: a new tuple `(import_owned, owned_info)`
- * of builtin function objects (`PyObject *`), implemented by this library.
- *
- * - `import_owned(obj, request_address=None)`: imports `obj` as `dlpack_object_import` does
- *   (or consumes it as `dlpack_capsule_consume` when it is a DLPack capsule), with the request
- *   at `request_address` (an `int`, the address of a `dlpack_helpers_import_request`) or the
- *   defaults. Returns a capsule named `"dlpack_helpers.owned_tensor"` that owns the tensor:
- *   its destructor calls the tensor's deleter exactly once, when the capsule dies. On failure
- *   it returns the `int` status instead (no Python exception is set) and
- *   `dlpack_last_error_message()` has the detail.
- * - `owned_info(capsule)`: `(address of the DLManagedTensorVersioned, DLPACK_HELPERS_IMPORTED_*
- *   bits)`, or an `int` status for any other object. The address is valid while the capsule
- *   lives.
- *
- * Both run with the GIL, as builtins do. `out_functions`: receives a new reference.
- *
- * Returns OK; `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`; `_PRODUCER_ERROR` (Python could not
- * allocate; the error is cleared). The caller holds the GIL.
- */
-dlpack_helpers_status dlpack_python_fastpath_new(void **out_functions);
-
-/**
- * Import any Python object implementing DLPack: the C counterpart of `from_dlpack`'s first half.
- *
- * Calls `obj.__dlpack__(max_version=…, stream=…, dl_device=…, copy=…)`, passing `max_version`
- * always (peer case 18) and the other keywords only when `request` sets them; on `TypeError`
- * (an older producer) retries without `max_version`, but only when neither `dl_device` nor
- * `copy` was requested (peer case 21; other exceptions, such as `NotImplementedError`, are
- * never retried). Consumes the returned capsule (rename first: peer case 1), checks the version
- * it got (a major other than 1 is released and refused: peer case 20), and wraps a legacy
- * tensor as versioned (version 1.0, flags 0).
- *
- * - `obj`: any Python object (`PyObject *`), borrowed.
- * - `request`: may be NULL for the defaults (max_version 1.3, nothing else passed).
- * - `out_tensor`: receives the tensor; the caller owns it and calls `dlpack_tensor_delete`
- *   exactly once when done (peer case 7).
- * - `out_how`: may be NULL; receives `DLPACK_HELPERS_IMPORTED_*` bits.
- *
- * Returns OK; `_NO_DLPACK_METHOD` (no `__dlpack__`: `AttributeError`); `_PRODUCER_BUFFER_ERROR`
- * (the producer raised `BufferError`: kept as `BufferError`); `_PRODUCER_TYPE_ERROR` (a
- * `TypeError` with no retry left); `_PRODUCER_ERROR` (any other exception; the message starts
- * with its type); `_BAD_PRODUCER_RESULT` (no DLPack capsule returned); `_UNSUPPORTED_VERSION`;
- * `_INVALID_ARGUMENT` (bad `copy` or `flags`); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. Python
- * exceptions are cleared: the status and `dlpack_last_error_message()` carry them. The caller
- * holds the GIL.
- */
-dlpack_helpers_status dlpack_object_import(void *obj,
-                                           const struct dlpack_helpers_import_request *request,
-                                           struct DLManagedTensorVersioned **out_tensor,
-                                           uint32_t *out_how);
-
-/**
- * Call `obj.__dlpack_device__()` and decode the `(device_type, device_id)` pair.
- *
- * - `obj`: any Python object (`PyObject *`), borrowed.
- * - `out_device`: receives the pair; device types unknown to this library are passed through.
- *
- * Returns OK; `_NO_DLPACK_METHOD` (`AttributeError`); `_PRODUCER_BUFFER_ERROR`,
- * `_PRODUCER_TYPE_ERROR`, `_PRODUCER_ERROR` (the method raised); `_BAD_PRODUCER_RESULT` (not a
- * pair of integers, or out of `int32` range); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller
- * holds the GIL; no Python exception is left set.
- */
-dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
+dlpack_helpers_status dlpack_versioned_to_legacy(struct DLManagedTensorVersioned *tensor,
+                                                 uint32_t options,
+                                                 uint64_t *out_dropped_flags,
+                                                 DLManagedTensor **out_tensor);
 
 /**
  * Decode the `stream` argument of `__dlpack__` for the device the consumer will use.
@@ -1859,193 +1868,184 @@ dlpack_helpers_status dlpack_stream_backend_check(DLDeviceType device_type);
 dlpack_helpers_status dlpack_pointer_get_device(const void *ptr, DLDevice *out_device);
 
 /**
- * Release a versioned managed tensor: call its `deleter` exactly once.
+ * The standard producer capsule destructor (a `PyCapsule_Destructor`), for capsules holding a
+ * `DLManagedTensor` (`"dltensor"`) or `DLManagedTensorVersioned` (`"dltensor_versioned"`).
  *
- * - `tensor`: a `DLManagedTensorVersioned` of **any** DLPack major version. Only the `deleter`
- *   field is read: its offset is frozen by the specification for every future major, so this
- *   is the one operation that is safe on a tensor the caller cannot otherwise read
- *   (DLPack 1.0: on a major mismatch only the deleter may be called).
- * - NULL `tensor` or NULL `deleter`: nothing happens (a NULL deleter means "nothing to free").
+ * Calls the tensor's deleter only while the capsule still has its unconsumed name; does nothing
+ * for `"used_dltensor"` / `"used_dltensor_versioned"` (a consumer owns the tensor: peer case 2);
+ * skips a NULL deleter (peer case 5); reports any other name as an unraisable `ValueError` and
+ * calls nothing. Never raises: an exception pending on entry is preserved.
  *
- * Ownership: the caller gives up the tensor. The deleter frees the struct itself (DLPack 0.3,
- * peer case 6); this function touches nothing after calling it, and the caller must not either.
- * Calling it twice on the same tensor is a use after free, as with any `free`.
- * Thread-safety: as safe as the producer's deleter, which may run on any thread (DLPack Python
- * specification). Returns nothing; never fails.
+ * Pass it to `PyCapsule_New` (cast to `PyCapsule_Destructor`), or use `dlpack_capsule_new`,
+ * which installs it. CPython calls it with the GIL held when the capsule dies; it does
+ * nothing in a process without Python.
  */
-void dlpack_tensor_delete(struct DLManagedTensorVersioned *tensor);
+void dlpack_capsule_destructor(void *capsule);
 
 /**
- * Release a legacy managed tensor: call its `deleter` exactly once.
+ * Make a `"dltensor_versioned"` capsule owning `tensor`, with `dlpack_capsule_destructor`.
  *
- * - `tensor`: a legacy (unversioned) `DLManagedTensor`, as found in a `"dltensor"` capsule.
- * - NULL `tensor` or NULL `deleter`: nothing happens.
+ * - `tensor`: a versioned managed tensor; on OK the capsule owns it (its deleter runs when the
+ *   capsule dies unconsumed, or the consumer calls it).
+ * - `out_capsule`: receives a new reference (`PyObject *`).
  *
- * Ownership, thread-safety: as `dlpack_tensor_delete`. Never pass a `DLManagedTensorVersioned`
- * here: the two structs are not layout-compatible (the capsule name tells which one you hold).
+ * Returns OK; `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL argument);
+ * `DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE`; `DLPACK_HELPERS_STATUS_PRODUCER_ERROR` (Python
+ * could not allocate; the error is cleared, the message kept). On failure the caller still
+ * owns `tensor`. The caller must hold the GIL.
  */
-void dlpack_legacy_tensor_delete(DLManagedTensor *tensor);
+dlpack_helpers_status dlpack_capsule_new(struct DLManagedTensorVersioned *tensor,
+                                         void **out_capsule);
 
 /**
- * The device of a versioned managed tensor: the C counterpart of `__dlpack_device__`.
- *
- * - `tensor`: the tensor, borrowed. Its `version` is read first; when its major is not the
- *   one this library reads (1), nothing past `version` is read.
- * - `out_device`: receives `tensor->dl_tensor.device` as the producer wrote it (device type
- *   and the producer's device id; unknown device types are passed through, not refused).
- *
- * Returns `DLPACK_HELPERS_STATUS_OK`; `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
- * `out_device` is NULL; `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` when the major version is
- * not 1. `out_device` is written only on OK. Thread-safe (reads only).
+ * Make a `"dltensor"` capsule owning a legacy `tensor`, with `dlpack_capsule_destructor`.
+ * Parameters, statuses and ownership as `dlpack_capsule_new`.
  */
-dlpack_helpers_status dlpack_get_device(const struct DLManagedTensorVersioned *tensor,
-                                        DLDevice *out_device);
+dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **out_capsule);
 
 /**
- * The device of a legacy managed tensor: the C counterpart of `__dlpack_device__`.
+ * Consume a DLPack capsule and return its tensor as a versioned managed tensor.
  *
- * - `tensor`: a legacy `DLManagedTensor`, borrowed.
- * - `out_device`: receives `tensor->dl_tensor.device` unchanged.
+ * - `capsule`: a `PyCapsule` (`PyObject *`, borrowed) named `"dltensor_versioned"` or
+ *   `"dltensor"`. It is renamed to `"used_dltensor_versioned"` / `"used_dltensor"` the moment
+ *   ownership moves, before any step that can fail (peer case 1), so its destructor will not
+ *   call the deleter again (peer case 2).
+ * - `out_tensor`: receives the tensor; the caller owns it and releases it exactly once with
+ *   `dlpack_tensor_delete` when done (peer case 7). A legacy tensor is wrapped: version 1.0,
+ *   flags 0 (the legacy struct cannot signal read-only), and releasing the wrapper calls the
+ *   legacy deleter.
  *
- * Returns `DLPACK_HELPERS_STATUS_OK`, or `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
- * `out_device` is NULL. `out_device` is written only on OK. Thread-safe (reads only).
+ * Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED` (`used_` name);
+ * `_CAPSULE_NAME` (any other name; capsule untouched); `_UNSUPPORTED_VERSION` (versioned
+ * capsule of another major: the capsule was consumed and the tensor released through its
+ * deleter, the only allowed action); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds
+ * the GIL. No Python exception is left set.
  */
-dlpack_helpers_status dlpack_legacy_get_device(const DLManagedTensor *tensor, DLDevice *out_device);
+dlpack_helpers_status dlpack_capsule_consume(void *capsule,
+                                             struct DLManagedTensorVersioned **out_tensor);
 
 /**
- * Check the DLPack version of a received versioned tensor, reading nothing but `version`.
+ * Consume a legacy `"dltensor"` capsule and return its `DLManagedTensor` unwrapped.
  *
- * - `tensor`: borrowed.
- * - `out_compat`: receives `DLPACK_HELPERS_VERSION_EXACT` (1.3),
- *   `DLPACK_HELPERS_VERSION_OLDER_MINOR` (1.0–1.2) or `DLPACK_HELPERS_VERSION_NEWER_MINOR`
- *   (1.4 and later: usable, but it may carry device types, dtype codes or flag bits this
- *   library does not know; DLPack 1.0 minor rule). May be NULL when the caller only wants the
- *   status.
- *
- * Returns `DLPACK_HELPERS_STATUS_OK` for major 1; `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`
- * for any other major (the tensor is left untouched: the caller still owns it and may only
- * call its deleter, for example with `dlpack_tensor_delete`); `DLPACK_HELPERS_STATUS_NULL_POINTER`
- * for a NULL `tensor`. Thread-safe (reads only).
+ * As `dlpack_capsule_consume`, but a `"dltensor_versioned"` capsule is refused with
+ * `DLPACK_HELPERS_STATUS_CAPSULE_NAME` and left untouched (the two structs are not
+ * layout-compatible). The caller releases the tensor with `dlpack_legacy_tensor_delete`.
  */
-dlpack_helpers_status dlpack_tensor_check_version(const struct DLManagedTensorVersioned *tensor,
-                                                  dlpack_helpers_version_compat *out_compat);
+dlpack_helpers_status dlpack_legacy_capsule_consume(void *capsule, DLManagedTensor **out_tensor);
 
 /**
- * Accept a received versioned tensor, or refuse and release it in one step.
+ * Export a view of `tensor`'s memory as a new DLPack capsule, kept alive by a Python `owner`.
  *
- * Like `dlpack_tensor_check_version`, but when the major version is not 1 the tensor's
- * deleter is called (the one safe operation, DLPack 1.0) before returning
- * `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`: on that status the caller no longer owns the
- * tensor and must not touch it. On OK the caller still owns it.
+ * For producers whose memory is owned by a Python object (a C extension's array type, or the
+ * `dlpack_helpers` view): the new managed tensor copies `*tensor` and its shape and strides
+ * (NULL strides with `ndim != 0` are filled in as compact row-major, so the export obeys
+ * DLPack 1.2), holds a strong reference to `owner`, and its deleter drops that reference: it
+ * takes the GIL itself (any thread); while the interpreter is being finalized it drops the
+ * reference only on the thread holding the GIL (so views alive at exit still release their
+ * owner, once); after finalization it does nothing (a leak on purpose: DLPack #103/#140).
  *
- * `out_compat` may be NULL. Returns `DLPACK_HELPERS_STATUS_OK`,
- * `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` (tensor released) or
- * `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL `tensor`, nothing done). Thread-safety: as the
- * producer's deleter.
+ * - `tensor`: borrowed; `tensor->data` must stay valid while `owner` lives.
+ * - `flags`: `DLPACK_FLAG_BITMASK_*` for the versioned export (ignored for legacy).
+ * - `owner`: any Python object (`PyObject *`), borrowed; a new reference is taken.
+ * - `kind`: `DLPACK_HELPERS_EXPORT_VERSIONED` (capsule `"dltensor_versioned"`, version 1.3) or
+ *   `DLPACK_HELPERS_EXPORT_LEGACY` (capsule `"dltensor"`), as chosen by
+ *   `dlpack_version_negotiate`.
+ * - `out_capsule`: receives a new reference to a capsule with `dlpack_capsule_destructor`.
+ *
+ * Returns OK; `_NULL_POINTER`; `_INVALID_ARGUMENT` (unknown `kind`, negative `ndim`);
+ * `_PYTHON_UNAVAILABLE`; `_PRODUCER_ERROR` (Python could not allocate). On failure nothing
+ * is kept. The caller holds the GIL.
  */
-dlpack_helpers_status dlpack_tensor_check_version_or_delete(struct DLManagedTensorVersioned *tensor,
-                                                            dlpack_helpers_version_compat *out_compat);
+dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
+                                              uint64_t flags,
+                                              void *owner,
+                                              dlpack_helpers_export_kind kind,
+                                              void **out_capsule);
 
 /**
- * Validate a received versioned managed tensor against every DLPack rule and the caller's
- * requirements, reporting the first violation. Rules, in the order checked (details and
- * policies in `docs/validation.md`):
+ * Find the C exchange API of `type(obj)`: `__dlpack_c_exchange_api__` (a capsule named
+ * `"dlpack_exchange_api"`, DLPack 1.3) or else `__c_dlpack_exchange_api__` (an integer
+ * address, DLPack 1.2).
  *
- * 1. `options` well-formed (`INVALID_ARGUMENT`: `struct_size` too small, unknown option bits,
- *    an alignment that is not a power of two, negative `max_ndim`);
- * 2. `version.major == 1` (`UNSUPPORTED_VERSION`; nothing else is read);
- * 3. `flags` without bits the declared version does not define (`INVALID_FLAGS`; bits beyond
- *    DLPack 1.3's three are accepted from minor ≥ 4);
- * 4. `0 <= ndim <= DLPACK_HELPERS_MAX_NDIM` and `<= options->max_ndim` (`INVALID_NDIM`);
- * 5. `shape` non-NULL when `ndim != 0` (`NULL_SHAPE`);
- * 6. `strides` non-NULL when `ndim != 0` for DLPack ≥ 1.2 (`NULL_STRIDES`, unless
- *    `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`; peer case 29);
- * 7. extents ≥ 0 (`INVALID_SHAPE`); element count, byte size and byte range within `int64_t`,
- *    `byte_offset <= INT64_MAX` (`OVERFLOW`);
- * 8. dtype: known code, `lanes >= 1`, `bits` allowed for the code (`INVALID_DTYPE`; bool
- *    must be 8 bits, bfloat16 16, float6 6, float4 4; peer cases 43, 45), then
- *    `REJECT_VECTOR` / `REQUIRE_DTYPE` (`DTYPE_MISMATCH`);
- * 9. non-NULL `data` when the tensor has elements on a pointer-addressed device (`NULL_DATA`;
- *    peer case 34), and all its bytes inside the address space (`OVERFLOW`);
- * 10. `REQUIRE_CPU_ACCESSIBLE` (`NOT_CPU_ACCESSIBLE`); alignment options (`MISALIGNED`; peer
- *     cases 40, 42); contiguity options (`NOT_CONTIGUOUS`; peer cases 30, 32, 33, 36);
- *     `REJECT_BROADCAST` / `REJECT_NEGATIVE_STRIDES` (`UNSUPPORTED_STRIDES`);
- *     `REQUIRE_WRITABLE` (`READ_ONLY`; peer case 46).
+ * The table is checked before it is returned: its `header.version.major` must be 1, else the
+ * `prev_api` chain is walked to a major-1 table; the function pointers DLPack 1.3 says may not
+ * be NULL are checked (`dltensor_from_py_object_no_sync` may be NULL: "not supported"). The
+ * result, success or failure, is cached per type for the life of the process (the spec makes
+ * the attribute a static property of the type; the cache keeps a reference to the type).
  *
- * - `tensor`: borrowed; its `shape` and `strides`, when non-NULL, must hold `ndim` elements
- *   (the only thing that cannot be checked). `data` is never dereferenced.
- * - `options`: may be NULL (defaults).
- * - `out_layout`: may be NULL; on OK receives the layout (as `dlpack_tensor_layout`).
+ * - `obj`: any Python object (`PyObject *`), borrowed.
+ * - `out_api`: receives the process-lifetime table.
  *
- * Also `DLPACK_HELPERS_STATUS_NULL_POINTER` for a NULL `tensor`. The message of
- * `dlpack_last_error_message()` names the field and the rule. No allocation on success;
- * thread-safe (reads only).
+ * Returns OK; `_NO_EXCHANGE_API`; `_EXCHANGE_API_INVALID` (NULL table, wrong capsule, NULL
+ * required pointer, `prev_api` cycle); `_UNSUPPORTED_VERSION` (no major-1 table in the chain);
+ * `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
  */
-dlpack_helpers_status dlpack_tensor_validate(const struct DLManagedTensorVersioned *tensor,
-                                             const struct dlpack_helpers_validate_options *options,
-                                             struct dlpack_helpers_layout *out_layout);
+dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExchangeAPI **out_api);
 
 /**
- * `dlpack_tensor_validate` for a legacy `DLManagedTensor`: no version or flags, so NULL
- * strides always mean compact row-major, sub-byte dtypes are packed, and writability is
- * unknown (`REQUIRE_WRITABLE` fails unless `LEGACY_WRITABLE` is set). Same statuses.
+ * Make the fast-path builtins of the Python package: a new tuple `(import_owned, owned_info)`
+ * of builtin function objects (`PyObject *`), implemented by this library.
+ *
+ * - `import_owned(obj, request_address=None)`: imports `obj` as `dlpack_object_import` does
+ *   (or consumes it as `dlpack_capsule_consume` when it is a DLPack capsule), with the request
+ *   at `request_address` (an `int`, the address of a `dlpack_helpers_import_request`) or the
+ *   defaults. Returns a capsule named `"dlpack_helpers.owned_tensor"` that owns the tensor:
+ *   its destructor calls the tensor's deleter exactly once, when the capsule dies. On failure
+ *   it returns the `int` status instead (no Python exception is set) and
+ *   `dlpack_last_error_message()` has the detail.
+ * - `owned_info(capsule)`: `(address of the DLManagedTensorVersioned, DLPACK_HELPERS_IMPORTED_*
+ *   bits)`, or an `int` status for any other object. The address is valid while the capsule
+ *   lives.
+ *
+ * Both run with the GIL, as builtins do. `out_functions`: receives a new reference.
+ *
+ * Returns OK; `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`; `_PRODUCER_ERROR` (Python could not
+ * allocate; the error is cleared). The caller holds the GIL.
  */
-dlpack_helpers_status dlpack_legacy_tensor_validate(const DLManagedTensor *tensor,
-                                                    const struct dlpack_helpers_validate_options *options,
-                                                    struct dlpack_helpers_layout *out_layout);
+dlpack_helpers_status dlpack_python_fastpath_new(void **out_functions);
 
 /**
- * `dlpack_tensor_validate` for a bare `DLTensor` (for example one filled by
- * `DLPackDLTensorFromPyObjectNoSync`), with the producer's version and flags passed by value:
- * `version.major == 0` means legacy/unknown (no flags; NULL strides allowed), anything else is
- * checked like a versioned tensor's `version` and `flags`. Same statuses.
+ * Import any Python object implementing DLPack: the C counterpart of `from_dlpack`'s first half.
+ *
+ * Calls `obj.__dlpack__(max_version=…, stream=…, dl_device=…, copy=…)`, passing `max_version`
+ * always (peer case 18) and the other keywords only when `request` sets them; on `TypeError`
+ * (an older producer) retries without `max_version`, but only when neither `dl_device` nor
+ * `copy` was requested (peer case 21; other exceptions, such as `NotImplementedError`, are
+ * never retried). Consumes the returned capsule (rename first: peer case 1), checks the version
+ * it got (a major other than 1 is released and refused: peer case 20), and wraps a legacy
+ * tensor as versioned (version 1.0, flags 0).
+ *
+ * - `obj`: any Python object (`PyObject *`), borrowed.
+ * - `request`: may be NULL for the defaults (max_version 1.3, nothing else passed).
+ * - `out_tensor`: receives the tensor; the caller owns it and calls `dlpack_tensor_delete`
+ *   exactly once when done (peer case 7).
+ * - `out_how`: may be NULL; receives `DLPACK_HELPERS_IMPORTED_*` bits.
+ *
+ * Returns OK; `_NO_DLPACK_METHOD` (no `__dlpack__`: `AttributeError`); `_PRODUCER_BUFFER_ERROR`
+ * (the producer raised `BufferError`: kept as `BufferError`); `_PRODUCER_TYPE_ERROR` (a
+ * `TypeError` with no retry left); `_PRODUCER_ERROR` (any other exception; the message starts
+ * with its type); `_BAD_PRODUCER_RESULT` (no DLPack capsule returned); `_UNSUPPORTED_VERSION`;
+ * `_INVALID_ARGUMENT` (bad `copy` or `flags`); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. Python
+ * exceptions are cleared: the status and `dlpack_last_error_message()` carry them. The caller
+ * holds the GIL.
  */
-dlpack_helpers_status dlpack_dltensor_validate(const DLTensor *tensor,
-                                               DLPackVersion version,
-                                               uint64_t flags,
-                                               const struct dlpack_helpers_validate_options *options,
-                                               struct dlpack_helpers_layout *out_layout);
+dlpack_helpers_status dlpack_object_import(void *obj,
+                                           const struct dlpack_helpers_import_request *request,
+                                           struct DLManagedTensorVersioned **out_tensor,
+                                           uint32_t *out_how);
 
 /**
- * Check a DLPack version against the one this library reads.
+ * Call `obj.__dlpack_device__()` and decode the `(device_type, device_id)` pair.
  *
- * - `version`: for example a received tensor's `version` field, or an exchange API header's.
- * - `out_compat`: receives `DLPACK_HELPERS_VERSION_EXACT`, `_OLDER_MINOR` or `_NEWER_MINOR`;
- *   may be NULL.
+ * - `obj`: any Python object (`PyObject *`), borrowed.
+ * - `out_device`: receives the pair; device types unknown to this library are passed through.
  *
- * Returns `DLPACK_HELPERS_STATUS_OK` for major 1, `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`
- * for any other major (0.x or 2.x and later). Thread-safe, no side effects but the last error.
+ * Returns OK; `_NO_DLPACK_METHOD` (`AttributeError`); `_PRODUCER_BUFFER_ERROR`,
+ * `_PRODUCER_TYPE_ERROR`, `_PRODUCER_ERROR` (the method raised); `_BAD_PRODUCER_RESULT` (not a
+ * pair of integers, or out of `int32` range); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller
+ * holds the GIL; no Python exception is left set.
  */
-dlpack_helpers_status dlpack_version_check(DLPackVersion version,
-                                           dlpack_helpers_version_compat *out_compat);
-
-/**
- * Producer side of `__dlpack__(max_version=…)`: which struct and version to export, following
- * the array API's recommended producer logic.
- *
- * - `producer_version`: the producer's own DLPack version (normally {1, 3} for a producer built
- *   on this library). A major of 0 means the producer can only export the legacy struct.
- * - `producer_flags`: `DLPACK_HELPERS_PRODUCER_*` bits; other bits are refused.
- * - `max_version`: the consumer's `max_version`, or NULL for "not given" (`None`).
- * - `out_choice`: receives the decision.
- *
- * Decisions: `max_version` NULL → legacy if the producer exports it, else
- * `DLPACK_HELPERS_STATUS_NO_COMMON_VERSION`; `max_version` given to a producer flagged
- * `DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD` → `DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD`
- * (the consumer's cue to retry without the keyword); producer major 0 → legacy;
- * `*max_version >= producer_version` or the same major → versioned with `producer_version`
- * (the minor may exceed the consumer's: consumers must check the version they receive);
- * consumer major older → legacy for a 0.x consumer when the producer exports it, else
- * `DLPACK_HELPERS_STATUS_NO_COMMON_VERSION`.
- *
- * Returns `DLPACK_HELPERS_STATUS_OK`, `_NO_COMMON_VERSION` (`BufferError`),
- * `_KEYWORD_NOT_UNDERSTOOD` (`TypeError`), `_INVALID_ARGUMENT` (unknown flag bits) or
- * `_NULL_POINTER` (`out_choice` NULL). `out_choice` is written only on OK. Pure and thread-safe.
- */
-dlpack_helpers_status dlpack_version_negotiate(DLPackVersion producer_version,
-                                               uint32_t producer_flags,
-                                               const DLPackVersion *max_version,
-                                               struct dlpack_helpers_version_choice *out_choice);
+dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
 
 #ifdef __cplusplus
 }  // extern "C"

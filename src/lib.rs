@@ -1,7 +1,7 @@
 //! dlpack-helpers: the runtime half of DLPack, as one C ABI.
 //!
 //! The crate builds `libdlpack_helpers.so` / `libdlpack_helpers.a` with the C API declared in
-//! `include/dlpack_helpers.h`, and an rlib whose safe Rust API lives in [`core`] and whose ABI
+//! `include/dlpack_helpers.h`, and an rlib whose safe Rust API lives in [`rules`] and whose ABI
 //! mirrors live in [`abi`]. See `ARCHITECTURE.md` for the layers.
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -9,4 +9,4 @@
 pub mod abi;
 pub mod capi;
 /// cbindgen:ignore
-pub mod core;
+pub mod rules;

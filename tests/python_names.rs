@@ -1,7 +1,7 @@
 //! Peer case 8: the capsule-name macros in the header are the specification's strings, byte for
 //! byte, and equal the constants the library uses.
 
-use dlpack_helpers::core::python as names;
+use dlpack_helpers::rules::python as names;
 use std::path::Path;
 
 fn macro_value(header: &str, name: &str) -> String {

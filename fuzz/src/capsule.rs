@@ -4,8 +4,8 @@
 //! with CPython is exercised by tests-reliability/test_capsule_fuzz.py.
 
 use crate::Input;
-use dlpack_helpers::core::Error;
-use dlpack_helpers::core::python::*;
+use dlpack_helpers::rules::Error;
+use dlpack_helpers::rules::python::*;
 
 const NAMES: [&[u8]; 6] = [
     b"dltensor",

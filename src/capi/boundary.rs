@@ -3,7 +3,7 @@
 //! with a message, and never unwinds into C.
 
 use crate::capi::error::{DLPACK_HELPERS_STATUS_OK, dlpack_helpers_status, fail};
-use crate::core::Error;
+use crate::rules::Error;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

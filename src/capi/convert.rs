@@ -12,9 +12,9 @@ use crate::capi::boundary::{self, nonnull, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::layout::{versioned_parts, view_of};
 use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
-use crate::core::layout::{self, MAX_NDIM};
-use crate::core::validate::{self, Options, Producer};
-use crate::core::{Error, Fault, dtype, flags};
+use crate::rules::layout::{self, MAX_NDIM};
+use crate::rules::validate::{self, Declared, Requirements};
+use crate::rules::{Error, Fault, dtype, flags};
 use core::ffi::c_void;
 use core::ptr::addr_of;
 use std::alloc::Layout;
@@ -148,7 +148,7 @@ unsafe extern "C" fn legacy_deleter(p: *mut DLManagedTensor) {
 }
 
 /// The strides to store: the view's own, or compact row-major for NULL strides.
-const LENIENT: Options = Options {
+const LENIENT: Requirements = Requirements {
     flags: validate::LENIENT_NULL_STRIDES,
     max_ndim: 0,
     data_alignment: 0,
@@ -223,13 +223,13 @@ pub unsafe extern "C" fn dlpack_tensor_create(
             strides: strides.cast_mut(),
             byte_offset,
         };
-        let producer = Producer::Versioned {
+        let producer = Declared::Versioned {
             version: DLPackVersion::CURRENT,
             flags,
         };
         // SAFETY: caller contract: non-NULL arrays hold ndim elements.
         let view = unsafe { view_of(&t, producer, &LENIENT) }?;
-        validate::check_view(&view, producer, &Options::default())?;
+        validate::check_view(&view, producer, &Requirements::default())?;
         let head = DLManagedTensorVersioned {
             version: DLPackVersion::CURRENT,
             manager_ctx: release_ctx,
@@ -284,10 +284,10 @@ pub unsafe extern "C" fn dlpack_legacy_to_versioned(
         // SAFETY: caller contract.
         let m = unsafe { nonnull(legacy.cast_const(), "legacy") }?;
         check_known(flags, "flags")?;
-        let o = Options::default();
+        let o = Requirements::default();
         // SAFETY: caller contract.
-        let view = unsafe { view_of(&m.dl_tensor, Producer::Legacy, &o) }?;
-        validate::check_view(&view, Producer::Legacy, &o)?;
+        let view = unsafe { view_of(&m.dl_tensor, Declared::Legacy, &o) }?;
+        validate::check_view(&view, Declared::Legacy, &o)?;
         let head = DLManagedTensorVersioned {
             version: DLPackVersion::CURRENT,
             manager_ctx: legacy.cast(),
@@ -351,7 +351,7 @@ pub unsafe extern "C" fn dlpack_versioned_to_legacy(
         // SAFETY: caller contract.
         let view = unsafe { view_of(t, producer, &LENIENT) }?;
         validate::check_view(&view, producer, &LENIENT)?;
-        let Producer::Versioned { flags: f, .. } = producer else {
+        let Declared::Versioned { flags: f, .. } = producer else {
             unreachable!("versioned")
         };
         if f & DLPACK_FLAG_BITMASK_READ_ONLY != 0

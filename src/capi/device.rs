@@ -2,7 +2,7 @@
 
 use crate::abi::DLDevice;
 use crate::capi::boundary;
-use crate::core::device;
+use crate::rules::device;
 
 /// Three-way answer of `dlpack_device_host_access`: one of the `DLPACK_HELPERS_HOST_ACCESS_*`
 /// values.

@@ -4,7 +4,7 @@
 //! internal errors, 10–19 versions, 20–39 tensor validation and layout, 40–59 devices and
 //! streams, 60–79 the Python embedding.
 
-use crate::core::{Error, Fault};
+use crate::rules::{Error, Fault};
 use core::cell::RefCell;
 use core::ffi::{CStr, c_char};
 use std::ffi::CString;

@@ -3,8 +3,8 @@
 use crate::abi::{DLManagedTensor, DLManagedTensorVersioned, DLPackVersion};
 use crate::capi::boundary::{self, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
-use crate::core::flags::{self, Writability};
-use crate::core::{Error, Fault};
+use crate::rules::flags::{self, Writability};
+use crate::rules::{Error, Fault};
 use core::ptr::{addr_of, addr_of_mut};
 
 /// Answer of the writability queries: one of `DLPACK_HELPERS_WRITABILITY_*`.

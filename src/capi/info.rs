@@ -3,7 +3,7 @@
 use crate::abi::DLPackVersion;
 use crate::capi::boundary::{self, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
-use crate::core::{Error, info};
+use crate::rules::{Error, info};
 use core::ffi::c_char;
 use core::mem::{offset_of, size_of};
 

@@ -3,9 +3,9 @@
 use crate::abi::{DLDevice, DLManagedTensorVersioned, DLTensor};
 use crate::capi::boundary::{self, nonnull, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
-use crate::core::Error;
-use crate::core::layout::{self, Layout, MAX_NDIM, TensorView};
-use crate::core::validate::{self, Options, Producer};
+use crate::rules::Error;
+use crate::rules::layout::{self, Layout, MAX_NDIM, TensorView};
+use crate::rules::validate::{self, Declared, Requirements};
 use core::ffi::c_void;
 
 /// The largest `ndim` any function of this library accepts (DLPack sets no bound; NumPy allows
@@ -99,8 +99,8 @@ pub(crate) fn to_c(l: &Layout, view: &TensorView<'_>) -> dlpack_helpers_layout {
 #[inline]
 pub(crate) unsafe fn view_of<'a>(
     t: &'a DLTensor,
-    producer: Producer,
-    o: &Options,
+    producer: Declared,
+    o: &Requirements,
 ) -> Result<TensorView<'a>, Error> {
     let n = validate::check_header(producer, t.ndim, t.shape.is_null(), t.strides.is_null(), o)?;
     let (shape, strides): (&[i64], Option<&[i64]>) = if n == 0 {
@@ -132,21 +132,21 @@ pub(crate) unsafe fn view_of<'a>(
 #[inline]
 pub(crate) unsafe fn versioned_parts<'a>(
     tensor: *const DLManagedTensorVersioned,
-) -> Result<(&'a DLTensor, Producer), Error> {
+) -> Result<(&'a DLTensor, Declared), Error> {
     // SAFETY: caller contract.
     let (version, _) = unsafe { crate::capi::tensor::checked_version(tensor, "tensor->version") }?;
     // SAFETY: major 1: the layout is the one mirrored in `abi`.
     let t = unsafe { &*tensor };
     Ok((
         &t.dl_tensor,
-        Producer::Versioned {
+        Declared::Versioned {
             version,
             flags: t.flags,
         },
     ))
 }
 
-const LENIENT: Options = Options {
+const LENIENT: Requirements = Requirements {
     flags: validate::LENIENT_NULL_STRIDES,
     max_ndim: 0,
     data_alignment: 0,
@@ -182,9 +182,9 @@ pub unsafe extern "C" fn dlpack_dltensor_layout(
         let out = out_ptr(out_layout, "out_layout")?;
         // SAFETY: caller contract for non-NULL pointers.
         let t = unsafe { nonnull(tensor, "tensor") }?;
-        let producer = Producer::Versioned {
+        let producer = Declared::Versioned {
             version: crate::abi::DLPackVersion::CURRENT,
-            flags: flags & crate::core::flags::KNOWN,
+            flags: flags & crate::rules::flags::KNOWN,
         };
         // SAFETY: caller contract.
         let view = unsafe { view_of(t, producer, &LENIENT) }?;
@@ -214,7 +214,7 @@ pub unsafe extern "C" fn dlpack_tensor_layout(
         let (t, producer) = unsafe { versioned_parts(tensor) }?;
         // SAFETY: caller contract.
         let view = unsafe { view_of(t, producer, &LENIENT) }?;
-        let padded = matches!(producer, Producer::Versioned { flags, .. } if flags & crate::abi::DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED != 0);
+        let padded = matches!(producer, Declared::Versioned { flags, .. } if flags & crate::abi::DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED != 0);
         let l = layout::layout(&view, padded)?;
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(to_c(&l, &view)) };

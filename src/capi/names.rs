@@ -3,8 +3,8 @@
 use crate::abi::{DLDataType, DLDevice};
 use crate::capi::boundary::{self, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
-use crate::core::names::{self, NAME_MAX, Name};
-use crate::core::{Error, Fault};
+use crate::rules::names::{self, NAME_MAX, Name};
+use crate::rules::{Error, Fault};
 use core::ffi::{CStr, c_char};
 
 /// Bytes (with the terminating NUL) that always suffice for a name written by

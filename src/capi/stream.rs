@@ -2,7 +2,7 @@
 //! copy=…)` and `__dlpack_device__`, and stream synchronization through the CUDA driver or the
 //! HIP runtime (both opened at run time, never linked) or a registered backend.
 //!
-//! The rules are decided in `core::stream`; see `docs/streams.md` for examples.
+//! The rules are decided in `rules::stream`; see `docs/streams.md` for examples.
 
 mod cuda;
 mod dl;
@@ -15,9 +15,9 @@ use crate::capi::version::{
     DLPACK_HELPERS_EXPORT_LEGACY, DLPACK_HELPERS_EXPORT_VERSIONED,
     DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY, DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD,
 };
-use crate::core::stream::{self, CopyMode, Family, Kind, Options, Request, Stream};
-use crate::core::version::{Export, Producer};
-use crate::core::{Error, info};
+use crate::rules::stream::{self, CopyMode, DecodeOptions, Family, Kind, Request, Stream};
+use crate::rules::version::{Export, Exporter};
+use crate::rules::{Error, info};
 use core::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
 
@@ -127,7 +127,7 @@ pub unsafe extern "C" fn dlpack_stream_decode(
                 flags & !DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM
             )));
         }
-        let opts = Options {
+        let opts = DecodeOptions {
             lenient_cpu: flags & DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0,
         };
         let s = stream::decode(device, has_stream.then_some(stream), opts)?;
@@ -363,13 +363,13 @@ pub unsafe extern "C" fn dlpack_export_request_resolve(
             dl_device: r.has_dl_device.then_some(r.dl_device),
             copy,
         };
-        let producer = Producer {
+        let producer = Exporter {
             version: producer_version,
             exports_legacy: producer_flags & DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY != 0,
             no_max_version_keyword: producer_flags & DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD
                 != 0,
         };
-        let opts = Options {
+        let opts = DecodeOptions {
             lenient_cpu: producer_flags & DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0,
         };
         let p = stream::resolve(tensor_device, producer, &req, opts)?;
@@ -667,7 +667,7 @@ pub unsafe extern "C" fn dlpack_stream_backend_check(
 }
 
 /// `CAP_CUDA` / `CAP_ROCM` bits of the built-in backends that load and initialize. Used by
-/// `dlpack_get_info`: the first call pays for loading the drivers once (see `core::info`).
+/// `dlpack_get_info`: the first call pays for loading the drivers once (see `rules::info`).
 pub(crate) fn backend_capabilities() -> u64 {
     let mut caps = 0;
     if cuda::available() {

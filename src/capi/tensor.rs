@@ -4,8 +4,8 @@ use crate::abi::{DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackVers
 use crate::capi::boundary::{self, nonnull, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::version::dlpack_helpers_version_compat;
-use crate::core::Error;
-use crate::core::version::{self, Compat};
+use crate::rules::Error;
+use crate::rules::version::{self, Compat};
 use core::ptr::addr_of;
 
 /// The `version` of a received versioned tensor, checked before anything else is read: NULL

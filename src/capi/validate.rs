@@ -4,8 +4,8 @@ use crate::abi::{DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLPackVe
 use crate::capi::boundary::{self, nonnull};
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::layout::{dlpack_helpers_layout, to_c, versioned_parts, view_of};
-use crate::core::Error;
-use crate::core::validate::{self, Options, Producer};
+use crate::rules::Error;
+use crate::rules::validate::{self, Declared, Requirements};
 use core::mem::size_of;
 
 /// Validation option bit: accept NULL `strides` (with `ndim != 0`) from a producer declaring
@@ -89,9 +89,9 @@ pub struct dlpack_helpers_validate_options {
 #[inline(always)]
 pub(crate) unsafe fn read_options(
     p: *const dlpack_helpers_validate_options,
-) -> Result<Options, Error> {
+) -> Result<Requirements, Error> {
     if p.is_null() {
-        return Ok(Options::default());
+        return Ok(Requirements::default());
     }
     // SAFETY: `struct_size` is the first field in every version of the struct.
     let size = unsafe { core::ptr::addr_of!((*p).struct_size).read() };
@@ -117,7 +117,7 @@ pub(crate) unsafe fn read_options(
         };
         o
     };
-    Ok(Options {
+    Ok(Requirements {
         flags: o.flags,
         max_ndim: o.max_ndim,
         data_alignment: o.data_alignment,
@@ -131,8 +131,8 @@ pub(crate) unsafe fn read_options(
 #[inline(always)]
 unsafe fn run(
     t: &DLTensor,
-    producer: Producer,
-    o: &Options,
+    producer: Declared,
+    o: &Requirements,
     out_layout: *mut dlpack_helpers_layout,
 ) -> Result<(), Error> {
     if out_layout.is_null()
@@ -240,7 +240,7 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_validate(
         // SAFETY: caller contract.
         let o = unsafe { read_options(options) }?;
         // SAFETY: caller contract.
-        unsafe { run(&t.dl_tensor, Producer::Legacy, &o, out_layout) }
+        unsafe { run(&t.dl_tensor, Declared::Legacy, &o, out_layout) }
     })
 }
 
@@ -260,9 +260,9 @@ pub unsafe extern "C" fn dlpack_dltensor_validate(
         // SAFETY: caller contract.
         let t = unsafe { nonnull(tensor, "tensor") }?;
         let producer = if version.major == 0 {
-            Producer::Legacy
+            Declared::Legacy
         } else {
-            Producer::Versioned { version, flags }
+            Declared::Versioned { version, flags }
         };
         // SAFETY: caller contract.
         let o = unsafe { read_options(options) }?;

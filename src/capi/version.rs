@@ -3,8 +3,8 @@
 use crate::abi::DLPackVersion;
 use crate::capi::boundary::{self, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
-use crate::core::Error;
-use crate::core::version::{self, Export, Producer};
+use crate::rules::Error;
+use crate::rules::version::{self, Export, Exporter};
 
 /// Newest DLPack major version this library reads (the ABI major of `DLManagedTensorVersioned`).
 pub const DLPACK_HELPERS_DLPACK_MAJOR_VERSION: u32 = 1;
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn dlpack_version_negotiate(
         }
         // SAFETY: a non-NULL `max_version` points to a DLPackVersion (caller contract).
         let max = unsafe { max_version.as_ref() }.copied();
-        let producer = Producer {
+        let producer = Exporter {
             version: producer_version,
             exports_legacy: producer_flags & DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY != 0,
             no_max_version_keyword: producer_flags & DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD

@@ -10,13 +10,13 @@ use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
 use crate::capi::version::{
     DLPACK_HELPERS_EXPORT_LEGACY, DLPACK_HELPERS_EXPORT_VERSIONED, dlpack_helpers_export_kind,
 };
-use crate::core::Error;
-use crate::core::python::{self as rules, CapsuleState};
+use crate::rules::Error;
+use crate::rules::python::{self as rules, CapsuleState};
 use core::ffi::{CStr, c_void};
 
 // The capsule names reach C as the DLPACK_HELPERS_CAPSULE_* macros (cbindgen.toml `trailer`;
 // cbindgen cannot emit string constants). `tests/python_names.rs` checks them against
-// `core::python`.
+// `rules::python`.
 
 fn name_of(api: &'static Api, capsule: *mut PyObject) -> Result<&'static [u8], Error> {
     // SAFETY: GIL held, `capsule` is a live capsule (checked by the caller).

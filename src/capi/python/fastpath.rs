@@ -19,7 +19,7 @@ use crate::abi::DLManagedTensorVersioned;
 use crate::capi::boundary::{self, out_ptr};
 use crate::capi::error::{dlpack_helpers_status, fail};
 use crate::capi::tensor::dlpack_tensor_delete;
-use crate::core::Error;
+use crate::rules::Error;
 use core::ffi::{CStr, c_void};
 
 /// The name of the capsule that owns a tensor imported by the fast path. Not a DLPack name: such

@@ -6,8 +6,8 @@ use super::runtime::{self, Api, ExcClass, Owned, PyObject};
 use crate::abi::{DLDevice, DLDeviceType, DLManagedTensorVersioned, DLPackVersion};
 use crate::capi::boundary::{self, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
-use crate::core::Error;
-use crate::core::python::{self as rules, Keywords};
+use crate::rules::Error;
+use crate::rules::python::{self as rules, Keywords};
 use core::ffi::{CStr, c_long, c_void};
 
 use crate::capi::stream::{

@@ -7,7 +7,7 @@
 //! build serves every CPython 3.x. A successful resolution is cached
 //! for the process; a failed one is retried on the next call (Python may be loaded later).
 
-use crate::core::Error;
+use crate::rules::Error;
 use core::ffi::{CStr, c_char, c_int, c_long, c_longlong, c_void};
 use std::ffi::CString;
 use std::sync::OnceLock;

@@ -1,7 +1,7 @@
 //! Run-time loading of device runtimes (`dlopen`/`dlsym`): nothing is linked, and a library
 //! that is absent only makes its backend unavailable.
 
-use crate::core::Error;
+use crate::rules::Error;
 use core::ffi::{CStr, c_void};
 use std::ffi::CString;
 

@@ -6,7 +6,7 @@
 
 use super::dl::{EventPool, Lib};
 use crate::abi::{DLDevice, DLDeviceType};
-use crate::core::Error;
+use crate::rules::Error;
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::OnceLock;
 

@@ -14,7 +14,7 @@ use crate::abi::{
     DLPACK_FLAG_BITMASK_IS_COPIED, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED,
     DLPACK_FLAG_BITMASK_READ_ONLY, DLPackVersion,
 };
-use crate::core::error::{Error, Fault};
+use crate::rules::error::{Error, Fault};
 
 /// Every flag bit DLPack 1.3 defines.
 pub const KNOWN: u64 = DLPACK_FLAG_BITMASK_READ_ONLY

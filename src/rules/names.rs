@@ -15,8 +15,8 @@
 //! `cpu:0`); parsing accepts `name` (id 0) or `name:id` with a decimal id in 0..=INT32_MAX.
 
 use crate::abi::{DLDataType, DLDevice, DLDeviceType};
-use crate::core::dtype;
-use crate::core::error::{Error, Fault};
+use crate::rules::dtype;
+use crate::rules::error::{Error, Fault};
 use core::fmt::Write;
 
 /// The longest name either formatter writes, with its NUL: `float8_e4m3b11fnuzx65535` is 24
@@ -339,7 +339,7 @@ mod tests {
     fn case_10_pinned_host_is_cuda_host() {
         let d = parse_device("cuda_host").unwrap();
         assert_eq!((d.device_type, d.device_id), (DLDeviceType::kDLCUDAHost, 0));
-        assert!(crate::core::device::is_cpu_accessible(d));
+        assert!(crate::rules::device::is_cpu_accessible(d));
         assert_eq!(device_name(d).unwrap().as_str(), "cuda_host:0");
     }
 

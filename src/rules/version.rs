@@ -7,7 +7,7 @@
 //!   understood, so a newer minor is accepted and reported as such.
 
 use crate::abi::DLPackVersion;
-use crate::core::{Error, Refusal};
+use crate::rules::{Error, Refusal};
 
 /// How a received version relates to the newest one this library understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -52,7 +52,7 @@ pub fn check(version: DLPackVersion, what: &'static str) -> Result<Compat, Error
 
 /// What a producer can export.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Producer {
+pub struct Exporter {
     /// The producer's own DLPack version (what it writes into `DLManagedTensorVersioned`).
     /// A major of 0 means the producer only knows the legacy struct.
     pub version: DLPackVersion,
@@ -85,7 +85,7 @@ pub enum Export {
 ///   `BufferError`.
 #[inline(always)]
 pub fn negotiate(
-    producer: Producer,
+    producer: Exporter,
     max_version: Option<DLPackVersion>,
 ) -> Result<Export, Refusal> {
     let p = producer.version;
@@ -139,7 +139,7 @@ mod tests {
     /// Peer case 20: `max_version` must be honoured, never ignored.
     #[test]
     fn case_20_max_version_honoured() {
-        let with_legacy = Producer {
+        let with_legacy = Exporter {
             version: V(1, 3),
             exports_legacy: true,
             no_max_version_keyword: false,
@@ -158,7 +158,7 @@ mod tests {
             negotiate(with_legacy, Some(V(2, 0))),
             Ok(Export::Versioned(V(1, 3)))
         );
-        let no_legacy = Producer {
+        let no_legacy = Exporter {
             exports_legacy: false,
             ..with_legacy
         };

@@ -1,10 +1,10 @@
 //! The Python embedding's rules, as safe logic: capsule names and their state machine, and the
 //! `__dlpack__` keyword plan with its `TypeError` retry. An exporter's `dl_device`/`copy`/
-//! `stream` decision is [`crate::core::stream::resolve`] (one place for that rule).
+//! `stream` decision is [`crate::rules::stream::resolve`] (one place for that rule).
 //!
 //! The C side (`capi/python/`) resolves the Python C API at run time and calls into here.
 
-use crate::core::Error;
+use crate::rules::Error;
 use core::ffi::CStr;
 
 /// Capsule name of an unconsumed legacy `DLManagedTensor` (DLPack Python specification).

@@ -27,8 +27,8 @@ const CPU: DLDevice = DLDevice {
 };
 const BASE: usize = 0x10_0000; // 256-aligned
 
-fn v(version: (u32, u32), flags: u64) -> Producer {
-    Producer::Versioned {
+fn v(version: (u32, u32), flags: u64) -> Declared {
+    Declared::Versioned {
         version: DLPackVersion::new(version.0, version.1),
         flags,
     }
@@ -36,13 +36,13 @@ fn v(version: (u32, u32), flags: u64) -> Producer {
 
 /// Both phases, as the C API runs them.
 fn validate(
-    producer: Producer,
+    producer: Declared,
     data: usize,
     dtype: DLDataType,
     shape: &[i64],
     strides: Option<&[i64]>,
     byte_offset: u64,
-    o: &Options,
+    o: &Requirements,
 ) -> Result<Layout, Error> {
     let n = check_header(producer, shape.len() as i32, false, strides.is_none(), o)?;
     assert_eq!(n, shape.len());
@@ -67,7 +67,7 @@ fn fault<T: core::fmt::Debug>(r: Result<T, Error>) -> Fault {
     }
 }
 
-const D: Options = Options {
+const D: Requirements = Requirements {
     flags: 0,
     max_ndim: 0,
     data_alignment: 0,
@@ -77,7 +77,7 @@ const D: Options = Options {
 
 #[test]
 fn case_29_null_strides_by_version() {
-    for p in [Producer::Legacy, v((1, 1), 0), v((1, 0), 0)] {
+    for p in [Declared::Legacy, v((1, 1), 0), v((1, 0), 0)] {
         let l = validate(p, BASE, F32, &[3, 4], None, 0, &D).unwrap();
         assert_eq!((l.numel, l.nbytes), (12, 48));
         assert!(l.has(layout::C_CONTIGUOUS) && l.has(layout::STRIDES_IMPLIED));
@@ -89,7 +89,7 @@ fn case_29_null_strides_by_version() {
         assert_eq!(fault::<()>(Err(e)), Fault::NullStrides);
     }
     // Lenient mode reads them as row-major.
-    let lenient = Options {
+    let lenient = Requirements {
         flags: LENIENT_NULL_STRIDES,
         ..D
     };
@@ -100,7 +100,7 @@ fn case_29_null_strides_by_version() {
     assert_eq!(n, 0);
     // NULL shape with ndim != 0 is never valid.
     assert_eq!(
-        fault(check_header(Producer::Legacy, 2, true, false, &D)),
+        fault(check_header(Declared::Legacy, 2, true, false, &D)),
         Fault::NullShape
     );
 }
@@ -112,7 +112,7 @@ fn case_34_null_data_is_valid_only_for_empty_tensors() {
         let l = validate(v((1, 3), 0), data, I32, &[0, 3], Some(&s), 0, &D).unwrap();
         assert_eq!(l.numel, 0);
         // No alignment error for empty tensors, even in strict modes.
-        let strict = Options {
+        let strict = Requirements {
             flags: REQUIRE_ELEMENT_ALIGNED,
             data_alignment: 256,
             first_element_alignment: 64,
@@ -146,7 +146,7 @@ fn case_40_nonzero_byte_offset_is_valid_and_element_alignment_is_opt_in() {
     // f32 at byte_offset 3: valid by default, alignment 1, refused only in the strict mode.
     assert!(validate(v((1, 3), 0), BASE, F32, &[4], Some(&[1]), 3, &D).is_ok());
     assert_eq!(layout::first_element_alignment(BASE, 3, CPU.device_type), 1);
-    let strict = Options {
+    let strict = Requirements {
         flags: REQUIRE_ELEMENT_ALIGNED,
         ..D
     };
@@ -173,7 +173,7 @@ fn case_42_256_byte_alignment_is_not_assumed() {
         layout::first_element_alignment(BASE + 4, 0, CPU.device_type),
         4
     );
-    let strict256 = Options {
+    let strict256 = Requirements {
         data_alignment: 256,
         ..D
     };
@@ -207,13 +207,13 @@ fn case_43_bool_sub_byte_is_refused_legacy_and_versioned() {
         lanes: 1,
     };
     assert_eq!(
-        validate(Producer::Legacy, BASE, b8, &[4], None, 0, &D)
+        validate(Declared::Legacy, BASE, b8, &[4], None, 0, &D)
             .unwrap()
             .nbytes,
         4
     );
     assert_eq!(
-        fault(validate(Producer::Legacy, BASE, b1, &[8], None, 0, &D)),
+        fault(validate(Declared::Legacy, BASE, b1, &[8], None, 0, &D)),
         Fault::InvalidDtype
     );
     assert_eq!(
@@ -237,7 +237,7 @@ fn case_43_bool_sub_byte_is_refused_legacy_and_versioned() {
 
 #[test]
 fn case_46_writability_from_flags() {
-    let w = Options {
+    let w = Requirements {
         flags: REQUIRE_WRITABLE,
         ..D
     };
@@ -282,14 +282,14 @@ fn case_46_writability_from_flags() {
     );
     // Legacy: unknown, refused by default, accepted when the caller opts in.
     assert_eq!(
-        fault(validate(Producer::Legacy, BASE, F32, &[2], Some(s), 0, &w)),
+        fault(validate(Declared::Legacy, BASE, F32, &[2], Some(s), 0, &w)),
         Fault::ReadOnly
     );
-    let assume = Options {
+    let assume = Requirements {
         flags: REQUIRE_WRITABLE | LEGACY_WRITABLE,
         ..D
     };
-    assert!(validate(Producer::Legacy, BASE, F32, &[2], Some(s), 0, &assume).is_ok());
+    assert!(validate(Declared::Legacy, BASE, F32, &[2], Some(s), 0, &assume).is_ok());
     // Without the requirement, read-only tensors validate.
     assert!(
         validate(
@@ -308,12 +308,12 @@ fn case_46_writability_from_flags() {
 #[test]
 fn requirements() {
     let s: &[i64] = &[1, 3];
-    let t = |o: Options, strides: &[i64]| {
+    let t = |o: Requirements, strides: &[i64]| {
         validate(v((1, 3), 0), BASE, F32, &[3, 2], Some(strides), 0, &o)
     };
     assert_eq!(
         fault(t(
-            Options {
+            Requirements {
                 flags: REQUIRE_C_CONTIGUOUS,
                 ..D
             },
@@ -323,7 +323,7 @@ fn requirements() {
     );
     assert!(
         t(
-            Options {
+            Requirements {
                 flags: REQUIRE_F_CONTIGUOUS | REQUIRE_COMPACT,
                 ..D
             },
@@ -333,7 +333,7 @@ fn requirements() {
     );
     assert_eq!(
         fault(t(
-            Options {
+            Requirements {
                 flags: REJECT_BROADCAST,
                 ..D
             },
@@ -343,7 +343,7 @@ fn requirements() {
     );
     assert_eq!(
         fault(t(
-            Options {
+            Requirements {
                 flags: REJECT_NEGATIVE_STRIDES,
                 ..D
             },
@@ -358,7 +358,7 @@ fn requirements() {
     );
     assert_eq!(
         fault(t(
-            Options {
+            Requirements {
                 flags: REQUIRE_DTYPE,
                 dtype: F16,
                 ..D
@@ -369,7 +369,7 @@ fn requirements() {
     );
     assert!(
         t(
-            Options {
+            Requirements {
                 flags: REQUIRE_DTYPE,
                 dtype: F32,
                 ..D
@@ -391,7 +391,7 @@ fn requirements() {
             &[2],
             Some(&[1]),
             0,
-            &Options {
+            &Requirements {
                 flags: REJECT_VECTOR,
                 ..D
             }
@@ -399,12 +399,12 @@ fn requirements() {
         Fault::DtypeMismatch
     );
     assert_eq!(
-        fault(t(Options { max_ndim: 1, ..D }, s)),
+        fault(t(Requirements { max_ndim: 1, ..D }, s)),
         Fault::InvalidNdim
     );
     assert!(matches!(
         t(
-            Options {
+            Requirements {
                 flags: 1 << 30,
                 ..D
             },
@@ -414,7 +414,7 @@ fn requirements() {
     ));
     assert!(matches!(
         t(
-            Options {
+            Requirements {
                 data_alignment: 3,
                 ..D
             },
@@ -445,7 +445,7 @@ fn requirements() {
         fault(check_view(
             &gpu,
             v((1, 3), 0),
-            &Options {
+            &Requirements {
                 flags: REQUIRE_CPU_ACCESSIBLE,
                 ..D
             }
@@ -472,22 +472,22 @@ mod fast_path {
         ]
     }
 
-    fn producer() -> impl Strategy<Value = Producer> {
+    fn producer() -> impl Strategy<Value = Declared> {
         prop_oneof![
-            Just(Producer::Legacy),
+            Just(Declared::Legacy),
             (
                 prop_oneof![4 => Just(1u32), 1 => 0u32..3],
                 0u32..6,
                 prop_oneof![4 => 0u64..8, 1 => 0u64..16, 1 => any::<u64>()]
             )
-                .prop_map(|(major, minor, flags)| Producer::Versioned {
+                .prop_map(|(major, minor, flags)| Declared::Versioned {
                     version: DLPackVersion::new(major, minor),
                     flags
                 }),
         ]
     }
 
-    fn options() -> impl Strategy<Value = Options> {
+    fn options() -> impl Strategy<Value = Requirements> {
         (
             prop_oneof![
                 4 => (0u32..(1 << 12)).prop_map(|f| f & FAST_OPTIONS & !(REQUIRE_DTYPE | REQUIRE_C_CONTIGUOUS)),
@@ -500,7 +500,7 @@ mod fast_path {
             prop_oneof![4 => Just(0u64), 1 => Just(4), 1 => any::<u64>()],
             dtype(),
         )
-            .prop_map(|(flags, max_ndim, data_alignment, first_element_alignment, dtype)| Options {
+            .prop_map(|(flags, max_ndim, data_alignment, first_element_alignment, dtype)| Requirements {
                 flags,
                 max_ndim,
                 data_alignment,
@@ -575,7 +575,7 @@ mod fast_path {
     fn fast_path_takes_the_common_case() {
         let shape = [2i64, 3, 4, 5];
         let strides = [60i64, 20, 5, 1];
-        let o = Options {
+        let o = Requirements {
             flags: REQUIRE_C_CONTIGUOUS,
             ..D
         };
@@ -622,7 +622,7 @@ mod fast_path {
             &strides,
             0,
             v((1, 3), DLPACK_FLAG_BITMASK_READ_ONLY),
-            &Options {
+            &Requirements {
                 flags: REQUIRE_WRITABLE,
                 ..D
             }

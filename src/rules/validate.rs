@@ -21,11 +21,11 @@
 //!   passes `LEGACY_WRITABLE`.
 
 use crate::abi::{DLDataType, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPackVersion};
-use crate::core::device;
-use crate::core::error::{Error, Fault};
-use crate::core::flags::{self, Writability};
-use crate::core::layout::{self, Layout, TensorView};
-use crate::core::version;
+use crate::rules::device;
+use crate::rules::error::{Error, Fault};
+use crate::rules::flags::{self, Writability};
+use crate::rules::layout::{self, Layout, TensorView};
+use crate::rules::version;
 
 /// Accept NULL strides at DLPack ≥ 1.2 as compact row-major.
 pub const LENIENT_NULL_STRIDES: u32 = 1 << 0;
@@ -56,7 +56,7 @@ pub const ALL_OPTIONS: u32 = (1 << 12) - 1;
 
 /// The caller's requirements. All-zero is the default: every DLPack rule, nothing more.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Options {
+pub struct Requirements {
     /// `LENIENT_NULL_STRIDES | REQUIRE_... | ...` bits.
     pub flags: u32,
     /// Largest `ndim` accepted; 0 for the library bound only.
@@ -73,18 +73,18 @@ pub struct Options {
 
 /// Who produced the tensor: decides the NULL-strides rule, flags and writability.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Producer {
+pub enum Declared {
     /// A legacy `DLManagedTensor`, or a bare `DLTensor` of unknown version.
     Legacy,
     /// A `DLManagedTensorVersioned` (or a bare `DLTensor` with a declared version) and its flags.
     Versioned { version: DLPackVersion, flags: u64 },
 }
 
-impl Producer {
+impl Declared {
     fn flags(self) -> Option<u64> {
         match self {
-            Producer::Legacy => None,
-            Producer::Versioned { flags, .. } => Some(flags),
+            Declared::Legacy => None,
+            Declared::Versioned { flags, .. } => Some(flags),
         }
     }
     fn padded(self) -> bool {
@@ -94,7 +94,7 @@ impl Producer {
 }
 
 #[inline]
-fn check_options(o: &Options) -> Result<(), Error> {
+fn check_options(o: &Requirements) -> Result<(), Error> {
     let pow2_or_zero = |a: u64| a & a.wrapping_sub(1) == 0;
     if o.flags & !ALL_OPTIONS == 0
         && pow2_or_zero(o.data_alignment)
@@ -107,7 +107,7 @@ fn check_options(o: &Options) -> Result<(), Error> {
 }
 
 #[cold]
-fn options_error(o: &Options) -> Result<(), Error> {
+fn options_error(o: &Requirements) -> Result<(), Error> {
     if o.flags & !ALL_OPTIONS != 0 {
         return Err(Error::invalid(format!(
             "options->flags has unknown bits {:#x}",
@@ -134,14 +134,14 @@ fn options_error(o: &Options) -> Result<(), Error> {
 /// as a length that is safe to form arrays with.
 #[inline]
 pub fn check_header(
-    producer: Producer,
+    producer: Declared,
     ndim: i32,
     shape_null: bool,
     strides_null: bool,
-    options: &Options,
+    options: &Requirements,
 ) -> Result<usize, Error> {
     check_options(options)?;
-    if let Producer::Versioned {
+    if let Declared::Versioned {
         version: v,
         flags: f,
     } = producer
@@ -161,7 +161,7 @@ pub fn check_header(
     if n != 0
         && strides_null
         && options.flags & LENIENT_NULL_STRIDES == 0
-        && let Producer::Versioned { version: v, .. } = producer
+        && let Declared::Versioned { version: v, .. } = producer
         && v.minor >= 2
     {
         return Err(Error::fault(
@@ -189,8 +189,8 @@ fn require(cond: bool, fault: Fault, msg: impl FnOnce() -> String) -> Result<(),
 #[inline]
 pub fn check_view(
     view: &TensorView<'_>,
-    producer: Producer,
-    options: &Options,
+    producer: Declared,
+    options: &Requirements,
 ) -> Result<Layout, Error> {
     check_view_with(view, producer, options, true)
 }
@@ -200,8 +200,8 @@ pub fn check_view(
 #[inline(always)]
 pub fn check_view_with(
     view: &TensorView<'_>,
-    producer: Producer,
-    options: &Options,
+    producer: Declared,
+    options: &Requirements,
     full_layout: bool,
 ) -> Result<Layout, Error> {
     let o = options;
@@ -287,7 +287,7 @@ pub fn check_view_with(
             )?;
         }
         if o.flags & REQUIRE_ELEMENT_ALIGNED != 0 {
-            let need = crate::core::dtype::element(dt, producer.padded())?.natural_alignment();
+            let need = crate::rules::dtype::element(dt, producer.padded())?.natural_alignment();
             require(aligned(need), Fault::Misaligned, || {
                 format!(
                     "the first element (tensor.data + tensor.byte_offset {}) is aligned to {a} bytes, \
@@ -387,8 +387,8 @@ pub fn fast_accept(
     shape: &[i64],
     strides: &[i64],
     byte_offset: u64,
-    producer: Producer,
-    o: &Options,
+    producer: Declared,
+    o: &Requirements,
 ) -> bool {
     let n_dims = shape.len();
     if o.flags & !FAST_OPTIONS != 0
@@ -404,7 +404,7 @@ pub fn fast_accept(
         || dtype.lanes != 1
         || dtype.bits % 8 != 0
         || !matches!(
-            crate::core::dtype::bits_allowed(dtype.code, dtype.bits),
+            crate::rules::dtype::bits_allowed(dtype.code, dtype.bits),
             Some(true)
         )
         || byte_offset > i64::MAX as u64
@@ -412,8 +412,8 @@ pub fn fast_accept(
         return false;
     }
     let writable = match producer {
-        Producer::Legacy => o.flags & LEGACY_WRITABLE != 0,
-        Producer::Versioned { version, flags } => {
+        Declared::Legacy => o.flags & LEGACY_WRITABLE != 0,
+        Declared::Versioned { version, flags } => {
             if version.major != 1 || flags::undefined_bits(flags, version) != 0 {
                 return false;
             }

@@ -30,7 +30,7 @@
 //!   formula. A legacy tensor carries no flags, so its sub-byte data is packed.
 
 use crate::abi::{DLDataType, DLDataTypeCode as C};
-use crate::core::error::{Error, Fault};
+use crate::rules::error::{Error, Fault};
 
 /// How one element of a valid dtype is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,7 +1,7 @@
 //! The crate's error type. Each variant maps to exactly one C status code in `capi/error.rs`.
 
 use crate::abi::{DLDevice, DLPackVersion};
-use crate::core::stream::{DeviceRule, StreamRule};
+use crate::rules::stream::{DeviceRule, StreamRule};
 
 /// Everything that can go wrong in a helper. Messages name the argument and the rule.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -146,8 +146,8 @@ impl Error {
     }
 }
 
-/// A refusal from the hot negotiation and stream functions ([`crate::core::version::negotiate`],
-/// [`crate::core::stream::decode`], [`crate::core::stream::resolve`]): which rule failed and the
+/// A refusal from the hot negotiation and stream functions ([`crate::rules::version::negotiate`],
+/// [`crate::rules::stream::decode`], [`crate::rules::stream::resolve`]): which rule failed and the
 /// few integers its message needs, as a small `Copy` value.
 ///
 /// Why not [`Error`]: its variants carry `String`s, so a `Result<_, Error>` is a large value

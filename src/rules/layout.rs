@@ -16,8 +16,8 @@
 //! Nothing here allocates: strides implied by NULL are computed on the fly.
 
 use crate::abi::{DLDataType, DLDevice, DLDeviceType};
-use crate::core::dtype::{self, Element};
-use crate::core::error::{Error, Fault};
+use crate::rules::dtype::{self, Element};
+use crate::rules::error::{Error, Fault};
 
 /// The largest `ndim` any function accepts. DLPack sets no bound; NumPy allows 64. A larger
 /// value is rejected before any shape or strides array is read.

@@ -32,8 +32,8 @@
 //! encodes the stream it names.
 
 use crate::abi::{DLDevice, DLDeviceType, DLPACK_FLAG_BITMASK_IS_COPIED, DLPackVersion};
-use crate::core::version::{self, Export, Producer};
-use crate::core::{Error, Refusal};
+use crate::rules::version::{self, Export, Exporter};
+use crate::rules::{Error, Refusal};
 
 /// CUDA driver API value of the legacy default stream (`CU_STREAM_LEGACY`).
 pub const CUDA_STREAM_LEGACY: usize = 0x1;
@@ -131,7 +131,7 @@ impl Stream {
 
 /// Decoding options.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Options {
+pub struct DecodeOptions {
     /// Accept any integer for `kDLCPU` as a no-op (PyTorch accepts -1, nanobind any integer).
     /// Off by default: the array API allows only `None` for stream-less devices.
     pub lenient_cpu: bool,
@@ -204,7 +204,11 @@ fn invalid_stream(device: DLDevice, value: i64, rule: StreamRule) -> Refusal {
 /// Decode the protocol's `stream` argument (`None` is `Option::None`) for the device the
 /// consumer will use. See the module table.
 #[inline(always)]
-pub fn decode(device: DLDevice, stream: Option<i64>, opts: Options) -> Result<Stream, Refusal> {
+pub fn decode(
+    device: DLDevice,
+    stream: Option<i64>,
+    opts: DecodeOptions,
+) -> Result<Stream, Refusal> {
     let fam = family(device.device_type);
     let Some(v) = stream else {
         return Ok(match fam {
@@ -292,7 +296,7 @@ pub fn encode_decoded(device: DLDevice, stream: Stream) -> Result<Option<i64>, E
     // Exactness by construction: the value must decode to the very stream given (this refuses
     // handles that collide with another kind's value, such as a CUDA "handle" 1 or a ROCm 2).
     if fam != Family::Cpu {
-        match decode(device, value, Options::default()) {
+        match decode(device, value, DecodeOptions::default()) {
             Ok(back) if back == stream => {}
             _ => {
                 return Err(not_decoded(
@@ -443,9 +447,9 @@ fn unsupported_device(from: DLDevice, to: DLDevice, rule: DeviceRule) -> Refusal
 #[inline(always)]
 pub fn resolve(
     tensor: DLDevice,
-    producer: Producer,
+    producer: Exporter,
     req: &Request,
-    opts: Options,
+    opts: DecodeOptions,
 ) -> Result<Plan, Refusal> {
     let export = version::negotiate(producer, req.max_version)?;
     let target = req.dl_device.unwrap_or(tensor);
@@ -485,7 +489,7 @@ pub fn resolve(
         device_id: 0,
     };
     let none = Stream::new(Kind::None, 0);
-    let in_place = crate::core::device::is_cpu_accessible(tensor);
+    let in_place = crate::rules::device::is_cpu_accessible(tensor);
     let copy = match (req.copy, in_place) {
         (CopyMode::Always, _) => true,
         (_, true) => false,
@@ -502,10 +506,10 @@ mod tests {
     use super::*;
 
     // The tests judge the errors the C layer reports: the refusal turned into its `Error`.
-    fn decode(d: DLDevice, s: Option<i64>, o: Options) -> Result<Stream, Error> {
+    fn decode(d: DLDevice, s: Option<i64>, o: DecodeOptions) -> Result<Stream, Error> {
         super::decode(d, s, o).map_err(Error::from)
     }
-    fn resolve(t: DLDevice, p: Producer, r: &Request, o: Options) -> Result<Plan, Error> {
+    fn resolve(t: DLDevice, p: Exporter, r: &Request, o: DecodeOptions) -> Result<Plan, Error> {
         super::resolve(t, p, r, o).map_err(Error::from)
     }
 
@@ -515,8 +519,8 @@ mod tests {
             device_id: id,
         }
     }
-    const STRICT: Options = Options { lenient_cpu: false };
-    const LENIENT: Options = Options { lenient_cpu: true };
+    const STRICT: DecodeOptions = DecodeOptions { lenient_cpu: false };
+    const LENIENT: DecodeOptions = DecodeOptions { lenient_cpu: true };
     const CUDA: i32 = 2;
     const ROCM: i32 = 10;
 
@@ -727,8 +731,8 @@ mod tests {
         assert_eq!(encode(dev(14, 0), 1).unwrap(), Some(1));
     }
 
-    fn producer() -> Producer {
-        Producer {
+    fn producer() -> Exporter {
+        Exporter {
             version: DLPackVersion::new(1, 3),
             exports_legacy: true,
             no_max_version_keyword: false,
@@ -948,13 +952,13 @@ mod tests {
                                     assert_eq!(target, dev(1, 0));
                                     assert_eq!(p.sync, Sync::Host);
                                     assert_eq!(p.device, dev(1, 0));
-                                    let host = crate::core::device::is_cpu_accessible(src);
+                                    let host = crate::rules::device::is_cpu_accessible(src);
                                     assert_eq!(p.copy, copy == CopyMode::Always || !host);
                                 }
                             }
                             Err(Error::CopyForbidden(_)) => {
                                 assert!(!same && copy == CopyMode::Never);
-                                assert!(!crate::core::device::is_cpu_accessible(src));
+                                assert!(!crate::rules::device::is_cpu_accessible(src));
                             }
                             Err(Error::UnsupportedDevice(_)) => {
                                 assert!(!same && target != dev(1, 0))
