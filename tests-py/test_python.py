@@ -361,9 +361,15 @@ def test_exchange_api_capsule_is_used():
     with dh.import_tensor(H(np.arange(3.0)), use_exchange_api=True) as t:
         assert t.how == _lib.IMPORTED_EXCHANGE_API and t.shape == (3,)
     assert table.calls == 1
-    with dh.import_tensor(H(np.arange(3.0))) as t:  # not requested: __dlpack__
-        assert t.how == 0
+    with dh.import_tensor(H(np.arange(3.0)), use_exchange_api=False) as t:  # refused: __dlpack__
+        assert t.how == 0 and t.source == "versioned_capsule"
     assert table.calls == 1
+    with dh.import_tensor(H(np.arange(3.0))) as t:  # the default uses a published exchange API (issue 11)
+        assert t.how == _lib.IMPORTED_EXCHANGE_API and t.source == "exchange_api"
+    assert table.calls == 2
+    with dh.import_tensor(H(np.arange(3.0)), copy=False) as t:  # a request __dlpack__ must see: not used
+        assert t.how == 0
+    assert table.calls == 2
 
 
 def test_exchange_api_v12_integer_and_prev_api_walk():

@@ -10,6 +10,5 @@
 
 pub mod capsule;
 pub mod exchange;
-pub mod fastpath;
 pub mod import;
 pub mod runtime;
