@@ -109,3 +109,52 @@ impl EventPool {
         }
     }
 }
+
+std::thread_local! {
+    /// Cells this thread is initialising in [`init_outside`] (by address), to refuse re-entry.
+    static INITIALISING: core::cell::RefCell<Vec<usize>> = const { core::cell::RefCell::new(Vec::new()) };
+}
+
+/// Initialise a process-wide cell without holding any lock while `init` runs (issue 12: no lock
+/// of this library is held while foreign code runs: `dlopen` runs library constructors,
+/// `cuInit`/`hipInit`/`cuDevicePrimaryCtxRetain` run the driver, which may call back into this
+/// library). `OnceLock::get_or_init` would hold the cell's lock across `init`, so a re-entrant
+/// call deadlocks. Here two racing threads may both run `init`; the first value stored wins and
+/// the other is dropped (libraries are never closed, and a duplicate primary-context retain
+/// is never released anyway). A call re-entering from inside `init` on the same thread gets
+/// `None` (the caller reports "re-entered while loading") instead of a deadlock or an endless
+/// recursion.
+pub(crate) fn init_outside<T>(
+    cell: &std::sync::OnceLock<T>,
+    init: impl FnOnce() -> T,
+) -> Option<&T> {
+    if let Some(v) = cell.get() {
+        return Some(v);
+    }
+    let key = cell as *const _ as usize;
+    let entered = INITIALISING
+        .try_with(|s| {
+            let mut s = s.borrow_mut();
+            if s.contains(&key) {
+                false
+            } else {
+                s.push(key);
+                true
+            }
+        })
+        .unwrap_or(false);
+    if !entered {
+        return None;
+    }
+    struct Leave(usize);
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            let _ = INITIALISING.try_with(|s| s.borrow_mut().retain(|k| *k != self.0));
+        }
+    }
+    let _leave = Leave(key);
+    let v = init();
+    // The first stored value wins; a racer's is dropped here, outside any lock of ours.
+    let _ = cell.set(v);
+    cell.get()
+}
