@@ -1469,7 +1469,8 @@ dlpack_helpers_status dlpack_compact_strides(int32_t ndim,
  *   `IS_SUBBYTE_TYPE_PADDED` matters); 0 for a legacy tensor.
  * - `base`, `size_in_bytes`: the allocation, in bytes. For pointer-addressed device types
  *   (`dlpack_device_is_pointer_addressed`) `base` is its first byte; for opaque handles it must
- *   be the tensor's own `data` handle, and the range is checked as offsets from it.
+ *   be the tensor's own `data` handle, and the range is checked as offsets from it. `base`
+ *   may be NULL: it is only compared as an address, never dereferenced.
  * - `out_fits`: receives true when every element lies inside: the bytes from
  *   `data + lowest_byte` to `data + end_byte` of `dlpack_dltensor_layout`, so negative strides
  *   (which reach below `data + byte_offset`) and `byte_offset` are both counted. An empty
@@ -2038,8 +2039,15 @@ dlpack_helpers_status dlpack_capsule_import(void *capsule,
  * A legacy `"dltensor"` capsule's tensor is therefore converted and marked
  * `DLPACK_FLAG_BITMASK_READ_ONLY` (the legacy struct cannot say read-only: peer case 50); call
  * `dlpack_capsule_import` with `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` to assert writability,
- * or to learn whether the capsule was legacy. Ownership, renaming, statuses and GIL as
- * `dlpack_capsule_import`. No Python exception deriving from `Exception` is left set.
+ * or to learn whether the capsule was legacy. Ownership, renaming and GIL as
+ * `dlpack_capsule_import`.
+ *
+ * Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED`; `_CAPSULE_NAME`;
+ * `_UNSUPPORTED_VERSION`; for a legacy tensor that cannot be converted `_OVERFLOW`,
+ * `_INVALID_NDIM`, `_NULL_SHAPE`, `_INVALID_SHAPE`, `_INVALID_DTYPE`, `_NULL_DATA`,
+ * `_OUT_OF_MEMORY` (the capsule is consumed and the tensor released); `_NULL_POINTER`;
+ * `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET` (only for an exception not deriving from
+ * `Exception`: no other Python exception is left set).
  */
 dlpack_helpers_status dlpack_capsule_consume(void *capsule,
                                              struct DLManagedTensorVersioned **out_tensor);

@@ -226,8 +226,12 @@ def b_capsule_import(c: Ctx):
 
     def after(s, args):
         if c.ok(s) and args.get("out_how") is how:
-            assert how.value == 1  # DLPACK_HELPERS_IMPORTED_LEGACY
-            assert ctypes.cast(out.value, ctypes.POINTER(DLManagedTensorVersioned)).contents.flags & 1
+            legacy = args["capsule"].obj is cap  # the baseline's legacy capsule, not a variant's
+            assert how.value == (1 if legacy else 0)  # DLPACK_HELPERS_IMPORTED_LEGACY
+            flags = ctypes.cast(out.value, ctypes.POINTER(DLManagedTensorVersioned)).contents.flags
+            if legacy:  # read-only unless DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE (peer case 50)
+                f = args["flags"]
+                assert bool(flags & 1) == (not getattr(f, "value", f) & 4)
         c.delete_out_tensor(out)
     return Case({"capsule": PyObj(cap), "flags": ctypes.c_uint32(0), "out_tensor": out, "out_how": how}, after)
 

@@ -275,7 +275,8 @@ pub unsafe extern "C" fn dlpack_compact_strides(
 ///   `IS_SUBBYTE_TYPE_PADDED` matters); 0 for a legacy tensor.
 /// - `base`, `size_in_bytes`: the allocation, in bytes. For pointer-addressed device types
 ///   (`dlpack_device_is_pointer_addressed`) `base` is its first byte; for opaque handles it must
-///   be the tensor's own `data` handle, and the range is checked as offsets from it.
+///   be the tensor's own `data` handle, and the range is checked as offsets from it. `base`
+///   may be NULL: it is only compared as an address, never dereferenced.
 /// - `out_fits`: receives true when every element lies inside: the bytes from
 ///   `data + lowest_byte` to `data + end_byte` of `dlpack_dltensor_layout`, so negative strides
 ///   (which reach below `data + byte_offset`) and `byte_offset` are both counted. An empty

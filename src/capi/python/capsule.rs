@@ -362,8 +362,15 @@ pub unsafe extern "C" fn dlpack_capsule_import(
 /// A legacy `"dltensor"` capsule's tensor is therefore converted and marked
 /// `DLPACK_FLAG_BITMASK_READ_ONLY` (the legacy struct cannot say read-only: peer case 50); call
 /// `dlpack_capsule_import` with `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` to assert writability,
-/// or to learn whether the capsule was legacy. Ownership, renaming, statuses and GIL as
-/// `dlpack_capsule_import`. No Python exception deriving from `Exception` is left set.
+/// or to learn whether the capsule was legacy. Ownership, renaming and GIL as
+/// `dlpack_capsule_import`.
+///
+/// Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED`; `_CAPSULE_NAME`;
+/// `_UNSUPPORTED_VERSION`; for a legacy tensor that cannot be converted `_OVERFLOW`,
+/// `_INVALID_NDIM`, `_NULL_SHAPE`, `_INVALID_SHAPE`, `_INVALID_DTYPE`, `_NULL_DATA`,
+/// `_OUT_OF_MEMORY` (the capsule is consumed and the tensor released); `_NULL_POINTER`;
+/// `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET` (only for an exception not deriving from
+/// `Exception`: no other Python exception is left set).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_capsule_consume(
     capsule: *mut c_void,
