@@ -219,25 +219,39 @@ fn case_49_implied_strides_are_exact_or_overflow() {
     }
 }
 
-/// Exact reference: numel, compact bytes, byte range of a strided view (relative to data).
-fn reference(shape: &[i64], strides: &[i64], bits: i128, offset: i128) -> (i128, i128, i128, i128) {
-    let numel: i128 = shape.iter().map(|&e| e as i128).product();
+/// Exact reference: numel, compact bytes, byte range of a strided view (relative to data), and
+/// the storage extent in elements.
+fn reference(
+    shape: &[i64],
+    strides: &[i64],
+    bits: i128,
+    offset: i128,
+) -> (i128, i128, i128, i128, i128) {
+    // Exact while within 2^127; saturation happens only far beyond int64_t, where every value
+    // is "does not fit" anyway.
+    let numel: i128 = shape.iter().fold(1i128, |a, &e| a.saturating_mul(e as i128));
     let (mut lo, mut hi) = (0i128, 0i128);
     for (&e, &s) in shape.iter().zip(strides) {
         if e > 1 {
             let r = (e as i128 - 1) * s as i128;
             if r < 0 {
-                lo += r;
+                lo = lo.saturating_add(r);
             } else {
-                hi += r;
+                hi = hi.saturating_add(r);
             }
         }
     }
-    let nbytes = (numel * bits + 7) / 8;
+    let nbytes = numel.saturating_mul(bits).saturating_add(7) / 8;
     if numel == 0 {
-        return (0, 0, offset, offset);
+        return (0, 0, offset, offset, 0);
     }
-    (numel, nbytes, offset + (lo * bits).div_euclid(8), offset + ((hi + 1) * bits + 7).div_euclid(8))
+    (
+        numel,
+        nbytes,
+        offset.saturating_add(lo.saturating_mul(bits).div_euclid(8)),
+        offset.saturating_add(hi.saturating_add(1).saturating_mul(bits).saturating_add(7).div_euclid(8)),
+        hi.saturating_sub(lo).saturating_add(1),
+    )
 }
 
 fn extent() -> impl Strategy<Value = i64> {
@@ -275,7 +289,8 @@ proptest! {
         let mut acc = 1i128;
         for i in (0..n).rev() {
             exact_c[i] = acc;
-            acc *= shape[i].max(1) as i128;
+            // Saturating only far beyond int64_t (2^127): every such value is "does not fit".
+            acc = acc.saturating_mul(shape[i].max(1) as i128);
         }
         let c_fits = exact_c.iter().all(|&s| s <= i64::MAX as i128);
         let mut out = vec![0i64; n];
@@ -295,21 +310,22 @@ proptest! {
         t.byte_offset = offset;
         let mut l = dlpack_helpers_layout::default();
         let s = unsafe { dlpack_dltensor_layout(&t, 0, &mut l) };
-        let numel: i128 = shape.iter().map(|&e| e as i128).product();
+        let numel: i128 = shape.iter().fold(1i128, |a, &e| a.saturating_mul(e as i128));
         let fits64 = |v: i128| v >= i64::MIN as i128 && v <= i64::MAX as i128;
         let representable = used.iter().all(|&s| fits64(s));
         if representable {
             let st: Vec<i64> = used.iter().map(|&s| s as i64).collect();
-            let (rn, rb, rlo, rhi) = reference(&shape, &st, bits as i128, offset as i128);
+            let (rn, rb, rlo, rhi, rst) = reference(&shape, &st, bits as i128, offset as i128);
             // The reach products, per dimension, must fit as well (the library's rule).
             let reach_ok = numel == 0 || shape.iter().zip(&st).all(|(&e, &s)| e <= 1 || fits64((e as i128 - 1) * s as i128));
-            let all_fit = fits64(numel) && fits64(rb) && fits64(rlo) && fits64(rhi) && reach_ok;
+            let all_fit = fits64(numel) && fits64(rb) && fits64(rlo) && fits64(rhi) && fits64(rst) && reach_ok;
             if s == 0 {
                 prop_assert!(all_fit || numel == 0, "OK for an unrepresentable layout: {:?} {:?}", shape, st);
                 prop_assert_eq!(l.numel as i128, rn);
                 prop_assert_eq!(l.nbytes as i128, rb);
                 prop_assert_eq!(l.lowest_byte as i128, rlo);
                 prop_assert_eq!(l.end_byte as i128, rhi);
+                prop_assert_eq!(l.storage_elements as i128, rst);
                 // The fit question against an allocation around data.
                 let base = (0x1000_0000i64 + base_delta) as usize;
                 let mut fits = false;
