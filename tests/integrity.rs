@@ -37,13 +37,22 @@ unsafe extern "C" fn count_legacy(_: *mut DLManagedTensor) {
     RELEASED.fetch_add(1, Ordering::SeqCst);
 }
 
-fn tensor(data: *mut c_void, shape: &mut [i64], strides: Option<&mut [i64]>, dtype: DLDataType) -> DLTensor {
+fn tensor(
+    data: *mut c_void,
+    shape: &mut [i64],
+    strides: Option<&mut [i64]>,
+    dtype: DLDataType,
+) -> DLTensor {
     DLTensor {
         data,
         device: CPU,
         ndim: shape.len() as i32,
         dtype,
-        shape: if shape.is_empty() { core::ptr::null_mut() } else { shape.as_mut_ptr() },
+        shape: if shape.is_empty() {
+            core::ptr::null_mut()
+        } else {
+            shape.as_mut_ptr()
+        },
         strides: strides.map_or(core::ptr::null_mut(), |s| s.as_mut_ptr()),
         byte_offset: 0,
     }
@@ -59,12 +68,17 @@ fn legacy(t: DLTensor) -> DLManagedTensor {
 
 fn message() -> String {
     // SAFETY: never NULL, NUL-terminated.
-    unsafe { CStr::from_ptr(dlpack_last_error_message()) }.to_string_lossy().into_owned()
+    unsafe { CStr::from_ptr(dlpack_last_error_message()) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn writability(t: *const DLManagedTensorVersioned) -> dlpack_helpers_writability {
     let mut w = -1;
-    assert_eq!(unsafe { dlpack_tensor_writability(t, &mut w) }, DLPACK_HELPERS_STATUS_OK);
+    assert_eq!(
+        unsafe { dlpack_tensor_writability(t, &mut w) },
+        DLPACK_HELPERS_STATUS_OK
+    );
     w
 }
 
@@ -92,7 +106,12 @@ fn case_50_legacy_writability_is_never_invented() {
     // dlpack_legacy_to_versioned: always READ_ONLY, whatever flags the caller adds.
     for extra in [0, DLPACK_FLAG_BITMASK_IS_COPIED] {
         let mut out = core::ptr::null_mut();
-        assert_eq!(unsafe { dlpack_legacy_to_versioned(&mut l, extra, &mut out) }, 0, "{}", message());
+        assert_eq!(
+            unsafe { dlpack_legacy_to_versioned(&mut l, extra, &mut out) },
+            0,
+            "{}",
+            message()
+        );
         let flags = unsafe { (*out).flags };
         assert_eq!(flags, extra | DLPACK_FLAG_BITMASK_READ_ONLY);
         assert_eq!(writability(out), DLPACK_HELPERS_WRITABILITY_READ_ONLY);
@@ -106,11 +125,16 @@ fn case_50_legacy_writability_is_never_invented() {
     }
     // dlpack_legacy_tensor_wrap: READ_ONLY without the opt-in, exactly `flags` with it.
     let mut out = core::ptr::null_mut();
-    assert_eq!(unsafe { dlpack_legacy_tensor_wrap(&mut l, 0, 0, &mut out) }, 0);
+    assert_eq!(
+        unsafe { dlpack_legacy_tensor_wrap(&mut l, 0, 0, &mut out) },
+        0
+    );
     assert_eq!(unsafe { (*out).flags }, DLPACK_FLAG_BITMASK_READ_ONLY);
     unsafe { dlpack_tensor_delete(out) };
     assert_eq!(
-        unsafe { dlpack_legacy_tensor_wrap(&mut l, 0, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, &mut out) },
+        unsafe {
+            dlpack_legacy_tensor_wrap(&mut l, 0, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, &mut out)
+        },
         0
     );
     assert_eq!(unsafe { (*out).flags }, 0);
@@ -119,25 +143,43 @@ fn case_50_legacy_writability_is_never_invented() {
 
     // The mirror: READ_ONLY → legacy is refused (BufferError) unless dropped explicitly.
     let mut ro = core::ptr::null_mut();
-    assert_eq!(unsafe { dlpack_legacy_to_versioned(&mut legacy(l.dl_tensor), 0, &mut ro) }, 0);
+    assert_eq!(
+        unsafe { dlpack_legacy_to_versioned(&mut legacy(l.dl_tensor), 0, &mut ro) },
+        0
+    );
     let mut back = core::ptr::null_mut();
     let mut dropped = 0u64;
     assert_eq!(
         unsafe { dlpack_versioned_to_legacy(ro, 0, &mut dropped, &mut back) },
         DLPACK_HELPERS_STATUS_READ_ONLY
     );
-    let exc = unsafe { CStr::from_ptr(dlpack_status_python_exception(DLPACK_HELPERS_STATUS_READ_ONLY)) };
+    let exc = unsafe {
+        CStr::from_ptr(dlpack_status_python_exception(
+            DLPACK_HELPERS_STATUS_READ_ONLY,
+        ))
+    };
     assert_eq!(exc.to_str().unwrap(), "BufferError");
     assert_eq!(
         unsafe {
-            dlpack_versioned_to_legacy(ro, DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY, &mut dropped, &mut back)
+            dlpack_versioned_to_legacy(
+                ro,
+                DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY,
+                &mut dropped,
+                &mut back,
+            )
         },
         0
     );
-    assert_eq!(dropped & DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_READ_ONLY);
+    assert_eq!(
+        dropped & DLPACK_FLAG_BITMASK_READ_ONLY,
+        DLPACK_FLAG_BITMASK_READ_ONLY
+    );
     unsafe { dlpack_legacy_tensor_delete(back) };
     // The writable wrap goes to legacy without any opt-in, and the round trip keeps data.
-    assert_eq!(unsafe { dlpack_versioned_to_legacy(out, 0, &mut dropped, &mut back) }, 0);
+    assert_eq!(
+        unsafe { dlpack_versioned_to_legacy(out, 0, &mut dropped, &mut back) },
+        0
+    );
     assert_eq!(dropped, 0);
     assert_eq!(unsafe { (*back).dl_tensor.data }, buf.as_mut_ptr().cast());
     unsafe { dlpack_legacy_tensor_delete(back) };
@@ -147,12 +189,12 @@ fn case_50_legacy_writability_is_never_invented() {
 fn boundary_shapes() -> Vec<(Vec<i64>, bool)> {
     let p62 = 1i64 << 62;
     vec![
-        (vec![1, i64::MAX, 1], true),  // stride 2^63 - 1
-        (vec![0, i64::MAX, 1], true),  // the same, empty
-        (vec![2, p62, 2], false),      // stride 2^63
-        (vec![0, p62, 2], false),      // the same with a zero extent: still not representable
-        (vec![0, p62, 4], false),      // stride 2^64 (the peer case's shape)
-        (vec![4, p62, 4], false),      // stride 2^64, 2^66 elements
+        (vec![1, i64::MAX, 1], true), // stride 2^63 - 1
+        (vec![0, i64::MAX, 1], true), // the same, empty
+        (vec![2, p62, 2], false),     // stride 2^63
+        (vec![0, p62, 2], false),     // the same with a zero extent: still not representable
+        (vec![0, p62, 4], false),     // stride 2^64 (the peer case's shape)
+        (vec![4, p62, 4], false),     // stride 2^64, 2^66 elements
     ]
 }
 
@@ -185,10 +227,17 @@ fn case_49_implied_strides_are_exact_or_overflow() {
             RELEASED.fetch_add(0, Ordering::SeqCst);
             unsafe { dlpack_tensor_delete(v) };
         } else {
-            assert_eq!(s, DLPACK_HELPERS_STATUS_OVERFLOW, "{shape:?}: {}", message());
+            assert_eq!(
+                s,
+                DLPACK_HELPERS_STATUS_OVERFLOW,
+                "{shape:?}: {}",
+                message()
+            );
             assert!(v.is_null(), "out written on failure");
         }
-        let s2 = unsafe { dlpack_legacy_tensor_wrap(&mut l, 0, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, &mut v) };
+        let s2 = unsafe {
+            dlpack_legacy_tensor_wrap(&mut l, 0, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, &mut v)
+        };
         assert_eq!(s2, s, "{shape:?}");
         if s2 == 0 {
             unsafe { dlpack_tensor_delete(v) };
@@ -229,7 +278,9 @@ fn reference(
 ) -> (i128, i128, i128, i128, i128) {
     // Exact while within 2^127; saturation happens only far beyond int64_t, where every value
     // is "does not fit" anyway.
-    let numel: i128 = shape.iter().fold(1i128, |a, &e| a.saturating_mul(e as i128));
+    let numel: i128 = shape
+        .iter()
+        .fold(1i128, |a, &e| a.saturating_mul(e as i128));
     let (mut lo, mut hi) = (0i128, 0i128);
     for (&e, &s) in shape.iter().zip(strides) {
         if e > 1 {
@@ -249,17 +300,36 @@ fn reference(
         numel,
         nbytes,
         offset.saturating_add(lo.saturating_mul(bits).div_euclid(8)),
-        offset.saturating_add(hi.saturating_add(1).saturating_mul(bits).saturating_add(7).div_euclid(8)),
+        offset.saturating_add(
+            hi.saturating_add(1)
+                .saturating_mul(bits)
+                .saturating_add(7)
+                .div_euclid(8),
+        ),
         hi.saturating_sub(lo).saturating_add(1),
     )
 }
 
 fn extent() -> impl Strategy<Value = i64> {
-    prop_oneof![0i64..5, Just(1i64 << 31), Just(1i64 << 32), Just(1i64 << 62), Just(i64::MAX), 0i64..i64::MAX]
+    prop_oneof![
+        0i64..5,
+        Just(1i64 << 31),
+        Just(1i64 << 32),
+        Just(1i64 << 62),
+        Just(i64::MAX),
+        0i64..i64::MAX
+    ]
 }
 
 fn stride() -> impl Strategy<Value = i64> {
-    prop_oneof![-4i64..5, Just(1i64 << 31), Just(-(1i64 << 32)), Just(i64::MAX), Just(i64::MIN), any::<i64>()]
+    prop_oneof![
+        -4i64..5,
+        Just(1i64 << 31),
+        Just(-(1i64 << 32)),
+        Just(i64::MAX),
+        Just(i64::MIN),
+        any::<i64>()
+    ]
 }
 
 proptest! {
@@ -392,28 +462,48 @@ fn fits_allocation_counts_negative_strides_offsets_empty_and_0d() {
     assert_eq!(fits(&z, base.cast(), 4), Ok(true));
     assert_eq!(fits(&z, base.cast(), 3), Ok(false));
     // Overflow: the allocation wraps the address space; the byte range does not fit int64.
-    assert_eq!(fits(&z, usize::MAX as *const c_void, 2), Err(DLPACK_HELPERS_STATUS_OVERFLOW));
+    assert_eq!(
+        fits(&z, usize::MAX as *const c_void, 2),
+        Err(DLPACK_HELPERS_STATUS_OVERFLOW)
+    );
     let mut huge = [1i64 << 62, 4];
     let h = tensor(base.cast(), &mut huge, None, F32);
-    assert_eq!(fits(&h, base.cast(), u64::MAX / 2), Err(DLPACK_HELPERS_STATUS_OVERFLOW));
+    assert_eq!(
+        fits(&h, base.cast(), u64::MAX / 2),
+        Err(DLPACK_HELPERS_STATUS_OVERFLOW)
+    );
     // Opaque handles: only against the same handle.
     let mut o = z;
     o.device.device_type = DLDeviceType(4);
     assert_eq!(fits(&o, base.cast(), 4), Ok(true));
-    assert_eq!(fits(&o, unsafe { base.add(1) }.cast(), 4), Err(DLPACK_HELPERS_STATUS_OPAQUE_HANDLE));
+    assert_eq!(
+        fits(&o, unsafe { base.add(1) }.cast(), 4),
+        Err(DLPACK_HELPERS_STATUS_OPAQUE_HANDLE)
+    );
     // NULL arguments.
     let mut f = false;
-    assert_eq!(unsafe { dlpack_dltensor_fits_allocation(core::ptr::null(), 0, base.cast(), 4, &mut f) }, DLPACK_HELPERS_STATUS_NULL_POINTER);
-    assert_eq!(unsafe { dlpack_dltensor_fits_allocation(&z, 0, base.cast(), 4, core::ptr::null_mut()) }, DLPACK_HELPERS_STATUS_NULL_POINTER);
+    assert_eq!(
+        unsafe { dlpack_dltensor_fits_allocation(core::ptr::null(), 0, base.cast(), 4, &mut f) },
+        DLPACK_HELPERS_STATUS_NULL_POINTER
+    );
+    assert_eq!(
+        unsafe { dlpack_dltensor_fits_allocation(&z, 0, base.cast(), 4, core::ptr::null_mut()) },
+        DLPACK_HELPERS_STATUS_NULL_POINTER
+    );
 }
 
 /// The new status and flags: fixed values, named, mapped.
 #[test]
 fn python_error_set_status_and_import_flags() {
     assert_eq!(DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET, 71);
-    let name = unsafe { CStr::from_ptr(dlpack_status_string(DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET)) };
+    let name =
+        unsafe { CStr::from_ptr(dlpack_status_string(DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET)) };
     assert_eq!(name.to_str().unwrap(), "PYTHON_ERROR_SET");
-    let exc = unsafe { CStr::from_ptr(dlpack_status_python_exception(DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET)) };
+    let exc = unsafe {
+        CStr::from_ptr(dlpack_status_python_exception(
+            DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET,
+        ))
+    };
     assert_eq!(exc.to_str().unwrap(), "RuntimeError");
     assert_eq!(DLPACK_HELPERS_IMPORT_EXCHANGE_API, 0x1);
     assert_eq!(DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR, 0x2);
@@ -421,7 +511,20 @@ fn python_error_set_status_and_import_flags() {
     // Without Python in this process every new Python entry point says so.
     let mut d = DLDevice::default();
     let obj = 8usize as *mut c_void;
-    assert_eq!(unsafe { dlpack_helpers::capi::python::import::dlpack_object_query_device(obj, 0, &mut d) }, DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE);
+    assert_eq!(
+        unsafe { dlpack_helpers::capi::python::import::dlpack_object_query_device(obj, 0, &mut d) },
+        DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE
+    );
     let mut t = core::ptr::null_mut();
-    assert_eq!(unsafe { dlpack_helpers::capi::python::capsule::dlpack_capsule_import(obj, 0, &mut t, core::ptr::null_mut()) }, DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE);
+    assert_eq!(
+        unsafe {
+            dlpack_helpers::capi::python::capsule::dlpack_capsule_import(
+                obj,
+                0,
+                &mut t,
+                core::ptr::null_mut(),
+            )
+        },
+        DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE
+    );
 }

@@ -11,11 +11,11 @@ use crate::abi::{
 use crate::capi::boundary::{self, nonnull, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::layout::{versioned_parts, view_of};
+use crate::capi::python::import::DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE;
 use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
 use crate::rules::layout::{self, MAX_NDIM};
 use crate::rules::validate::{self, Declared, Requirements};
 use crate::rules::{Error, Fault, dtype, flags};
-use crate::capi::python::import::DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE;
 use core::ffi::c_void;
 use core::ptr::addr_of;
 use std::alloc::Layout;

@@ -2,23 +2,23 @@
 //! them (ownership moves by renaming, before any step that can fail), and exporting a view of a
 //! tensor kept alive by a Python object.
 
-use super::runtime::{self, Api, PyObject};
-use crate::abi::{DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
-use crate::capi::boundary::{self, out_ptr};
-use crate::capi::error::dlpack_helpers_status;
-use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
-use crate::capi::version::{
-    DLPACK_HELPERS_EXPORT_LEGACY, DLPACK_HELPERS_EXPORT_VERSIONED, dlpack_helpers_export_kind,
-};
-use crate::capi::layout::{LENIENT, view_of};
-use crate::rules::Error;
-use crate::rules::layout;
-use crate::rules::python::{self as rules, CapsuleState};
-use crate::rules::validate::{self, Declared};
 use super::import::{
     DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE,
     DLPACK_HELPERS_IMPORTED_LEGACY,
 };
+use super::runtime::{self, Api, PyObject};
+use crate::abi::{DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
+use crate::capi::boundary::{self, out_ptr};
+use crate::capi::error::dlpack_helpers_status;
+use crate::capi::layout::{LENIENT, view_of};
+use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
+use crate::capi::version::{
+    DLPACK_HELPERS_EXPORT_LEGACY, DLPACK_HELPERS_EXPORT_VERSIONED, dlpack_helpers_export_kind,
+};
+use crate::rules::Error;
+use crate::rules::layout;
+use crate::rules::python::{self as rules, CapsuleState};
+use crate::rules::validate::{self, Declared};
 use core::ffi::{CStr, c_void};
 
 // The capsule names reach C as the DLPACK_HELPERS_CAPSULE_* macros (cbindgen.toml `trailer`;
@@ -299,7 +299,14 @@ pub(crate) fn import_capsule(
     }
     let keep = flags & DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR != 0;
     let (t, legacy) = accept(take(api, capsule, keep)?, flags)?;
-    Ok((t, if legacy { DLPACK_HELPERS_IMPORTED_LEGACY } else { 0 }))
+    Ok((
+        t,
+        if legacy {
+            DLPACK_HELPERS_IMPORTED_LEGACY
+        } else {
+            0
+        },
+    ))
 }
 
 /// Consume a DLPack capsule of either kind and return its tensor as a versioned managed tensor,

@@ -139,22 +139,25 @@ fn call_failed(api: &'static Api, keep: bool, kw: Keywords) -> Error {
     }
 }
 
-fn call_dlpack(
-    api: &'static Api,
-    method: &Owned,
-    req: &dlpack_helpers_import_request,
+/// One call of `__dlpack__`: the request, the `max_version` to pass, which keywords, and whether
+/// a Python exception stays set.
+#[derive(Clone, Copy)]
+struct Attempt<'a> {
+    req: &'a dlpack_helpers_import_request,
     max: DLPackVersion,
     kw: Keywords,
     keep: bool,
-) -> Result<Owned, Error> {
+}
+
+fn call_dlpack(api: &'static Api, method: &Owned, a: Attempt<'_>) -> Result<Owned, Error> {
+    let Attempt { req, max, kw, keep } = a;
     // SAFETY: GIL held (every caller).
     if let (Some(vc), Some(names)) = (api.PyObject_Vectorcall, unsafe { api.names() }) {
-        return call_dlpack_vectorcall(api, vc, names, method, req, max, kw, keep);
+        return call_dlpack_vectorcall(api, vc, names, method, a);
     }
     let build = || -> Result<Owned, Error> {
         // SAFETY: GIL held.
-        let d =
-            Owned::new(api, unsafe { (api.PyDict_New)() }).ok_or_else(|| pyerr(api, keep))?;
+        let d = Owned::new(api, unsafe { (api.PyDict_New)() }).ok_or_else(|| pyerr(api, keep))?;
         if kw.max_version {
             let t = pair(api, keep, max.major.into(), max.minor.into())?;
             set(api, keep, &d, c"max_version", t.into_raw())?;
@@ -208,11 +211,9 @@ fn call_dlpack_vectorcall(
     vc: Vectorcall,
     names: &'static runtime::Names,
     method: &Owned,
-    req: &dlpack_helpers_import_request,
-    max: DLPackVersion,
-    kw: Keywords,
-    keep: bool,
+    a: Attempt<'_>,
 ) -> Result<Owned, Error> {
+    let Attempt { req, max, kw, keep } = a;
     let only_max = kw.max_version && !kw.stream && !kw.dl_device && !kw.copy;
     if only_max && max == DLPackVersion::CURRENT {
         let args = [names.current_version];
@@ -362,7 +363,7 @@ pub(crate) fn import(
     let mut kw = rules::first_attempt(!req.stream.is_null(), req.has_dl_device, copy_given);
     let mut how = 0;
     let result = loop {
-        match call_dlpack(api, &method, req, max, kw, keep) {
+        match call_dlpack(api, &method, Attempt { req, max, kw, keep }) {
             Ok(r) => break r,
             Err(Error::ProducerTypeError(msg)) => {
                 kw = rules::retry_after_type_error(kw, &msg)?;

@@ -158,3 +158,53 @@ pub(crate) fn init_outside<T>(
     let _ = cell.set(v);
     cell.get()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::init_outside;
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Issue 12: an initializer that re-enters the same cell gets `None` (no deadlock, no
+    /// endless recursion), and the outer initialisation still stores its value.
+    #[test]
+    fn reentrant_initialisation_is_refused_not_deadlocked() {
+        static CELL: OnceLock<u32> = OnceLock::new();
+        let inner = init_outside(&CELL, || {
+            assert!(
+                init_outside(&CELL, || 2).is_none(),
+                "re-entry must be refused"
+            );
+            1
+        });
+        assert_eq!(inner, Some(&1));
+        assert_eq!(init_outside(&CELL, || 3), Some(&1));
+    }
+
+    /// 8 racing threads: every one gets the one stored value; no lock is held while `init` runs
+    /// (an `init` that waits for all threads to be inside it at once would hang under a lock).
+    #[test]
+    fn eight_threads_share_one_value_and_run_init_concurrently() {
+        static CELL: OnceLock<usize> = OnceLock::new();
+        static INSIDE: AtomicUsize = AtomicUsize::new(0);
+        let barrier = std::sync::Barrier::new(8);
+        let got: Vec<usize> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|i| {
+                    let b = &barrier;
+                    s.spawn(move || {
+                        *init_outside(&CELL, || {
+                            INSIDE.fetch_add(1, Ordering::SeqCst);
+                            b.wait(); // all 8 inside `init` at once: impossible under a lock
+                            i
+                        })
+                        .unwrap()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(INSIDE.load(Ordering::SeqCst), 8);
+        assert!(got.iter().all(|&v| v == got[0]));
+    }
+}
