@@ -71,12 +71,25 @@ fn message_for(message: &str, class: &str, status_name: &str) -> String {
     }
 }
 
-/// `Ok(())` for OK, else the status's exception.
+/// `Ok(())` for OK, else the status's exception. For `DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET`
+/// (a call made with `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, or an exception that does not
+/// derive from `Exception`) the exception the library left set is returned unchanged: the
+/// producer's own object, type and traceback.
 #[inline]
 pub fn check(status: ffi::status) -> PyResult<()> {
     if status == ffi::OK {
         Ok(())
     } else {
-        Err(status_error(status))
+        Err(error(status))
     }
+}
+
+#[cold]
+fn error(status: ffi::status) -> PyErr {
+    if status == ffi::STATUS_PYTHON_ERROR_SET {
+        if let Some(e) = Python::attach(PyErr::take) {
+            return e;
+        }
+    }
+    status_error(status)
 }

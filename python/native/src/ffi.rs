@@ -11,6 +11,7 @@ use core::ffi::{c_char, c_void};
 
 pub type status = i32;
 pub const OK: status = 0;
+pub const STATUS_PYTHON_ERROR_SET: status = 71;
 
 pub const EXPORT_LEGACY: i32 = 0;
 pub const EXPORT_VERSIONED: i32 = 1;
@@ -19,6 +20,7 @@ pub const COPY_IF_NEEDED: i32 = 0;
 pub const COPY_ALWAYS: i32 = 1;
 pub const COPY_NEVER: i32 = 2;
 pub const IMPORT_EXCHANGE_API: u32 = 0x1;
+pub const IMPORT_KEEP_PYTHON_ERROR: u32 = 0x2;
 pub const IMPORTED_LEGACY: u32 = 0x1;
 pub const IMPORTED_AFTER_RETRY: u32 = 0x2;
 pub const IMPORTED_EXCHANGE_API: u32 = 0x4;
@@ -111,7 +113,13 @@ extern "C" {
         out: *mut *mut DLManagedTensorVersioned,
         out_how: *mut u32,
     ) -> status;
-    pub fn dlpack_object_get_device(obj: *mut c_void, out: *mut DLDevice) -> status;
+    pub fn dlpack_object_query_device(obj: *mut c_void, flags: u32, out: *mut DLDevice) -> status;
+    pub fn dlpack_capsule_import(
+        capsule: *mut c_void,
+        flags: u32,
+        out: *mut *mut DLManagedTensorVersioned,
+        out_how: *mut u32,
+    ) -> status;
     pub fn dlpack_exchange_api_find(obj: *mut c_void, out: *mut *const DLPackExchangeAPI) -> status;
     pub fn dlpack_export_request_resolve(
         request: *const dlpack_helpers_export_request,

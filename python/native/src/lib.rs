@@ -87,7 +87,7 @@ fn device(obj: &Bound<'_, PyAny>) -> PyResult<Device> {
 fn object_device(obj: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
     let mut d = DLDevice::default();
     // SAFETY: borrowed object, GIL held, valid out pointer.
-    check(unsafe { ffi::dlpack_object_get_device(obj.as_ptr().cast(), &mut d) })?;
+    check(unsafe { ffi::dlpack_object_query_device(obj.as_ptr().cast(), ffi::IMPORT_KEEP_PYTHON_ERROR, &mut d) })?;
     Ok(d)
 }
 
@@ -147,7 +147,9 @@ fn import_tensor(
         has_dl_device: false,
         dl_device: DLDevice::default(),
         copy: args::copy(copy)?,
-        flags: if use_exchange_api { ffi::IMPORT_EXCHANGE_API } else { 0 },
+        // Producer exceptions propagate unchanged; legacy tensors become read-only (no
+        // DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE: the legacy struct cannot say read-only).
+        flags: ffi::IMPORT_KEEP_PYTHON_ERROR | if use_exchange_api { ffi::IMPORT_EXCHANGE_API } else { 0 },
     };
     if let Some(v) = max_version {
         req.max_version = args::version(v, "max_version")?;
@@ -175,14 +177,9 @@ fn import_tensor(
                  stream, dl_device or copy, which only apply to __dlpack__; pass the producer instead",
             ));
         }
-        // The legacy struct cannot state read-only: remember where the tensor came from.
-        // SAFETY: a capsule; GIL held.
-        let name = unsafe { pyo3::ffi::PyCapsule_GetName(cap.as_ptr()) };
-        if !name.is_null() && unsafe { CStr::from_ptr(name) } == c"dltensor" {
-            how |= ffi::IMPORTED_LEGACY;
-        }
-        // SAFETY: borrowed capsule, valid out pointer, GIL held.
-        check(unsafe { ffi::dlpack_capsule_consume(cap.as_ptr().cast(), &mut mt) })?;
+        // SAFETY: borrowed capsule, valid out pointers, GIL held. A legacy capsule is converted
+        // read-only and reported in `how`.
+        check(unsafe { ffi::dlpack_capsule_import(cap.as_ptr().cast(), ffi::IMPORT_KEEP_PYTHON_ERROR, &mut mt, &mut how) })?;
     } else {
         // SAFETY: borrowed object, request and out pointers valid for the call, GIL held.
         check(unsafe { ffi::dlpack_object_import(obj.as_ptr().cast(), &req, &mut mt, &mut how) })?;
