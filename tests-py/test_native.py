@@ -123,9 +123,14 @@ def test_one_library_per_process():
     from dlpack_helpers import _native
     addr = ctypes.cast(dh.lib.dlpack_get_info, ctypes.c_void_p).value
     assert addr == _native._library_symbol_address()
-    maps = open("/proc/self/maps").read()
-    files = {line.split()[-1] for line in maps.splitlines() if "libdlpack_helpers" in line}
-    assert len(files) == 1, files
+    # in a clean process (other tests load the checkout's build on purpose): one mapped file
+    import subprocess
+    code = ("import ctypes, dlpack_helpers as dh; dh.lib.dlpack_get_info; "
+            "print(sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libdlpack_helpers' in l}))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd="/")
+    assert r.returncode == 0, r.stderr
+    files = eval(r.stdout)
+    assert len(files) == 1 and files[0] == _native._library_path(), files
 
 
 # ---------------------------------------------------------------- the exchange API of Tensor
