@@ -19,6 +19,21 @@ pub fn describe(x: &Bound<'_, PyAny>) -> String {
 
 /// An integer (not a bool; anything with `__index__`) in `lo..=hi`.
 pub fn ranged(x: &Bound<'_, PyAny>, what: &str, lo: i64, hi: i64) -> PyResult<i64> {
+    ranged_part(x, what, "", lo, hi)
+}
+
+/// `ranged` for one part of an argument (`max_version` + `major`): the name is formatted only
+/// on failure, so a valid call allocates nothing.
+pub fn ranged_part(x: &Bound<'_, PyAny>, arg: &str, part: &str, lo: i64, hi: i64) -> PyResult<i64> {
+    if x.is_exact_instance_of::<PyInt>() {
+        if let Ok(v) = x.extract::<i64>() {
+            if (lo..=hi).contains(&v) {
+                return Ok(v);
+            }
+        }
+    }
+    let what = if part.is_empty() { arg.to_string() } else { format!("{arg} {part}") };
+    let what = what.as_str();
     let n = if x.is_exact_instance_of::<PyInt>() {
         x.clone()
     } else if x.is_instance_of::<PyBool>() || !x.get_type().hasattr("__index__")? {
@@ -60,8 +75,8 @@ fn pair<'py>(x: &Bound<'py, PyAny>, what: &str, form: &str) -> PyResult<(Bound<'
 /// `max_version`: a `(major, minor)` tuple of integers in 0..=2**32-1.
 pub fn version(x: &Bound<'_, PyAny>, what: &str) -> PyResult<DLPackVersion> {
     let (a, b) = pair(x, what, "(major, minor)")?;
-    let major = ranged(&a, &format!("{what} major"), 0, u32::MAX as i64)?;
-    let minor = ranged(&b, &format!("{what} minor"), 0, u32::MAX as i64)?;
+    let major = ranged_part(&a, what, "major", 0, u32::MAX as i64)?;
+    let minor = ranged_part(&b, what, "minor", 0, u32::MAX as i64)?;
     Ok(DLPackVersion { major: major as u32, minor: minor as u32 })
 }
 
@@ -72,8 +87,8 @@ pub fn device(x: &Bound<'_, PyAny>, what: &str) -> PyResult<DLDevice> {
         return Ok(d.get().raw);
     }
     let (a, b) = pair(x, what, "(device_type, device_id)")?;
-    let t = ranged(&a, &format!("{what} device_type"), i32::MIN as i64, i32::MAX as i64)?;
-    let i = ranged(&b, &format!("{what} device_id"), i32::MIN as i64, i32::MAX as i64)?;
+    let t = ranged_part(&a, what, "device_type", i32::MIN as i64, i32::MAX as i64)?;
+    let i = ranged_part(&b, what, "device_id", i32::MIN as i64, i32::MAX as i64)?;
     Ok(DLDevice { device_type: DLDeviceType(t as i32), device_id: i as i32 })
 }
 
