@@ -4,7 +4,13 @@
  * current, events are created without timing), and fails on demand.
  *
  * Control (exported): fake_count(name), fake_fail(name, code) (0 clears), fake_reset_counts(),
- * fake_register_pointer(ptr, memory_type, managed, ordinal), fake_last(name, &a, &b).
+ * fake_register_pointer(ptr, memory_type, managed, ordinal), fake_last(name, &a, &b),
+ * fake_set_stream_context(stream, ctx) (the stream belongs to that context, as a stream made by
+ * cuStreamCreate inside it would: cuStreamGetCtx answers it, and cuEventRecord refuses an event
+ * of another context on it, as the real driver does; any other stream belongs to the calling
+ * thread's current context).
+ * It also answers cuDeviceGetCount (NDEV devices) and cuDeviceGetName ("fake CUDA device N"), so
+ * that scripts/gpu-check can run its simulated device run against it.
  * FAKE_CUDA_INIT_ERROR=<code> in the environment makes cuInit fail. */
 #include <pthread.h>
 #include <stdint.h>
@@ -20,7 +26,8 @@ typedef struct fake_event *CUevent;
 static const char *names[NFN] = {"cuInit", "cuCtxGetCurrent", "cuCtxPushCurrent_v2",
                                  "cuCtxPopCurrent_v2", "cuDeviceGet", "cuDevicePrimaryCtxRetain",
                                  "cuEventCreate", "cuEventRecord", "cuStreamWaitEvent",
-                                 "cuStreamSynchronize", "cuPointerGetAttribute", 0};
+                                 "cuStreamSynchronize", "cuPointerGetAttribute", "cuStreamGetCtx",
+                                 "cuDeviceGetCount", "cuDeviceGetName", 0};
 #include "recorder.h"
 
 #define NDEV 2
@@ -42,6 +49,29 @@ void fake_register_pointer(const void *p, unsigned memory_type, int managed, int
   pthread_mutex_lock(&lock);
   pointers[npointers++] = (struct pointer_info){p, memory_type, managed, ordinal};
   pthread_mutex_unlock(&lock);
+}
+
+struct stream_context { CUstream s; CUcontext ctx; };
+static struct stream_context stream_contexts[16];
+static int nstream_contexts;
+void fake_set_stream_context(CUstream s, CUcontext ctx) {
+  pthread_mutex_lock(&lock);
+  int i = 0;
+  while (i < nstream_contexts && stream_contexts[i].s != s) ++i;
+  if (i < 16) {
+    stream_contexts[i] = (struct stream_context){s, ctx};
+    if (i == nstream_contexts) ++nstream_contexts;
+  }
+  pthread_mutex_unlock(&lock);
+}
+/* The context a registered stream belongs to, or NULL (then: the current context's). */
+static CUcontext registered_context(CUstream s) {
+  CUcontext c = 0;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nstream_contexts; ++i)
+    if (stream_contexts[i].s == s) c = stream_contexts[i].ctx;
+  pthread_mutex_unlock(&lock);
+  return c;
 }
 
 CUresult cuGetErrorName(CUresult r, const char **s) {
@@ -102,6 +132,33 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *c, int dev) {
   return 0;
 }
 static CUcontext current(void) { return ctx_depth ? ctx_stack[ctx_depth - 1] : 0; }
+CUresult cuDeviceGetCount(int *n) {
+  int f = enter("cuDeviceGetCount", 0, 0);
+  if (f) return f;
+  if (!initialized) return 3;
+  *n = NDEV;
+  return 0;
+}
+CUresult cuDeviceGetName(char *name, int len, int dev) {
+  int f = enter("cuDeviceGetName", 0, 0);
+  if (f) return f;
+  if (!initialized) return 3;
+  if (dev < 0 || dev >= NDEV || len < 20) return 1;
+  strcpy(name, "fake CUDA device 0");
+  name[17] = (char)('0' + dev);
+  return 0;
+}
+/* The context a stream belongs to: a registered stream's own, else (the special handles 0, 0x1,
+ * 0x2 and any stream made in the current context) the current context; none current: 201. */
+CUresult cuStreamGetCtx(CUstream s, CUcontext *c) {
+  int f = enter("cuStreamGetCtx", s, 0);
+  if (f) return f;
+  CUcontext r = registered_context(s);
+  if (!r) r = current();
+  if (!r) return 201;
+  *c = r;
+  return 0;
+}
 CUresult cuEventCreate(CUevent *e, unsigned flags) {
   int f = enter("cuEventCreate", 0, 0);
   if (f) return f;
@@ -117,6 +174,8 @@ CUresult cuEventRecord(CUevent e, CUstream s) {
   if (f) return f;
   if (!current()) return 201;
   if (e->ctx != current()) return 400; /* the event belongs to another context */
+  CUcontext sc = registered_context(s);
+  if (sc && sc != e->ctx) return 400; /* event and stream of different contexts */
   pthread_mutex_lock(&lock);
   int busy = e->in_flight;
   e->in_flight = 1;
