@@ -218,7 +218,7 @@ def cuda(i=0):
 # A producer stream held at a gate: its work cannot start until the host opens the gate, so a
 # consumer that reads too early reads stale data, and one that waits is still pending, however
 # long the host pauses (no timed spin to outlast). The gate is cuStreamWaitValue32 on a device
-# word, opened by cuStreamWriteValue32 on a third stream; a watchdog opens it after 20 s so a
+# word, opened by a memset of that word on a third stream; a watchdog opens it after 20 s so a
 # fault cannot hang the run. Without stream memory operations it falls back to a 0.5 s spin
 # (torch.cuda._sleep on the stream), which a host pause longer than that could defeat.
 
@@ -233,7 +233,6 @@ class Gate:
         self.timer = None
         self.kind = "wait-value"
         self.wait_name = next((n for n in ("cuStreamWaitValue32_v2", "cuStreamWaitValue32") if drv.has(n)), None)
-        self.write_name = next((n for n in ("cuStreamWriteValue32_v2", "cuStreamWriteValue32") if drv.has(n)), None)
         self.torch = None
         probe = drv.stream()
         try:
@@ -263,8 +262,8 @@ class Gate:
             with self.torch.cuda.stream(self.torch.cuda.ExternalStream(stream)):
                 self.torch.cuda._sleep(self.cycles)
             return
-        if self.wait_name is None or self.write_name is None:
-            raise CudaError("the driver has no cuStreamWaitValue32/cuStreamWriteValue32")
+        if self.wait_name is None:
+            raise CudaError("the driver has no cuStreamWaitValue32")
         self.gen += 1
         self.drv(self.wait_name, c_void_p(stream), c_uint64(self.flag), c_uint32(self.gen), c_uint(0))
         self.timer = threading.Timer(20.0, self.open)
@@ -277,7 +276,7 @@ class Gate:
             return
         self.drv.push(self.ctx)  # any thread (the watchdog's has no context)
         try:
-            self.drv(self.write_name, c_void_p(self.opener), c_uint64(self.flag), c_uint32(self.gen), c_uint(0))
+            self.drv.memset32(self.flag, self.gen, 1, self.opener)
         finally:
             self.drv.pop()
 
