@@ -412,8 +412,8 @@ def check_pointers(out):
     expect("cuMemAllocHost", host.value, (KDLCUDAHOST, 0))
     expect("cuMemAllocHost+777", host.value + 777, (KDLCUDAHOST, 0))
     d("cuMemFreeHost", host)
-    plain = ctypes.create_string_buffer(1 << 20)
-    p = ctypes.addressof(plain)
+    plain = ctypes.create_string_buffer(2 << 20)
+    p = (ctypes.addressof(plain) + 4095) & ~4095  # a page-aligned MiB inside
     expect("plain host", p, (KDLCPU, 0))
     d("cuMemHostRegister_v2", c_void_p(p), c_size_t(1 << 20), c_uint(0))  # cudaHostRegister
     expect("registered host", p, (KDLCUDAHOST, 0))
@@ -426,13 +426,10 @@ def check_pointers(out):
     expect("cuMemAllocManaged+12345", managed.value + 12345, (KDLCUDAMANAGED, 0))
     d("cuMemFree_v2", managed)
     # From a thread with no current context (the query pushes device 0's primary one).
-    got = []
-    t = threading.Thread(target=lambda: got.append((d.current(), lib.pointer_device(b.x + 8), d.current())))
-    t.start()
-    t.join()
-    rows.append(f"device from a fresh thread {got[0][1]}")
-    if got[0] != (None, (KDLCUDA, 0), None):
-        bad.append(f"fresh thread: (context before, answer, context after) = {got[0]}")
+    got = fresh_thread(lambda: (d.current(), lib.pointer_device(b.x + 8), d.current()))
+    rows.append(f"device from a fresh thread {got[1]}")
+    if got != (None, (KDLCUDA, 0), None):
+        bad.append(f"fresh thread: (context before, answer, context after) = {got}")
     out("pointers", "FAIL" if bad else "PASS", "; ".join(bad) if bad else "; ".join(rows))
 
 
@@ -556,10 +553,14 @@ def check_context(out):
     context comes from the producer's stream, cuStreamGetCtx)."""
     b = Bench()
     d, lib = b.drv, b.lib
-    if not d.has("cuCtxCreate_v2"):
-        raise Skip("the driver has no cuCtxCreate_v2")
     other = c_void_p()
-    d("cuCtxCreate_v2", byref(other), c_uint(0), c_int(0))  # made current
+    if d.has("cuCtxCreate_v2"):
+        d("cuCtxCreate_v2", byref(other), c_uint(0), c_int(0))  # made current
+    elif d.has("cuCtxCreate_v4"):
+        params = ctypes.create_string_buffer(256)  # CUctxCreateParams, all zero: no options
+        d("cuCtxCreate_v4", byref(other), params, c_uint(0), c_int(0))
+    else:
+        raise Skip("the driver has neither cuCtxCreate_v2 nor cuCtxCreate_v4")
     try:
         p, q = d.stream(), d.stream()
         d.pop()  # device 0's primary context is current again
@@ -1095,7 +1096,7 @@ def run_all():
         t0 = time.monotonic()
         p = subprocess.Popen([sys.executable, "-u", os.path.abspath(__file__), "--check", name],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
-                             errors="replace", bufsize=1, start_new_session=True)
+                             errors="replace", bufsize=1)
         lines = queue.Queue()
         reader = threading.Thread(target=lambda: ([lines.put(l) for l in p.stdout], lines.put(None)), daemon=True)
         reader.start()
@@ -1105,10 +1106,7 @@ def run_all():
                 line = lines.get(timeout=max(0.0, t0 + limit - time.monotonic()))
             except queue.Empty:
                 timed_out = True
-                try:
-                    os.killpg(p.pid, 9)
-                except OSError:
-                    pass
+                p.kill()  # a check starts no processes of its own
                 break
             if line is None:
                 break

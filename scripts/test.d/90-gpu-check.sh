@@ -93,18 +93,24 @@ env DLPACK_HELPERS_CUDA_LIBRARY="$FAKE" PYTHON="$PY" OUT="$W/out4" GPU_CHECK_INJ
 pid=$!
 seen=""
 for _ in $(seq 1200); do  # a liveness bound (2 minutes), not a speed target
-  if grep -q '^cost: PASS' "$W/run4" 2>/dev/null && grep -q '^cost: PASS' "$W/out4/gpu-check.log" 2>/dev/null; then
+  # "(cost: N s)" is the line printed just before the events check starts (and hangs).
+  if grep -q '^  (cost: ' "$W/run4" 2>/dev/null && grep -q '^  (cost: ' "$W/out4/gpu-check.log" 2>/dev/null; then
     seen=yes
+    sleep 2  # the events check is hanging now
     break
   fi
   kill -0 "$pid" 2>/dev/null || break
   sleep 0.1
 done
 kill -0 "$pid" 2>/dev/null && running=yes || running=no
-kill -KILL -- "-$pid" 2>/dev/null || true
+# Every process of the run is in the session setsid made (timeout makes its own process group
+# inside it): end each one, by its id.
+for p in $(ps -o pid= -s "$pid" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
 wait "$pid" 2>/dev/null || true
 sed -n '/^cost:/p' "$W/run4"
-[ "$seen" = yes ] || fail "unbuffered: the cost line did not appear while the events check hung"
+[ "$seen" = yes ] || fail "unbuffered: the cost lines did not appear while the events check hung"
+grep -q '^cost: PASS' "$W/out4/gpu-check.log" || fail "unbuffered: \$OUT/gpu-check.log lacks the cost line"
+grep -q '^VERDICT' "$W/run4" && fail "unbuffered: the run finished instead of hanging"
 [ "$running" = yes ] || fail "unbuffered: the run ended instead of hanging in the events check"
 echo "unbuffered: 'cost: PASS' was in stdout and \$OUT/gpu-check.log while the next check hung"
 
