@@ -726,8 +726,8 @@ def exchange(out, producer, consumer):
                 raise Skip(f"JAX sees no GPU ({jax.devices()})")
             fw["jax"] = (jax, jnp)
     n = 1 << 22
-    for path in paths:
-        label = f"exchange {producer}->{consumer} ({path})"
+
+    def one(path, label):
         k = 3.0 + len(label)  # a value no earlier buffer holds
         torch.cuda.synchronize()
         pstream_ptr = None
@@ -834,6 +834,15 @@ def exchange(out, producer, consumer):
             f"reused {reused}, values intact {still}; deleter calls after the consumer let go "
             f"{released} (must be 1)")
 
+    for path in paths:
+        label = f"exchange {producer}->{consumer} ({path})"
+        try:
+            one(path, label)
+        except Exception as e:  # this path's FAIL line; the other path still runs
+            for line in traceback.format_exc().rstrip().splitlines():
+                info("  " + line)
+            out(label, "FAIL", f"raised {type(e).__name__}: {e}")
+
 
 def check_exchange_torch_cupy(out):
     exchange(out, "torch", "cupy")
@@ -862,11 +871,13 @@ def check_managed(out):
     cupy_says = tuple(int(v) for v in a.__dlpack_device__())
     try:
         dh = import_package()
-        t = dh.import_tensor(a, stream=torch.cuda.current_stream().cuda_stream or 1)
-        via = "import_tensor"
     except Exception:  # the package is not importable: the C entry points
-        t = c_import(lib, a, torch.cuda.current_stream().cuda_stream or 1)
-        via = "C entry points"
+        dh = None
+    stream = torch.cuda.current_stream().cuda_stream or 1
+    if dh is not None:
+        t, via = dh.import_tensor(a, stream=stream), "import_tensor"
+    else:
+        t, via = c_import(lib, a, stream), "the C entry points (no package)"
     accessible = bool(lib.cpu_accessible(Device(*cupy_says)))
     # PyTorch's own acceptance is reported, not required: whether it takes kDLCUDAManaged is
     # PyTorch's rule. What it reads, when it takes the tensor, must be right and not a copy.

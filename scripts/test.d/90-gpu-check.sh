@@ -87,6 +87,7 @@ has "$W/run3" "events: PASS" "injected (the check after the hang still ran)"
 cmp -s "$W/run3" "$W/out3/gpu-check.log" || fail "injected: \$OUT/gpu-check.log differs from the output"
 
 echo "-- 4. unbuffered: the lines before a hanging check are out while it hangs"
+command -v setsid >/dev/null && command -v ps >/dev/null || fail "setsid (util-linux) and ps (procps) are needed"
 rm -rf "$W/out4"
 env DLPACK_HELPERS_CUDA_LIBRARY="$FAKE" PYTHON="$PY" OUT="$W/out4" GPU_CHECK_INJECT=events:hang \
   setsid bash scripts/gpu-check >"$W/run4" 2>&1 &
