@@ -2,10 +2,11 @@
 # (docs/streams.md); what can go wrong before and around it is tested here:
 #   1. no CUDA driver: "VERDICT: NOT RUN (no CUDA driver)" last, exit 0, nothing built or
 #      installed (cargo and pip are stubs that record a call; only the driver probe runs Python);
-#   2. a simulated device run: the fake CUDA driver (tests-c/fake/fake_cuda.c) stands in, the
-#      checks that need no GPU pass against it (the events check through the counting
-#      pass-through tests-c/gpu/count_cuda.c), the others SKIP, the verdict says "simulated",
-#      and $OUT/gpu-check.log holds exactly what was printed;
+#   2. a simulated device run: the fake CUDA driver (tests-c/fake/fake_cuda.c, which emulates
+#      streams, events, contexts and memory) stands in; the driver-level checks run their device
+#      code against it and pass (the race's control shows stale reads, the wait removes them; the
+#      events check counts through the pass-through tests-c/gpu/count_cuda.c); the framework
+#      checks SKIP; the verdict says "simulated"; $OUT/gpu-check.log holds exactly the output;
 #   3. checks that raise, crash (SIGSEGV) and hang are each reported as a FAIL line, the checks
 #      after them still run, and the VERDICT is still the last line;
 #   4. output is unbuffered: while a check hangs, the lines before it are already out (stdout and
@@ -63,9 +64,11 @@ rc=$?
 set -e
 cat "$W/run2"
 [ "$rc" -eq 0 ] || fail "simulated: exit status $rc, want 0"
-for line in "library: PASS" "package: PASS" "thread: PASS simulated driver" "synchronize: PASS simulated driver" \
-    "cost: PASS" "events: PASS simulated driver, calls counted by the pass-through" "race: SKIP needs a GPU" \
-    "summary: 6 passed, 0 failed, 8 skipped"; do
+for line in "library: PASS" "package: PASS" "pointers: PASS device (2, 0); device+4092 (2, 0); cuMemAllocHost (3, 0)" \
+    "race: PASS gate wait-value; stale reads without the wait 50/50" "streams: PASS stream=1: control stale True" \
+    "thread: PASS from a fresh thread" "context: PASS" "synchronize: PASS status 0" "cost: PASS" \
+    "events: PASS simulated driver, calls counted by the pass-through" "exchange-torch-cupy: SKIP" \
+    "summary: 10 passed, 0 failed, 4 skipped"; do
   has "$W/run2" "$line" simulated
 done
 case "$(last_line "$W/run2")" in "VERDICT: NOT RUN (simulated CUDA driver"*) ;; *) fail "simulated: last line";; esac
@@ -73,7 +76,7 @@ cmp -s "$W/run2" "$W/out2/gpu-check.log" || fail "simulated: \$OUT/gpu-check.log
 
 echo "-- 3. checks that raise, crash and hang"
 set +e
-env DLPACK_HELPERS_CUDA_LIBRARY="$FAKE" PYTHON="$PY" OUT="$W/out3" GPU_CHECK_CHECK_TIMEOUT_S=5 \
+env DLPACK_HELPERS_CUDA_LIBRARY="$FAKE" PYTHON="$PY" OUT="$W/out3" GPU_CHECK_CHECK_TIMEOUT_S=20 \
   GPU_CHECK_INJECT=thread:raise,synchronize:crash,cost:hang bash scripts/gpu-check >"$W/run3" 2>&1
 rc=$?
 set -e
@@ -81,7 +84,7 @@ cat "$W/run3"
 [ "$rc" -eq 1 ] || fail "injected: exit status $rc, want 1"
 has "$W/run3" "thread: FAIL raised RuntimeError: injected failure in check thread" injected
 has "$W/run3" "synchronize: FAIL the check's process ended with signal 11 before reporting" injected
-has "$W/run3" "cost: FAIL timed out after 5 s (killed)" injected
+has "$W/run3" "cost: FAIL timed out after 20 s (killed)" injected
 has "$W/run3" "events: PASS" "injected (the check after the hang still ran)"
 [ "$(last_line "$W/run3")" = "VERDICT: FAIL (thread, synchronize, cost)" ] || fail "injected: last line"
 cmp -s "$W/run3" "$W/out3/gpu-check.log" || fail "injected: \$OUT/gpu-check.log differs from the output"
