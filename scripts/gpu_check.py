@@ -699,6 +699,12 @@ def exchange(out, producer, consumer):
             if not any(dev.platform == "gpu" for dev in jax.devices()):
                 raise Skip(f"JAX sees no GPU ({jax.devices()})")
             fw["jax"] = (jax, jnp)
+    versions = [f"torch {torch.__version__} (CUDA {torch.version.cuda})"]
+    if "cupy" in fw:
+        versions.append(f"cupy {fw['cupy'].__version__}")
+    if "jax" in fw:
+        versions.append(f"jax {fw['jax'][0].__version__}")
+    info(f"{', '.join(versions)}; {torch.cuda.get_device_name(0)}")
     n = 1 << 22
 
     def one(path, label):
