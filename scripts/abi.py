@@ -3,6 +3,7 @@
   scripts/abi dump   [--lib SO]   print the ABI surface (below) of the header and a built library
   scripts/abi check  [--lib SO]   compare it with abi/baseline.txt (and abi/dlpack_helpers.abi)
   scripts/abi update [--lib SO]   rewrite the baseline files from the current build
+  scripts/abi abidw  [--lib SO]   print the abidw description of the header (needs libabigail)
 
 --lib defaults to dist/lib/libdlpack_helpers.so (scripts/build lays it out). --header,
 --baseline and --abigail replace include/dlpack_helpers.h, abi/baseline.txt and
@@ -246,7 +247,7 @@ def abigail_surface(lib_soname, work):
 
 def main():
     args = sys.argv[1:]
-    if not args or args[0] not in ("dump", "check", "update"):
+    if not args or args[0] not in ("dump", "check", "update", "abidw"):
         sys.exit(__doc__)
     cmd = args[0]
     opt = lambda name, default: Path(args[args.index(name) + 1]) if name in args else default
@@ -258,6 +259,9 @@ def main():
         sys.exit(f"error: {lib} not found: run scripts/build first")
     work = tempfile.mkdtemp()
     try:
+        if cmd == "abidw":  # the libabigail description of a header alone (62-abi.sh's own tests)
+            print(abigail_surface(exported(lib)[1], work).read_text(), end="")
+            return
         cur = dump(lib, work)
         soname = cur[0].split(" ", 1)[1]
         have_abigail = shutil.which("abidw") and shutil.which("abidiff")

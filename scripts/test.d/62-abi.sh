@@ -74,6 +74,14 @@ grep -q 'INCOMPATIBLE ~ field dlpack_helpers_layout.properties' "$OUT/header.log
 if command -v abidiff >/dev/null 2>&1; then
   grep -q 'abidiff reports a change other than added symbols' "$OUT/header.log" || { cat "$OUT/header.log"; fail "abidiff did not report the widened field"; }
   echo "   widened struct field: fails (own dump and abidiff)"
+  # abidiff against a description that lacks one function: additive, passes, printed.
+  grep -v '^void dlpack_capsule_destructor(void \*capsule);$' include/dlpack_helpers.h >"$OUT/header/dlpack_helpers.h"
+  scripts/abi abidw --header "$OUT/header/dlpack_helpers.h" >"$OUT/older.abi"
+  scripts/abi check --abigail "$OUT/older.abi" >"$OUT/abidiff-additive.log" 2>&1 \
+    || { cat "$OUT/abidiff-additive.log"; fail "abidiff: an added function failed the check"; }
+  grep -q 'additive changes only' "$OUT/abidiff-additive.log" && grep -q 'dlpack_capsule_destructor' "$OUT/abidiff-additive.log" \
+    || { cat "$OUT/abidiff-additive.log"; fail "abidiff: the added function was not printed"; }
+  echo "   abidiff, a new function: passes, printed"
 else
   echo "   widened struct field: fails (own dump; abidiff not installed)"
 fi
