@@ -14,8 +14,8 @@
  *   (the tensor is released when the check fails, then the error is thrown).
  * - create_tensor: dlpack_tensor_create returning an owner (throws on failure).
  * - view<T>(tensor)(i, j, ...): a typed, stride-aware element view of a CPU-accessible tensor;
- *   refuses a dtype other than T's, a device the host cannot read, and (for non-const T) a
- *   read-only versioned tensor, with the library's status and message.
+ *   refuses a dtype other than T's, a device the host cannot read, a misaligned first element
+ *   and (for non-const T) a read-only versioned tensor, with the library's status and message.
  *
  * Thread-safety: an owner is a plain value (like std::unique_ptr): use one from one thread at a
  * time. The deleter runs on the thread that destroys the owner (DLPack allows any thread).
@@ -235,8 +235,9 @@ struct dtype_of<T, typename std::enable_if<std::is_floating_point<T>::value && s
 
 /* A typed, stride-aware view of a tensor's elements, for host code. Made by view<T>(tensor),
  * which checks with the library (dlpack_dltensor_validate) that the dtype is exactly
- * dtype_of<T> (DTYPE_MISMATCH), the device is CPU-accessible (NOT_CPU_ACCESSIBLE), the
- * description is valid, and, for a non-const T, that a versioned tensor is not READ_ONLY
+ * dtype_of<T> (DTYPE_MISMATCH), the device is CPU-accessible (NOT_CPU_ACCESSIBLE), the first
+ * element is aligned for T (MISALIGNED; strides are whole elements, so then every element is),
+ * the description is valid, and, for a non-const T, that a versioned tensor is not READ_ONLY
  * (legacy tensors carry no such flag and are taken as writable). The view borrows: the tensor
  * must outlive it, and the owner keeps the deleter. operator()(i, j, ...) takes one index per
  * dimension (row-major order of the shape, strides in elements, byte_offset applied, NULL
@@ -302,7 +303,8 @@ tensor_view<T> make_view(const DLTensor* tensor, DLPackVersion version, uint64_t
   typedef typename std::remove_const<T>::type element;
   dlpack_helpers_validate_options options = dlpack_helpers_validate_options();
   options.struct_size = sizeof options;
-  options.flags = DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE | DLPACK_HELPERS_VALIDATE_REQUIRE_CPU_ACCESSIBLE;
+  options.flags = DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE | DLPACK_HELPERS_VALIDATE_REQUIRE_CPU_ACCESSIBLE |
+                  DLPACK_HELPERS_VALIDATE_REQUIRE_ELEMENT_ALIGNED;
   if (!std::is_const<T>::value) {
     options.flags |= DLPACK_HELPERS_VALIDATE_REQUIRE_WRITABLE | DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE;
   }

@@ -195,6 +195,9 @@ static void views_refuse() {
                                                     DLPACK_FLAG_BITMASK_READ_ONLY);
   CHECK(STATUS_OF(view<float>(ro)) == DLPACK_HELPERS_STATUS_READ_ONLY);
   CHECK(view<const float>(ro)(1, 0) == 3.0f);
+  // A first element not aligned for float (byte_offset 2): refused before any access.
+  managed_tensor odd = dlpack_helpers::create_tensor(buf, cpu(), 2, shape, nullptr, dt<float>(), 2);
+  CHECK(STATUS_OF(view<const float>(odd)) == DLPACK_HELPERS_STATUS_MISALIGNED);
   // NULL tensors.
   CHECK(STATUS_OF(view<float>(static_cast<const DLManagedTensorVersioned*>(nullptr))) ==
         DLPACK_HELPERS_STATUS_NULL_POINTER);
