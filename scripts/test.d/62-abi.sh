@@ -71,6 +71,15 @@ if scripts/abi check --header "$OUT/header/dlpack_helpers.h" >"$OUT/header.log" 
   cat "$OUT/header.log"; fail "a widened struct field passed the check"
 fi
 grep -q 'INCOMPATIBLE ~ field dlpack_helpers_layout.properties' "$OUT/header.log" || { cat "$OUT/header.log"; fail "widened field not reported"; }
+# A field appended to a struct_size-versioned struct is additive (both checks): it passes.
+sed 's/^} dlpack_helpers_validate_options;$/  uint64_t appended_field;\n} dlpack_helpers_validate_options;/' include/dlpack_helpers.h >"$OUT/header/appended.h"
+grep -q appended_field "$OUT/header/appended.h" || fail "header mutation (appended field) changed nothing"
+mkdir -p "$OUT/appended"; cp "$OUT/header/appended.h" "$OUT/appended/dlpack_helpers.h"
+scripts/abi check --header "$OUT/appended/dlpack_helpers.h" >"$OUT/appended.log" 2>&1 \
+  || { cat "$OUT/appended.log"; fail "a field appended to a struct_size struct failed the check"; }
+grep -q 'ADDITIVE + field dlpack_helpers_validate_options.appended_field' "$OUT/appended.log" \
+  || { cat "$OUT/appended.log"; fail "appended field not printed as ADDITIVE"; }
+echo "   a field appended to dlpack_helpers_validate_options (struct_size): passes, printed as ADDITIVE"
 if command -v abidiff >/dev/null 2>&1; then
   grep -q 'abidiff reports a change other than added symbols' "$OUT/header.log" || { cat "$OUT/header.log"; fail "abidiff did not report the widened field"; }
   echo "   widened struct field: fails (own dump and abidiff)"
