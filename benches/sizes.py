@@ -2,7 +2,7 @@
 
 Compares what cargo leaves in target/release (the files the CMake install copied as they were
 before scripts/build existed: release profile with `debug = 1`) with the lean tree scripts/build
-lays out (dist/ by default), and links a static consumer that uses two helpers
+lays out (sdk/ by default), and links a static consumer that uses two helpers
 (benches/c/two_helpers.c) with and without --gc-sections.
 
 Checks (exit 1 on failure, every figure printed):
@@ -13,7 +13,7 @@ Checks (exit 1 on failure, every figure printed):
 - every consumer runs; the --gc-sections static consumer defines exactly the two dlpack_*
   functions it calls (without it, the whole library comes along).
 
-Usage: python3 benches/sizes.py [--dist DIR] [--cargo DIR] [--work DIR] [--write-doc FILE]
+Usage: python3 benches/sizes.py [--sdk DIR] [--cargo DIR] [--work DIR] [--write-doc FILE]
 --write-doc replaces section "## 6. Artifact sizes" of FILE (docs/performance.md) with the table.
 """
 import argparse
@@ -73,19 +73,19 @@ def kib(n):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--dist", default=str(ROOT / "dist"))
+    ap.add_argument("--sdk", default=str(ROOT / "sdk"))
     ap.add_argument("--cargo", default=str(ROOT / "target" / "release"))
     ap.add_argument("--work", default=None)
     ap.add_argument("--write-doc", default=None)
     a = ap.parse_args()
-    dist, cargo = Path(a.dist), Path(a.cargo)
+    sdk, cargo = Path(a.sdk), Path(a.cargo)
     work = Path(a.work or tempfile.mkdtemp())
     work.mkdir(parents=True, exist_ok=True)
     cc = os.environ.get("CC", "cc")
 
-    so = next((dist / "lib").glob("libdlpack_helpers.so.*.*.*"))
-    ar = dist / "lib" / "libdlpack_helpers.a"
-    dbg = dist / "lib" / ".debug" / (so.name + ".debug")
+    so = next((sdk / "lib").glob("libdlpack_helpers.so.*.*.*"))
+    ar = sdk / "lib" / "libdlpack_helpers.a"
+    dbg = sdk / "lib" / ".debug" / (so.name + ".debug")
     old_so, old_ar = cargo / "libdlpack_helpers.so", cargo / "libdlpack_helpers.a"
     for p in (so, ar, dbg, old_so, old_ar):
         if not p.exists():
@@ -115,7 +115,7 @@ def main():
         run(cc, *flags, src, "-o", exe, archive, *NATIVE, *(["-Wl,--gc-sections"] if gc else []))
         bins[label] = exe
     shared = work / "two_helpers_shared"
-    run(cc, *flags, src, "-o", shared, f"-L{dist / 'lib'}", "-ldlpack_helpers", f"-Wl,-rpath,{dist / 'lib'}")
+    run(cc, *flags, src, "-o", shared, f"-L{sdk / 'lib'}", "-ldlpack_helpers", f"-Wl,-rpath,{sdk / 'lib'}")
     for exe in list(bins.values()) + [shared]:
         r = subprocess.run([str(exe)], capture_output=True, text=True)
         check(r.returncode == 0, f"{exe.name} runs: {r.stdout.strip()}")

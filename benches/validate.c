@@ -2,8 +2,8 @@
  * shared library, side by side with a hand-written inline C check of the same rules.
  *
  *   scripts/build
- *   cc -O2 -std=c11 -Idist/include benches/validate.c -o target/bench-validate \
- *      -Ldist/lib -ldlpack_helpers -Wl,-rpath,"$PWD/dist/lib"
+ *   cc -O2 -std=c11 -Isdk/include benches/validate.c -o target/bench-validate \
+ *      -Lsdk/lib -ldlpack_helpers -Wl,-rpath,"$PWD/sdk/lib"
  *   target/bench-validate
  */
 #define _POSIX_C_SOURCE 199309L

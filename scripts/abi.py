@@ -5,7 +5,7 @@
   scripts/abi update [--lib SO]   rewrite the baseline files from the current build
   scripts/abi abidw  [--lib SO]   print the abidw description of the header (needs libabigail)
 
---lib defaults to dist/lib/libdlpack_helpers.so (scripts/build lays it out). --header,
+--lib defaults to sdk/lib/libdlpack_helpers.so (scripts/build lays it out). --header,
 --baseline and --abigail replace include/dlpack_helpers.h, abi/baseline.txt and
 abi/dlpack_helpers.abi (62-abi.sh uses them to show that the check fails when it must).
 
@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HEADER = ROOT / "include" / "dlpack_helpers.h"
 BASELINE = ROOT / "abi" / "baseline.txt"
 ABIGAIL = ROOT / "abi" / "dlpack_helpers.abi"
-DEFAULT_LIB = ROOT / "dist" / "lib" / "libdlpack_helpers.so"
+DEFAULT_LIB = ROOT / "sdk" / "lib" / "libdlpack_helpers.so"
 CC = os.environ.get("CC", "cc")
 # Informational macros that change with every release, and header plumbing.
 SKIP_CONST = re.compile(r"^(DLPACK_HELPERS_VERSION_\w+|\w+_H_?|DLPACK_EXTERN_C|DLPACK_DLL)$")

@@ -1,5 +1,5 @@
 # A locked ABI (issue 14): symbol versions and the checked-in baseline.
-# 1. scripts/build lays out dist/ (the shipped, versioned library); every exported function is in
+# 1. scripts/build lays out sdk/ (the shipped, versioned library); every exported function is in
 #    a version node of abi/dlpack_helpers.map and nothing else is exported.
 # 2. scripts/abi check: the library and header against abi/baseline.txt (own dump: functions with
 #    version node and prototype, struct sizes and offsets, typedefs, constants) and, when
@@ -15,7 +15,7 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$ROOT/scripts/build" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; fail "scripts/build"; }
-SO="$ROOT/dist/lib/libdlpack_helpers.so"
+SO="$ROOT/sdk/lib/libdlpack_helpers.so"
 
 echo "-- symbol versions"
 nodes="$(sed -n 's/^\(DLPACK_HELPERS_[0-9.]*\) *{.*/\1/p' abi/dlpack_helpers.map | sort -u)"

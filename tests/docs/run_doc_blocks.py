@@ -1,15 +1,15 @@
 """Every code block of README.md and docs/*.md, extracted and run (issue 14), so a document cannot
-drift from the code. Driven by scripts/test.d/64-docs.sh after scripts/build (dist/ must exist).
+drift from the code. Driven by scripts/test.d/64-docs.sh after scripts/build (sdk/ must exist).
 
 What runs, by the fence's language:
-  c         compiled as C11 with -Wall -Wextra -Werror against dist/include (plus Python's include
-            folder when it includes Python.h); a block with main() is linked against dist/lib and
+  c         compiled as C11 with -Wall -Wextra -Werror against sdk/include (plus Python's include
+            folder when it includes Python.h); a block with main() is linked against sdk/lib and
             run (exit status 0), any other block is compiled (-c) as a translation unit
   cpp, c++  the same as C++11 and as C++17
-  python    run by the project's Python with PYTHONPATH=python and the dist/ library
+  python    run by the project's Python with PYTHONPATH=python and the sdk/ library
   sh, bash  run by bash -euo pipefail in a scratch folder that mirrors the checkout (links to each
             top-level entry), so files a block writes (app.c, a.out) stay out of the checkout;
-            PREFIX is that folder's dist/ (what scripts/build lays out)
+            PREFIX is that folder's sdk/ (what scripts/build lays out)
 Other fences (cmake, none) are not programs and are listed as such.
 
 Markers, an HTML comment on the line right before the fence:
@@ -30,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "target" / "doc-blocks"
-DIST = ROOT / "dist"
+SDK = ROOT / "sdk"
 PY = os.environ.get("PY", sys.executable)
 MARK = re.compile(r"<!--\s*doc-test:\s*(skip|save)\s*:?\s*(.*?)\s*-->")
 RUN_LANGS = {"c", "cpp", "c++", "python", "sh", "bash", "shell"}
@@ -75,11 +75,11 @@ def main():
     if len(sys.argv) > 1:  # other documents (64-docs.sh's check that a wrong block fails)
         files = [Path(a).resolve() for a in sys.argv[1:]]
     tree = mirror()
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), PREFIX=str(tree / "dist"),
-               DLPACK_HELPERS_LIBRARY=str(DIST / "lib" / "libdlpack_helpers.so"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), PREFIX=str(tree / "sdk"),
+               DLPACK_HELPERS_LIBRARY=str(SDK / "lib" / "libdlpack_helpers.so"))
     py_inc = sysconfig.get_paths()["include"]
-    inc = [f"-I{DIST / 'include'}"]
-    link = [f"-L{DIST / 'lib'}", "-ldlpack_helpers", f"-Wl,-rpath,{DIST / 'lib'}"]
+    inc = [f"-I{SDK / 'include'}"]
+    link = [f"-L{SDK / 'lib'}", "-ldlpack_helpers", f"-Wl,-rpath,{SDK / 'lib'}"]
     failed, counts = [], {"run": 0, "compiled": 0, "skipped": 0, "not code": 0}
     n = 0
     for f in files:
