@@ -103,10 +103,31 @@ def fnptr_proto(decl):
     return param_type(decl)
 
 
+def c_branch(text):
+    """The header as a C compiler sees it: drops the lines of `#ifdef __cplusplus` branches
+    (up to their own #else or #endif, nested conditionals followed)."""
+    out, stack = [], []  # stack: for each open conditional, whether its lines are dropped
+    for line in text.splitlines():
+        d = line.strip()
+        if d.startswith("#if"):
+            stack.append(d == "#ifdef __cplusplus" or (bool(stack) and stack[-1]))
+            continue
+        if d.startswith("#else") and stack:
+            outer = len(stack) > 1 and stack[-2]
+            if stack[-1] and not outer:
+                stack[-1] = False  # the C branch of an #ifdef __cplusplus
+            continue
+        if d.startswith("#endif") and stack:
+            stack.pop()
+            continue
+        if not (stack and stack[-1]):
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
 def parse_header():
     text = strip_comments(HEADER.read_text())
-    # The C branch of `#ifdef __cplusplus ... #else ... #endif` blocks: drop C++-only lines.
-    text = re.sub(r"#ifdef __cplusplus\n(.*?)#else\n", "", text, flags=re.S)
+    text = c_branch(text)
     funcs = {}
     for m in re.finditer(r"^([A-Za-z_][\w \t\*]*?[\s\*])(dlpack_\w+)\s*\(([^;{}]*?)\)\s*;", text, re.M):
         ret, name, params = m.groups()
