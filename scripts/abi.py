@@ -243,7 +243,7 @@ def compare(base, cur):
         elif new is None:
             incompatible.append(f"- {kind} {name} {old} (removed)")
         elif kind == "struct" and extensible(b, name) and extensible(c, name) \
-                and int(new.split()[1]) > int(old.split()[1]) \
+                and int(new.split()[1]) > int(old.split()[1]) and new.split()[3] == old.split()[3] \
                 and all(c.get(k) == v for k, v in b.items() if k[0] == "field" and k[1].startswith(name + ".")):
             additive.append(f"~ struct {name}: {old} -> {new} (appended fields, struct_size-versioned)")
         else:
