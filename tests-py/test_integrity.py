@@ -150,6 +150,12 @@ def test_case_50_hand_made_legacy_tensor():
     assert c.calls == 2 and not c.live
 
 
+def test_package_capsule_import_with_the_exchange_flag():
+    # A capsule has no exchange API: the flag is ignored there, the legacy rule applies.
+    with dh.import_tensor(np.arange(3.0).__dlpack__(), use_exchange_api=True) as t:
+        assert t.readonly and t.how == _lib.IMPORTED_LEGACY
+
+
 def test_case_50_new_view_refuses_read_only_legacy():
     arr = np.arange(4.0)
     dl = _lib.DLTensor()

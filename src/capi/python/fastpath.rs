@@ -82,7 +82,18 @@ fn import_any(
 ) -> Result<(*mut DLManagedTensorVersioned, u32), Error> {
     // SAFETY: GIL held, `obj` a live object.
     if unsafe { api.is_capsule(obj) } {
-        return capsule::import_capsule(api, obj, req.flags);
+        if req.flags & !imp::IMPORT_FLAGS != 0 {
+            return Err(Error::invalid(format!(
+                "request->flags has unknown bits 0x{:x}",
+                req.flags
+            )));
+        }
+        // A capsule has no type-level exchange API: that bit does not apply here.
+        return capsule::import_capsule(
+            api,
+            obj,
+            req.flags & !imp::DLPACK_HELPERS_IMPORT_EXCHANGE_API,
+        );
     }
     imp::import(api, obj, req)
 }
