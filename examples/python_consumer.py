@@ -167,6 +167,7 @@ def consume(array, label, versioned):
                                                  root.ctypes.data, root.nbytes, C.byref(fits))
     print(f"    fits its allocation [{root.ctypes.data:#x}, +{root.nbytes}): {'yes' if status == 0 and fits else 'NO'}")
     expect(status == 0 and fits.value, "the tensor reaches outside its allocation")
+    del root  # a reference to `array` itself when it owns its buffer (the refcount checks below)
     if not (status == 0 and fits.value):
         (lib.dlpack_tensor_delete if versioned else lib.dlpack_legacy_tensor_delete)(m)
         return
