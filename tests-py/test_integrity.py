@@ -396,7 +396,9 @@ def _run_threads(fn, n=8, rounds=20):
 
 def test_exchange_lookup_reentry_does_not_hang():
     def once():
-        with dh.import_tensor(Reentrant(np.arange(3.0)), use_exchange_api=True) as t:
+        # A fresh type each time: the per-type cache would otherwise answer without a lookup.
+        cls = _Meta("R", (Reentrant,), {})
+        with dh.import_tensor(cls(np.arange(3.0)), use_exchange_api=True) as t:
             assert t.how == 0 and t.shape == (3,)  # fell back to __dlpack__
     once()
     _run_threads(once)
