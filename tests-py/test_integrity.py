@@ -461,3 +461,24 @@ def test_import_needs_only_the_import_function():
     with dh.import_tensor(H(np.arange(2.0)), use_exchange_api=True) as t:
         assert t.how == _lib.IMPORTED_EXCHANGE_API and t.shape == (2,)
     assert calls == [1]
+
+
+def test_exchange_lookup_exceptions_are_not_cached_and_base_exceptions_propagate():
+    class Flaky(type):
+        raise_next = [Boom("interrupt the lookup"), RuntimeError("transient")]
+
+        @property
+        def __dlpack_c_exchange_api__(cls):
+            if Flaky.raise_next:
+                raise Flaky.raise_next.pop(0)
+            raise AttributeError("no table")
+
+    F = Flaky("F", (), {"__dlpack__": lambda self, **kw: np.arange(2.0).__dlpack__(**kw),
+                        "__dlpack_device__": lambda self: (1, 0)})
+    out = POINTER(_lib.DLPackExchangeAPI)()
+    with pytest.raises(Boom):  # not an Exception: never caught, left set (ctypes raises it)
+        lib.dlpack_exchange_api_find(F(), byref(out))
+    assert lib.dlpack_exchange_api_find(F(), byref(out)) == 67  # PRODUCER_ERROR: RuntimeError, cleared
+    assert "RuntimeError: transient" in message()
+    assert lib.dlpack_exchange_api_find(F(), byref(out)) == 70  # asked again: a fact, now cached
+    assert lib.dlpack_exchange_api_find(F(), byref(out)) == 70
