@@ -64,12 +64,19 @@ static CUDA: OnceLock<Result<Cuda, Error>> = OnceLock::new();
 /// Whether the backend loaded, without cloning the cached error (no allocation: `dlpack_get_info`
 /// is a query path).
 pub(crate) fn available() -> bool {
-    CUDA.get_or_init(load).is_ok()
+    super::dl::init_outside(&CUDA, load).is_some_and(Result::is_ok)
 }
 
 /// The loaded driver, loading it on first use (thread-safe; lock-free once loaded).
 pub(crate) fn get() -> Result<&'static Cuda, Error> {
-    CUDA.get_or_init(load).as_ref().map_err(Clone::clone)
+    match super::dl::init_outside(&CUDA, load) {
+        Some(r) => r.as_ref().map_err(Clone::clone),
+        None => Err(Error::BackendUnavailable(
+            "the CUDA driver was used from inside its own initialisation (a re-entrant call from the \
+             library's constructor or init function); refused instead of deadlocking"
+                .to_owned(),
+        )),
+    }
 }
 
 fn load() -> Result<Cuda, Error> {
@@ -168,7 +175,8 @@ impl Cuda {
                     device.device_type.0, device.device_id
                 ))
             })?;
-        slot.get_or_init(|| {
+        // No lock held while the driver runs (see `dl::init_outside`).
+        super::dl::init_outside(slot, || {
             let mut dev: c_int = 0;
             // SAFETY: documented signatures with valid out-pointers.
             self.check(
@@ -184,6 +192,13 @@ impl Cuda {
             )?;
             Ok(ctx as usize)
         })
+        .ok_or_else(|| {
+            Error::DeviceError(format!(
+                "device ({}, {}): the primary context was requested from inside its own \
+                 creation (a re-entrant driver call)",
+                device.device_type.0, device.device_id
+            ))
+        })?
         .clone()
     }
 
