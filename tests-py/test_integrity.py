@@ -150,6 +150,12 @@ def test_case_50_hand_made_legacy_tensor():
     assert c.calls == 2 and not c.live
 
 
+def test_package_capsule_import_with_the_exchange_flag():
+    # A capsule has no exchange API: the flag is ignored there, the legacy rule applies.
+    with dh.import_tensor(np.arange(3.0).__dlpack__(), use_exchange_api=True) as t:
+        assert t.readonly and t.how == _lib.IMPORTED_LEGACY
+
+
 def test_case_50_new_view_refuses_read_only_legacy():
     arr = np.arange(4.0)
     dl = _lib.DLTensor()
@@ -390,7 +396,9 @@ def _run_threads(fn, n=8, rounds=20):
 
 def test_exchange_lookup_reentry_does_not_hang():
     def once():
-        with dh.import_tensor(Reentrant(np.arange(3.0)), use_exchange_api=True) as t:
+        # A fresh type each time: the per-type cache would otherwise answer without a lookup.
+        cls = _Meta("R", (Reentrant,), {})
+        with dh.import_tensor(cls(np.arange(3.0)), use_exchange_api=True) as t:
             assert t.how == 0 and t.shape == (3,)  # fell back to __dlpack__
     once()
     _run_threads(once)
@@ -453,3 +461,24 @@ def test_import_needs_only_the_import_function():
     with dh.import_tensor(H(np.arange(2.0)), use_exchange_api=True) as t:
         assert t.how == _lib.IMPORTED_EXCHANGE_API and t.shape == (2,)
     assert calls == [1]
+
+
+def test_exchange_lookup_exceptions_are_not_cached_and_base_exceptions_propagate():
+    class Flaky(type):
+        raise_next = [Boom("interrupt the lookup"), RuntimeError("transient")]
+
+        @property
+        def __dlpack_c_exchange_api__(cls):
+            if Flaky.raise_next:
+                raise Flaky.raise_next.pop(0)
+            raise AttributeError("no table")
+
+    F = Flaky("F", (), {"__dlpack__": lambda self, **kw: np.arange(2.0).__dlpack__(**kw),
+                        "__dlpack_device__": lambda self: (1, 0)})
+    out = POINTER(_lib.DLPackExchangeAPI)()
+    with pytest.raises(Boom):  # not an Exception: never caught, left set (ctypes raises it)
+        lib.dlpack_exchange_api_find(F(), byref(out))
+    assert lib.dlpack_exchange_api_find(F(), byref(out)) == 67  # PRODUCER_ERROR: RuntimeError, cleared
+    assert "RuntimeError: transient" in message()
+    assert lib.dlpack_exchange_api_find(F(), byref(out)) == 70  # asked again: a fact, now cached
+    assert lib.dlpack_exchange_api_find(F(), byref(out)) == 70
