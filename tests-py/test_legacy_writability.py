@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dlpack_helpers as dh
-from expect import until_native
+from expect import until_integrity
 from producers import Counter
 
 pa = pytest.importorskip("pyarrow")
@@ -47,7 +47,7 @@ def _legacy_sources():
 LEGACY = _legacy_sources()
 
 
-_RAW = until_native("the origin of a raw capsule is not reported (how is 0)")
+_RAW = until_integrity("the origin of a raw capsule is not reported (how is 0)")
 
 
 @pytest.mark.parametrize("source", [pytest.param(n, marks=[_RAW] if n != "producer_object" else [])
@@ -61,7 +61,7 @@ def test_case_50_legacy_origin_is_reported(source):
         assert counter.calls == 1
 
 
-@until_native("a legacy import is marked writable")
+@until_integrity("a legacy import is marked writable")
 @pytest.mark.parametrize("source", LEGACY)
 def test_case_50_legacy_import_is_read_only(source):
     obj, _ = LEGACY[source]()
@@ -69,7 +69,7 @@ def test_case_50_legacy_import_is_read_only(source):
         assert t.readonly
 
 
-@until_native("a legacy import is re-exported writable")
+@until_integrity("a legacy import is re-exported writable")
 @pytest.mark.parametrize("source", LEGACY)
 def test_case_50_every_re_export_of_a_legacy_import_is_read_only(source):
     obj, counter = LEGACY[source]()
@@ -111,7 +111,7 @@ def test_case_50_versioned_writable_stays_writable():
     assert src[0] == 7.0  # the same memory
 
 
-@until_native("a legacy capsule re-imported is marked writable, and its origin not reported")
+@until_integrity("a legacy capsule re-imported is marked writable, and its origin not reported")
 def test_case_50_a_writable_tensor_sent_through_legacy_comes_back_read_only():
     with dh.import_tensor(np.arange(4.0)) as t:
         legacy = t.__dlpack__()  # writable memory may leave through the legacy struct ...

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dlpack_helpers as dh
-from expect import until_native
+from expect import until_integrity
 
 SUITE = Path(np.__file__).resolve().parent / "_core" / "tests" / "test_dlpack.py"
 PACKAGE_PARENT = Path(dh.__file__).resolve().parent.parent
@@ -68,7 +68,7 @@ def _counts(outcomes: dict) -> dict:
     return c
 
 
-@until_native("legacy imports are re-exported writable (test_writeable)")
+@until_integrity("legacy imports are re-exported writable (test_writeable)")
 @pytest.mark.skipif(not SUITE.is_file(), reason="this NumPy does not ship numpy/_core/tests/test_dlpack.py")
 def test_numpy_dlpack_suite_passes_through_import_tensor(tmp_path):
     source = SUITE.read_text()
