@@ -6,10 +6,11 @@
 # built against it with pip and its tests run on NumPy, PyArrow (and JAX on CPU when the project
 # venv has it) in that venv.
 #
-# The package comes from `pip wheel` of the repository root when the root has a pyproject.toml
-# (the native package's wheel lays the SDK out inside the package: dlpack_helpers/include,
-# dlpack_helpers/lib, lib/cmake/dlpack_helpers, lib/pkgconfig). Before that wheel exists the same
-# layout is assembled from python/dlpack_helpers and a `cmake --install` of this tree.
+# The package is the wheel of the repository root (pyproject.toml): the one setup_venv built into
+# target/wheels when there is one, else `pip wheel .` here. The native package's wheel lays the
+# SDK out inside the package: dlpack_helpers/include, dlpack_helpers/lib, lib/cmake/dlpack_helpers,
+# lib/pkgconfig. Before the root has a pyproject.toml the same layout is assembled from
+# python/dlpack_helpers and a `cmake --install` of this tree.
 source "$(dirname "$0")/../common.sh"
 setup_venv
 need cmake "installed into .venv from scripts/requirements.txt (cmake>=3.20)"
@@ -25,17 +26,24 @@ TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
 VPY="$TMP/venv/bin/python"
 SITE="$("$VPY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 # NumPy, PyArrow, pytest (and JAX if present) come from the project venv (a .pth line) instead of a
-# second download; dlpack_helpers is NOT installed there, so the fresh venv sees only the wheel's.
+# second download. A dlpack_helpers installed there comes after this venv's own site-packages on
+# sys.path, so the wheel installed here is the one imported (checked below).
 "$PY" -c 'import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))' > "$SITE/project-venv.pth"
-"$VPY" -c 'import dlpack_helpers' 2>/dev/null && fail "the fresh venv already sees a dlpack_helpers package"
 pip_() { "$VPY" -m pip --disable-pip-version-check "$@"; }
 echo "== scikit-build-core into the fresh venv"
 pip_ install --quiet "scikit-build-core>=0.10" || fail "pip install scikit-build-core"
 
 if [ -f "$ROOT/pyproject.toml" ]; then
-  echo "== pip wheel of the repository root"
-  pip_ wheel --quiet --no-deps -w "$WORK/wheels" "$ROOT" >"$WORK/wheel.log" 2>&1 || { cat "$WORK/wheel.log"; fail "pip wheel ."; }
-  pip_ install --quiet --no-deps "$WORK"/wheels/dlpack_helpers-*.whl || fail "pip install of the wheel"
+  shopt -s nullglob
+  wheels=("${WHEEL_DIR:-$ROOT/target/wheels}"/dlpack_helpers-*.whl)
+  shopt -u nullglob
+  if [ "${#wheels[@]}" = 0 ]; then
+    echo "== pip wheel of the repository root"
+    pip_ wheel --quiet --no-deps -w "$WORK/wheels" "$ROOT" >"$WORK/wheel.log" 2>&1 || { cat "$WORK/wheel.log"; fail "pip wheel ."; }
+    wheels=("$WORK"/wheels/dlpack_helpers-*.whl)
+  fi
+  echo "== pip install ${wheels[0]#"$ROOT/"} into the fresh venv"
+  pip_ install --quiet --no-deps "${wheels[0]}" || fail "pip install of the wheel"
 else
   echo "== no pyproject.toml at the root yet: the wheel's layout assembled from python/ and cmake --install"
   cmake -S "$ROOT" -B "$WORK/cmake" -DDLPACK_HELPERS_BUILD_TESTS=OFF -DDLPACK_HELPERS_CARGO_TARGET_DIR="$ROOT/target" \
@@ -53,6 +61,8 @@ echo "== python -m dlpack_helpers (from elsewhere, without DLPACK_HELPERS_LIBRAR
 mkdir -p "$TMP/elsewhere"
 cd "$TMP/elsewhere"
 unset DLPACK_HELPERS_LIBRARY PYTHONPATH
+"$VPY" -c 'import dlpack_helpers, os, sys; sys.exit(0 if os.path.realpath(dlpack_helpers.__file__).startswith(os.path.realpath(sys.argv[1])) else 1)' "$SITE" \
+  || fail "the fresh venv does not import its own dlpack_helpers"
 ask() { "$VPY" -m dlpack_helpers "$@" || fail "python -m dlpack_helpers $*"; }
 INC="$(ask --includedir)"; LIBD="$(ask --libdir)"; CMD="$(ask --cmakedir)"; PCD="$(ask --pkgconfigdir)"
 echo "includedir $INC"; echo "libdir $LIBD"; echo "cmakedir $CMD"; echo "pkgconfigdir $PCD"
