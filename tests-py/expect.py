@@ -25,6 +25,12 @@ def until_integrity(reason: str):
     return pytest.mark.xfail(not INTEGRITY, reason=f"library before the integrity issue: {reason}", strict=True)
 
 
+def until_native_or_integrity(reason: str):
+    """xfail (strict) until either has landed (each fixes it on its own)."""
+    return pytest.mark.xfail(not (NATIVE or INTEGRITY), reason=f"ctypes package and library before "
+                             f"the integrity issue: {reason}", strict=True)
+
+
 def until_native(reason: str):
     """xfail (strict) until the package is native and the library has the integrity changes."""
     return pytest.mark.xfail(not (NATIVE and INTEGRITY), reason=f"ctypes package or library before "
