@@ -43,7 +43,8 @@ if [ -f "$ROOT/pyproject.toml" ]; then
     wheels=("$WORK"/wheels/dlpack_helpers-*.whl)
   fi
   echo "== pip install ${wheels[0]#"$ROOT/"} into the fresh venv"
-  pip_ install --quiet --no-deps "${wheels[0]}" || fail "pip install of the wheel"
+  # --ignore-installed: the project venv (on sys.path through the .pth) may have the package too
+  pip_ install --quiet --no-deps --ignore-installed "${wheels[0]}" || fail "pip install of the wheel"
 else
   echo "== no pyproject.toml at the root yet: the wheel's layout assembled from python/ and cmake --install"
   cmake -S "$ROOT" -B "$WORK/cmake" -DDLPACK_HELPERS_BUILD_TESTS=OFF -DDLPACK_HELPERS_CARGO_TARGET_DIR="$ROOT/target" \
