@@ -14,7 +14,10 @@ pub fn describe(x: &Bound<'_, PyAny>) -> String {
     if let Ok(t) = x.cast::<PyTuple>() {
         return format!("a tuple of length {}", t.len());
     }
-    x.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+    x.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
 }
 
 /// An integer (not a bool; anything with `__index__`) in `lo..=hi`.
@@ -32,18 +35,26 @@ pub fn ranged_part(x: &Bound<'_, PyAny>, arg: &str, part: &str, lo: i64, hi: i64
             }
         }
     }
-    let what = if part.is_empty() { arg.to_string() } else { format!("{arg} {part}") };
+    let what = if part.is_empty() {
+        arg.to_string()
+    } else {
+        format!("{arg} {part}")
+    };
     let what = what.as_str();
     let n = if x.is_exact_instance_of::<PyInt>() {
         x.clone()
     } else if x.is_instance_of::<PyBool>() || !x.get_type().hasattr("__index__")? {
-        return Err(PyTypeError::new_err(format!("{what} must be an integer, not {}", describe(x))));
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be an integer, not {}",
+            describe(x)
+        )));
     } else {
         let r = x.call_method0("__index__");
         match r {
             Ok(n) => n,
             Err(e) => {
-                let err = PyTypeError::new_err(format!("{what} must be an integer, not {}", describe(x)));
+                let err =
+                    PyTypeError::new_err(format!("{what} must be an integer, not {}", describe(x)));
                 err.set_cause(x.py(), Some(e));
                 return Err(err);
             }
@@ -60,15 +71,24 @@ pub fn ranged_part(x: &Bound<'_, PyAny>, arg: &str, part: &str, lo: i64, hi: i64
                 (i64::MIN, i64::MAX) => " (int64_t)",
                 _ => "",
             };
-            Err(PyValueError::new_err(format!("{what} is {n}, outside {lo}..={hi}{ctype}")))
+            Err(PyValueError::new_err(format!(
+                "{what} is {n}, outside {lo}..={hi}{ctype}"
+            )))
         }
     }
 }
 
-fn pair<'py>(x: &Bound<'py, PyAny>, what: &str, form: &str) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+fn pair<'py>(
+    x: &Bound<'py, PyAny>,
+    what: &str,
+    form: &str,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     match x.cast::<PyTuple>() {
         Ok(t) if t.len() == 2 => Ok((t.get_item(0)?, t.get_item(1)?)),
-        _ => Err(PyTypeError::new_err(format!("{what} must be a tuple {form}, not {}", describe(x)))),
+        _ => Err(PyTypeError::new_err(format!(
+            "{what} must be a tuple {form}, not {}",
+            describe(x)
+        ))),
     }
 }
 
@@ -77,7 +97,10 @@ pub fn version(x: &Bound<'_, PyAny>, what: &str) -> PyResult<DLPackVersion> {
     let (a, b) = pair(x, what, "(major, minor)")?;
     let major = ranged_part(&a, what, "major", 0, u32::MAX as i64)?;
     let minor = ranged_part(&b, what, "minor", 0, u32::MAX as i64)?;
-    Ok(DLPackVersion { major: major as u32, minor: minor as u32 })
+    Ok(DLPackVersion {
+        major: major as u32,
+        minor: minor as u32,
+    })
 }
 
 /// `dl_device`: a `(device_type, device_id)` tuple of int32 integers (IntEnum members too), or
@@ -89,21 +112,33 @@ pub fn device(x: &Bound<'_, PyAny>, what: &str) -> PyResult<DLDevice> {
     let (a, b) = pair(x, what, "(device_type, device_id)")?;
     let t = ranged_part(&a, what, "device_type", i32::MIN as i64, i32::MAX as i64)?;
     let i = ranged_part(&b, what, "device_id", i32::MIN as i64, i32::MAX as i64)?;
-    Ok(DLDevice { device_type: DLDeviceType(t as i32), device_id: i as i32 })
+    Ok(DLDevice {
+        device_type: DLDeviceType(t as i32),
+        device_id: i as i32,
+    })
 }
 
 /// `copy`: None, True or False (a NumPy bool too), as the array API's `__dlpack__`.
 pub fn copy(x: Option<&Bound<'_, PyAny>>) -> PyResult<i32> {
-    let Some(x) = x else { return Ok(ffi::COPY_IF_NEEDED) };
+    let Some(x) = x else {
+        return Ok(ffi::COPY_IF_NEEDED);
+    };
     if x.is_none() {
         return Ok(ffi::COPY_IF_NEEDED);
     }
     let ty = x.get_type();
     let is_bool = x.is_instance_of::<PyBool>() || matches!(ty.name()?.to_str()?, "bool_" | "bool");
     if !is_bool {
-        return Err(PyTypeError::new_err(format!("copy must be None, True or False, not {}", describe(x))));
+        return Err(PyTypeError::new_err(format!(
+            "copy must be None, True or False, not {}",
+            describe(x)
+        )));
     }
-    Ok(if x.is_truthy()? { ffi::COPY_ALWAYS } else { ffi::COPY_NEVER })
+    Ok(if x.is_truthy()? {
+        ffi::COPY_ALWAYS
+    } else {
+        ffi::COPY_NEVER
+    })
 }
 
 /// `stream` of `__dlpack__`: an integer in int64 range (None is handled by the caller).

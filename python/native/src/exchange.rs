@@ -20,7 +20,10 @@ struct Table(DLPackExchangeAPI);
 unsafe impl Sync for Table {}
 
 static TABLE: Table = Table(DLPackExchangeAPI {
-    header: DLPackExchangeAPIHeader { version: DLPackVersion { major: 1, minor: 3 }, prev_api: null_mut() },
+    header: DLPackExchangeAPIHeader {
+        version: DLPackVersion { major: 1, minor: 3 },
+        prev_api: null_mut(),
+    },
     managed_tensor_allocator: Some(allocator),
     managed_tensor_from_py_object_no_sync: Some(from_py_object),
     managed_tensor_to_py_object_no_sync: Some(to_py_object),
@@ -62,7 +65,10 @@ fn ours<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Tensor>>
 }
 
 /// `managed_tensor_from_py_object_no_sync`: a new view of the Tensor (the caller owns it).
-unsafe extern "C" fn from_py_object(obj: *mut c_void, out: *mut *mut DLManagedTensorVersioned) -> c_int {
+unsafe extern "C" fn from_py_object(
+    obj: *mut c_void,
+    out: *mut *mut DLManagedTensorVersioned,
+) -> c_int {
     guarded(|py| {
         // SAFETY: DLPack 1.3: a borrowed PyObject*, GIL held.
         let obj = unsafe { Bound::from_borrowed_ptr(py, obj.cast()) };
@@ -78,7 +84,10 @@ unsafe extern "C" fn from_py_object(obj: *mut c_void, out: *mut *mut DLManagedTe
 }
 
 /// `managed_tensor_to_py_object_no_sync`: wrap (steal) a managed tensor as a new Tensor.
-unsafe extern "C" fn to_py_object(tensor: *mut DLManagedTensorVersioned, out: *mut *mut c_void) -> c_int {
+unsafe extern "C" fn to_py_object(
+    tensor: *mut DLManagedTensorVersioned,
+    out: *mut *mut c_void,
+) -> c_int {
     guarded(|py| match Py::new(py, Tensor::new(tensor, 0)) {
         Ok(t) => {
             // SAFETY: the caller's out pointer; a new reference.
@@ -105,7 +114,11 @@ unsafe extern "C" fn dltensor_from_py_object(obj: *mut c_void, out: *mut DLTenso
 
 /// `current_work_stream`: this package queues no device work, so it has no stream: NULL (the
 /// default stream) for every device.
-unsafe extern "C" fn current_work_stream(_device_type: DLDeviceType, _device_id: i32, out: *mut *mut c_void) -> c_int {
+unsafe extern "C" fn current_work_stream(
+    _device_type: DLDeviceType,
+    _device_id: i32,
+    out: *mut *mut c_void,
+) -> c_int {
     if !out.is_null() {
         // SAFETY: the caller's out pointer.
         unsafe { *out = null_mut() };
@@ -140,10 +153,20 @@ unsafe extern "C" fn allocator(
     // SAFETY: a valid prototype (DLPack 1.3).
     let p = unsafe { &*prototype };
     if p.device.device_type != DLDeviceType(1) {
-        return fail(c"BufferError", format!("dlpack_helpers allocates kDLCPU tensors only, not device type {}", p.device.device_type.0));
+        return fail(
+            c"BufferError",
+            format!(
+                "dlpack_helpers allocates kDLCPU tensors only, not device type {}",
+                p.device.device_type.0
+            ),
+        );
     }
     let n = p.ndim.max(0) as usize;
-    let shape = if n == 0 { &[][..] } else { unsafe { core::slice::from_raw_parts(p.shape, n) } };
+    let shape = if n == 0 {
+        &[][..]
+    } else {
+        unsafe { core::slice::from_raw_parts(p.shape, n) }
+    };
     let bits = p.dtype.bits as u128 * p.dtype.lanes as u128;
     let count: u128 = shape.iter().map(|&e| e.max(0) as u128).product();
     let bytes = (count * bits).div_ceil(8);
@@ -156,12 +179,26 @@ unsafe extern "C" fn allocator(
     let mut mt = null_mut();
     // SAFETY: our buffer and the prototype's shape (copied); release frees the buffer once.
     let s = unsafe {
-        ffi::dlpack_tensor_create(data, p.device, p.ndim, p.shape, core::ptr::null(), p.dtype, 0, 0, Some(free_buffer), ctx, &mut mt)
+        ffi::dlpack_tensor_create(
+            data,
+            p.device,
+            p.ndim,
+            p.shape,
+            core::ptr::null(),
+            p.dtype,
+            0,
+            0,
+            Some(free_buffer),
+            ctx,
+            &mut mt,
+        )
     };
     if s != ffi::OK {
         // SAFETY: on failure the release callback was not called.
         unsafe { free_buffer(ctx) };
-        let msg = unsafe { core::ffi::CStr::from_ptr(ffi::dlpack_last_error_message()) }.to_string_lossy().into_owned();
+        let msg = unsafe { core::ffi::CStr::from_ptr(ffi::dlpack_last_error_message()) }
+            .to_string_lossy()
+            .into_owned();
         return fail(c"ValueError", msg);
     }
     // SAFETY: the caller's out pointer.

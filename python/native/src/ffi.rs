@@ -98,8 +98,14 @@ extern "C" {
     pub fn dlpack_get_info(out: *mut dlpack_helpers_info) -> status;
     pub fn dlpack_is_cpu_accessible(device: DLDevice) -> bool;
     pub fn dlpack_tensor_delete(tensor: *mut DLManagedTensorVersioned);
-    pub fn dlpack_capsule_new(tensor: *mut DLManagedTensorVersioned, out: *mut *mut c_void) -> status;
-    pub fn dlpack_capsule_consume(capsule: *mut c_void, out: *mut *mut DLManagedTensorVersioned) -> status;
+    pub fn dlpack_capsule_new(
+        tensor: *mut DLManagedTensorVersioned,
+        out: *mut *mut c_void,
+    ) -> status;
+    pub fn dlpack_capsule_consume(
+        capsule: *mut c_void,
+        out: *mut *mut DLManagedTensorVersioned,
+    ) -> status;
     pub fn dlpack_capsule_new_view(
         tensor: *const DLTensor,
         flags: u64,
@@ -120,7 +126,8 @@ extern "C" {
         out: *mut *mut DLManagedTensorVersioned,
         out_how: *mut u32,
     ) -> status;
-    pub fn dlpack_exchange_api_find(obj: *mut c_void, out: *mut *const DLPackExchangeAPI) -> status;
+    pub fn dlpack_exchange_api_find(obj: *mut c_void, out: *mut *const DLPackExchangeAPI)
+        -> status;
     pub fn dlpack_export_request_resolve(
         request: *const dlpack_helpers_export_request,
         tensor_device: DLDevice,
@@ -128,10 +135,25 @@ extern "C" {
         producer_flags: u32,
         out_plan: *mut dlpack_helpers_export_plan,
     ) -> status;
-    pub fn dlpack_compact_strides(ndim: i32, shape: *const i64, column_major: bool, out: *mut i64) -> status;
-    pub fn dlpack_dtype_format(dtype: DLDataType, buf: *mut c_char, size: usize, out_len: *mut usize) -> status;
+    pub fn dlpack_compact_strides(
+        ndim: i32,
+        shape: *const i64,
+        column_major: bool,
+        out: *mut i64,
+    ) -> status;
+    pub fn dlpack_dtype_format(
+        dtype: DLDataType,
+        buf: *mut c_char,
+        size: usize,
+        out_len: *mut usize,
+    ) -> status;
     pub fn dlpack_dtype_parse(name: *const c_char, out: *mut DLDataType) -> status;
-    pub fn dlpack_device_format(device: DLDevice, buf: *mut c_char, size: usize, out_len: *mut usize) -> status;
+    pub fn dlpack_device_format(
+        device: DLDevice,
+        buf: *mut c_char,
+        size: usize,
+        out_len: *mut usize,
+    ) -> status;
     pub fn dlpack_device_parse(name: *const c_char, out: *mut DLDevice) -> status;
 }
 

@@ -7,7 +7,13 @@
 //! the same process shares its process-wide state (stream backends, event pools, the per-type
 //! exchange-API cache).
 
-#[allow(dead_code, non_upper_case_globals, non_camel_case_types, non_snake_case, clippy::all)]
+#[allow(
+    dead_code,
+    non_upper_case_globals,
+    non_camel_case_types,
+    non_snake_case,
+    clippy::all
+)]
 #[path = "../../../src/abi.rs"]
 mod abi;
 mod args;
@@ -41,10 +47,16 @@ fn get_info() -> PyResult<ffi::dlpack_helpers_info> {
 pub fn dlpack_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let i = get_info()?;
     let d = PyDict::new(py);
-    d.set_item("dlpack_version", (i.dlpack_version.major, i.dlpack_version.minor))?;
+    d.set_item(
+        "dlpack_version",
+        (i.dlpack_version.major, i.dlpack_version.minor),
+    )?;
     d.set_item("dlpack_abi_major", i.dlpack_abi_major)?;
     // SAFETY: static NUL-terminated string.
-    d.set_item("version", unsafe { CStr::from_ptr(i.version) }.to_str().unwrap_or("?"))?;
+    d.set_item(
+        "version",
+        unsafe { CStr::from_ptr(i.version) }.to_str().unwrap_or("?"),
+    )?;
     Ok(d)
 }
 
@@ -81,13 +93,17 @@ fn module_dlpack_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// ``TypeError`` when it returns anything but a pair of int32 integers.
 #[pyfunction]
 fn device(obj: &Bound<'_, PyAny>) -> PyResult<Device> {
-    Ok(Device { raw: object_device(obj)? })
+    Ok(Device {
+        raw: object_device(obj)?,
+    })
 }
 
 fn object_device(obj: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
     let mut d = DLDevice::default();
     // SAFETY: borrowed object, GIL held, valid out pointer.
-    check(unsafe { ffi::dlpack_object_query_device(obj.as_ptr().cast(), ffi::IMPORT_KEEP_PYTHON_ERROR, &mut d) })?;
+    check(unsafe {
+        ffi::dlpack_object_query_device(obj.as_ptr().cast(), ffi::IMPORT_KEEP_PYTHON_ERROR, &mut d)
+    })?;
     Ok(d)
 }
 
@@ -149,7 +165,12 @@ fn import_tensor(
         copy: args::copy(copy)?,
         // Producer exceptions propagate unchanged; legacy tensors become read-only (no
         // DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE: the legacy struct cannot say read-only).
-        flags: ffi::IMPORT_KEEP_PYTHON_ERROR | if use_exchange_api { ffi::IMPORT_EXCHANGE_API } else { 0 },
+        flags: ffi::IMPORT_KEEP_PYTHON_ERROR
+            | if use_exchange_api {
+                ffi::IMPORT_EXCHANGE_API
+            } else {
+                0
+            },
     };
     if let Some(v) = max_version {
         req.max_version = args::version(v, "max_version")?;
@@ -171,7 +192,11 @@ fn import_tensor(
     let mut mt: *mut DLManagedTensorVersioned = null_mut();
     let mut how = 0u32;
     if let Ok(cap) = obj.cast::<PyCapsule>() {
-        if max_version.is_some() || stream.is_some() || dl_device.is_some() || req.copy != ffi::COPY_IF_NEEDED {
+        if max_version.is_some()
+            || stream.is_some()
+            || dl_device.is_some()
+            || req.copy != ffi::COPY_IF_NEEDED
+        {
             return Err(PyTypeError::new_err(
                 "import_tensor got a DLPack capsule (already exported) together with max_version, \
                  stream, dl_device or copy, which only apply to __dlpack__; pass the producer instead",
@@ -179,7 +204,14 @@ fn import_tensor(
         }
         // SAFETY: borrowed capsule, valid out pointers, GIL held. A legacy capsule is converted
         // read-only and reported in `how`.
-        check(unsafe { ffi::dlpack_capsule_import(cap.as_ptr().cast(), ffi::IMPORT_KEEP_PYTHON_ERROR, &mut mt, &mut how) })?;
+        check(unsafe {
+            ffi::dlpack_capsule_import(
+                cap.as_ptr().cast(),
+                ffi::IMPORT_KEEP_PYTHON_ERROR,
+                &mut mt,
+                &mut how,
+            )
+        })?;
     } else {
         // SAFETY: borrowed object, request and out pointers valid for the call, GIL held.
         check(unsafe { ffi::dlpack_object_import(obj.as_ptr().cast(), &req, &mut mt, &mut how) })?;
@@ -213,14 +245,23 @@ extern "C" {
 fn _library_path() -> Option<String> {
     let mut info = core::mem::MaybeUninit::<DlInfo>::zeroed();
     // SAFETY: dladdr on the address of a function of the linked library; valid out pointer.
-    let ok = unsafe { dladdr(ffi::dlpack_get_info as *const () as *const core::ffi::c_void, info.as_mut_ptr()) };
+    let ok = unsafe {
+        dladdr(
+            ffi::dlpack_get_info as *const () as *const core::ffi::c_void,
+            info.as_mut_ptr(),
+        )
+    };
     // SAFETY: filled when ok != 0.
     let info = unsafe { info.assume_init() };
     if ok == 0 || info.dli_fname.is_null() {
         return None;
     }
     // SAFETY: NUL-terminated path owned by the loader.
-    Some(unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned())
+    Some(
+        unsafe { CStr::from_ptr(info.dli_fname) }
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 /// Raise the exception of a failing library ``status`` (an int) with
@@ -240,7 +281,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Tensor>()?;
     m.add_class::<DType>()?;
     m.add_class::<Device>()?;
-    m.add("DLPackHelpersError", py.get_type::<errors::DLPackHelpersError>())?;
+    m.add(
+        "DLPackHelpersError",
+        py.get_type::<errors::DLPackHelpersError>(),
+    )?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(module_dlpack_info, m)?)?;
     m.add_function(wrap_pyfunction!(device, m)?)?;

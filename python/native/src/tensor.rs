@@ -99,7 +99,9 @@ impl Tensor {
         }
         let mt = self.mt.load(Relaxed);
         if mt.is_null() {
-            return Err(PyValueError::new_err("the tensor was released (arrays exported from it stay valid)"));
+            return Err(PyValueError::new_err(
+                "the tensor was released (arrays exported from it stay valid)",
+            ));
         }
         let mut cap: *mut c_void = null_mut();
         // SAFETY: we own `mt`; on OK the capsule owns it.
@@ -121,7 +123,9 @@ impl Tensor {
         } else {
             // NULL strides (DLPack < 1.2): compact row-major, as the library defines it.
             // SAFETY: `shape` holds `ndim` elements; `out` has room for them.
-            check(unsafe { ffi::dlpack_compact_strides(t.ndim, t.shape, false, out.as_mut_ptr()) })?;
+            check(unsafe {
+                ffi::dlpack_compact_strides(t.ndim, t.shape, false, out.as_mut_ptr())
+            })?;
         }
         Ok(out)
     }
@@ -397,7 +401,11 @@ impl Tensor {
         self.export(py, &req)
     }
 
-    fn export<'py>(&self, py: Python<'py>, req: &ffi::dlpack_helpers_export_request) -> PyResult<Bound<'py, PyAny>> {
+    fn export<'py>(
+        &self,
+        py: Python<'py>,
+        req: &ffi::dlpack_helpers_export_request,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let mt = self.managed()?;
         let src = mt.dl_tensor.device;
         let mut plan = core::mem::MaybeUninit::<ffi::dlpack_helpers_export_plan>::uninit();
@@ -420,7 +428,13 @@ impl Tensor {
             t.shape = shape.as_ptr() as *mut i64;
             // SAFETY: `t` points into `buffer` (the owner); shape copied by the call.
             check(unsafe {
-                ffi::dlpack_capsule_new_view(&t, plan.flags, buffer.as_ptr().cast(), plan.kind, &mut out)
+                ffi::dlpack_capsule_new_view(
+                    &t,
+                    plan.flags,
+                    buffer.as_ptr().cast(),
+                    plan.kind,
+                    &mut out,
+                )
             })?;
         } else {
             if plan.kind == ffi::EXPORT_LEGACY && mt.flags & FLAG_READ_ONLY != 0 {
@@ -432,11 +446,13 @@ impl Tensor {
             }
             let mut tensor = mt.dl_tensor;
             tensor.device = plan.device; // host-accessible memory served to the CPU reports (1, 0)
-            // A view shares our memory: never IS_COPIED. It references the owner, not this Tensor.
+                                         // A view shares our memory: never IS_COPIED. It references the owner, not this Tensor.
             let flags = mt.flags & !FLAG_IS_COPIED;
             let owner = self.owner()?;
             // SAFETY: `tensor` borrows our shape/strides (copied by the call); owner is alive.
-            check(unsafe { ffi::dlpack_capsule_new_view(&tensor, flags, owner.cast(), plan.kind, &mut out) })?;
+            check(unsafe {
+                ffi::dlpack_capsule_new_view(&tensor, flags, owner.cast(), plan.kind, &mut out)
+            })?;
         }
         // SAFETY: a new reference on OK.
         Ok(unsafe { Bound::from_owned_ptr(py, out.cast()) })
@@ -453,14 +469,15 @@ fn host_copy<'py>(
     let src = (t.device.device_type.0, t.device.device_id);
     let dst = (device.device_type.0, device.device_id);
     // SAFETY: plain query.
-    if device.device_type != DLDeviceType(1) || !unsafe { ffi::dlpack_is_cpu_accessible(t.device) } {
+    if device.device_type != DLDeviceType(1) || !unsafe { ffi::dlpack_is_cpu_accessible(t.device) }
+    {
         return Err(PyBufferError::new_err(format!(
             "a copy from device {src:?} to {dst:?} is needed, but dlpack_helpers.Tensor copies \
              host-accessible memory to the CPU only (pass copy=None or False, and no dl_device, to export a view)"
         )));
     }
     let bits = t.dtype.bits as usize * t.dtype.lanes as usize;
-    if bits % 8 != 0 {
+    if !bits.is_multiple_of(8) {
         return Err(PyBufferError::new_err(format!(
             "a copy is needed, but dlpack_helpers.Tensor cannot copy sub-byte elements ({} bits x {} lanes)",
             t.dtype.bits, t.dtype.lanes
@@ -480,7 +497,9 @@ fn host_copy<'py>(
         strides.copy_from_slice(unsafe { core::slice::from_raw_parts(t.strides, n) });
     } else if n > 0 {
         // SAFETY: shape has n elements, strides room for n.
-        check(unsafe { ffi::dlpack_compact_strides(t.ndim, shape.as_ptr(), false, strides.as_mut_ptr()) })?;
+        check(unsafe {
+            ffi::dlpack_compact_strides(t.ndim, shape.as_ptr(), false, strides.as_mut_ptr())
+        })?;
     }
     let count: usize = shape.iter().map(|&e| e.max(0) as usize).product();
     let nbytes = count
@@ -498,7 +517,11 @@ fn host_copy<'py>(
             // SAFETY: in bounds of the source tensor (host-accessible, the producer's layout)
             // and of the fresh destination buffer.
             unsafe {
-                core::ptr::copy_nonoverlapping(base.offset(off as isize * size as isize), dst_ptr.add(k * size), size)
+                core::ptr::copy_nonoverlapping(
+                    base.offset(off as isize * size as isize),
+                    dst_ptr.add(k * size),
+                    size,
+                )
             };
             for d in (0..n).rev() {
                 index[d] += 1;

@@ -23,7 +23,9 @@ fn format_with(f: impl FnOnce(*mut c_char, usize, *mut usize) -> ffi::status) ->
 }
 
 fn c_name(name: &str, what: &str) -> PyResult<CString> {
-    CString::new(name).map_err(|_| pyo3::exceptions::PyValueError::new_err(format!("{what} contains a NUL character")))
+    CString::new(name).map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err(format!("{what} contains a NUL character"))
+    })
 }
 
 /// A DLPack data type (`DLDataType`): ``code``, ``bits`` (per lane) and ``lanes``.
@@ -59,7 +61,13 @@ impl DType {
                 let code = args::ranged(&t.get_item(0)?, "dtype code", 0, u8::MAX as i64)?;
                 let bits = args::ranged(&t.get_item(1)?, "dtype bits", 0, u8::MAX as i64)?;
                 let lanes = args::ranged(&t.get_item(2)?, "dtype lanes", 0, u16::MAX as i64)?;
-                return Ok(DType { raw: DLDataType { code: code as u8, bits: bits as u8, lanes: lanes as u16 } });
+                return Ok(DType {
+                    raw: DLDataType {
+                        code: code as u8,
+                        bits: bits as u8,
+                        lanes: lanes as u16,
+                    },
+                });
             }
         }
         Err(PyTypeError::new_err(format!(
@@ -108,14 +116,25 @@ impl DType {
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = other.py();
         if let Ok(d) = other.cast::<DType>() {
-            return Ok(pyo3::types::PyBool::new(py, d.get().raw == self.raw).to_owned().into_any().unbind());
+            return Ok(pyo3::types::PyBool::new(py, d.get().raw == self.raw)
+                .to_owned()
+                .into_any()
+                .unbind());
         }
         if let Ok(s) = other.cast::<PyString>() {
             let same = self.name().as_deref() == Some(s.to_str()?);
-            return Ok(pyo3::types::PyBool::new(py, same).to_owned().into_any().unbind());
+            return Ok(pyo3::types::PyBool::new(py, same)
+                .to_owned()
+                .into_any()
+                .unbind());
         }
         if other.cast::<PyTuple>().is_ok() {
-            return self.as_tuple(py)?.eq(other).map(|b| pyo3::types::PyBool::new(py, b).to_owned().into_any().unbind());
+            return self.as_tuple(py)?.eq(other).map(|b| {
+                pyo3::types::PyBool::new(py, b)
+                    .to_owned()
+                    .into_any()
+                    .unbind()
+            });
         }
         Ok(py.NotImplemented())
     }
@@ -129,9 +148,17 @@ impl DType {
     }
 
     fn __getitem__(&self, index: isize) -> PyResult<i64> {
-        let v = [self.raw.code as i64, self.raw.bits as i64, self.raw.lanes as i64];
+        let v = [
+            self.raw.code as i64,
+            self.raw.bits as i64,
+            self.raw.lanes as i64,
+        ];
         let i = if index < 0 { index + 3 } else { index };
-        if (0..3).contains(&i) { Ok(v[i as usize]) } else { Err(PyIndexError::new_err("DType index out of range")) }
+        if (0..3).contains(&i) {
+            Ok(v[i as usize])
+        } else {
+            Err(PyIndexError::new_err("DType index out of range"))
+        }
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -151,11 +178,21 @@ impl DType {
             6 if d.bits == 8 => Some('b'),
             _ => None,
         };
-        let ok = kind.is_some() && d.lanes == 1 && d.bits % 8 == 0 && matches!(d.bits, 8 | 16 | 32 | 64 | 128);
+        let ok = kind.is_some()
+            && d.lanes == 1
+            && d.bits.is_multiple_of(8)
+            && matches!(d.bits, 8 | 16 | 32 | 64 | 128);
         if !ok {
-            return Err(PyTypeError::new_err(format!("NumPy has no built-in dtype for {}", self.__str__())));
+            return Err(PyTypeError::new_err(format!(
+                "NumPy has no built-in dtype for {}",
+                self.__str__()
+            )));
         }
-        let spec = if kind == Some('b') { "?".to_string() } else { format!("{}{}", kind.unwrap(), d.bits / 8) };
+        let spec = if kind == Some('b') {
+            "?".to_string()
+        } else {
+            format!("{}{}", kind.unwrap(), d.bits / 8)
+        };
         py.import("numpy")?.getattr("dtype")?.call1((spec,))
     }
 }
@@ -165,7 +202,14 @@ impl DType {
         format!("({}, {}, {})", self.raw.code, self.raw.bits, self.raw.lanes)
     }
     fn as_tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, [self.raw.code as i64, self.raw.bits as i64, self.raw.lanes as i64])
+        PyTuple::new(
+            py,
+            [
+                self.raw.code as i64,
+                self.raw.bits as i64,
+                self.raw.lanes as i64,
+            ],
+        )
     }
 }
 
@@ -193,7 +237,9 @@ impl Device {
             check(unsafe { ffi::dlpack_device_parse(c.as_ptr(), &mut out) })?;
             return Ok(Device { raw: out });
         }
-        Ok(Device { raw: args::device(spec, "Device()")? })
+        Ok(Device {
+            raw: args::device(spec, "Device()")?,
+        })
     }
 
     /// ``DLDeviceType`` as an int (1 CPU, 2 CUDA, 3 CUDA host, 10 ROCm, ...).
@@ -218,19 +264,28 @@ impl Device {
     }
 
     pub fn __str__(&self) -> String {
-        self.name().unwrap_or_else(|| format!("({}, {})", self.raw.device_type.0, self.raw.device_id))
+        self.name()
+            .unwrap_or_else(|| format!("({}, {})", self.raw.device_type.0, self.raw.device_id))
     }
 
     fn __repr__(&self) -> String {
         match self.name() {
             Some(n) => format!("dlpack_helpers.Device('{n}')"),
-            None => format!("dlpack_helpers.Device(({}, {}))", self.raw.device_type.0, self.raw.device_id),
+            None => format!(
+                "dlpack_helpers.Device(({}, {}))",
+                self.raw.device_type.0, self.raw.device_id
+            ),
         }
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = other.py();
-        let b = |v: bool| pyo3::types::PyBool::new(py, v).to_owned().into_any().unbind();
+        let b = |v: bool| {
+            pyo3::types::PyBool::new(py, v)
+                .to_owned()
+                .into_any()
+                .unbind()
+        };
         if let Ok(d) = other.cast::<Device>() {
             return Ok(b(d.get().raw == self.raw));
         }
@@ -269,6 +324,11 @@ impl Device {
         PyTuple::new(py, [self.raw.device_type.0, self.raw.device_id])
     }
     pub fn new(device_type: DLDeviceType, device_id: i32) -> Self {
-        Device { raw: DLDevice { device_type, device_id } }
+        Device {
+            raw: DLDevice {
+                device_type,
+                device_id,
+            },
+        }
     }
 }

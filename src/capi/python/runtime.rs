@@ -105,7 +105,6 @@ python_api! {
     PyInterpreterState_Main: unsafe extern "C" fn() -> *mut c_void,
 }
 
-
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still
 // requires the GIL, which every caller documents.
 unsafe impl Send for Api {}
