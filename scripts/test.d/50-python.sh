@@ -13,14 +13,15 @@ VPY="$TMP/venv/bin/python"
 # NumPy for the check comes from the project venv (a .pth line), not from a second download.
 "$PY" -c 'import numpy, os, sys; print(os.path.dirname(os.path.dirname(numpy.__file__)))' \
   > "$("$VPY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/project-venv.pth"
-"$VPY" -m pip install --quiet --disable-pip-version-check --no-deps "$WHEEL_DIR"/dlpack_helpers-*.whl
+# --ignore-installed: the project venv (reachable through the .pth) holds the package already.
+"$VPY" -m pip install --quiet --disable-pip-version-check --no-deps --ignore-installed "$WHEEL_DIR"/dlpack_helpers-*.whl
 mkdir "$TMP/elsewhere"
 (cd "$TMP/elsewhere" && env -u DLPACK_HELPERS_LIBRARY -u PYTHONPATH "$VPY" -c '
 import os, numpy as np, dlpack_helpers as dh
 from dlpack_helpers import _lib
 venv = os.path.realpath("'"$TMP"'/venv")
 assert os.path.realpath(dh.__file__).startswith(venv), dh.__file__
-assert os.path.realpath(dh.lib._name).startswith(venv), dh.lib._name  # the wheel's copy
+assert os.path.realpath(dh.lib._name).startswith(venv), dh.lib._name  # the copy in the wheel
 assert dh.lib._name == dh._native._library_path(), dh.lib._name  # the one the extension uses
 with dh.import_tensor(np.arange(3.0)) as t:
     a = np.from_dlpack(t)
