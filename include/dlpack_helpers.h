@@ -410,13 +410,6 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY 1
 
 /**
- * Flag for `dlpack_stream_decode` and `dlpack_export_request_resolve`: accept any stream integer
- * for `kDLCPU` as "no synchronization" (PyTorch accepts -1, nanobind any integer). Off by
- * default: the array API allows only `None` for stream-less devices (peer case 28).
- */
-#define DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM 4
-
-/**
  * Backend bit of `dlpack_helpers_pointer_info`: the CUDA driver.
  */
 #define DLPACK_HELPERS_BACKEND_CUDA 1
@@ -430,6 +423,13 @@ struct DLPackExchangeAPI;
  * Backend bit: the Level Zero loader.
  */
 #define DLPACK_HELPERS_BACKEND_LEVEL_ZERO 4
+
+/**
+ * Flag for `dlpack_stream_decode` and `dlpack_export_request_resolve`: accept any stream integer
+ * for `kDLCPU` as "no synchronization" (PyTorch accepts -1, nanobind any integer). Off by
+ * default: the array API allows only `None` for stream-less devices (peer case 28).
+ */
+#define DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM 4
 
 /**
  * Request flag: try the type's C exchange API (`__dlpack_c_exchange_api__`, DLPack 1.3, or
@@ -635,6 +635,61 @@ typedef struct dlpack_helpers_validate_options {
 } dlpack_helpers_validate_options;
 
 /**
+ * Memory class of `dlpack_helpers_pointer_info.memory_class`: one of the
+ * `DLPACK_HELPERS_MEMORY_*` values.
+ */
+typedef int32_t dlpack_helpers_memory_class;
+
+/**
+ * What `dlpack_pointer_classify` established about one address. Set `struct_size` to
+ * `sizeof(dlpack_helpers_pointer_info)` before the call; the struct only grows at its end.
+ */
+typedef struct dlpack_helpers_pointer_info {
+  /**
+   * In: the size in bytes of the caller's struct (at least `sizeof(size_t)`). Out: the bytes
+   * filled, only whole fields (as `dlpack_helpers_info.struct_size`).
+   */
+  size_t struct_size;
+  /**
+   * One of the `DLPACK_HELPERS_MEMORY_*` values.
+   */
+  dlpack_helpers_memory_class memory_class;
+  /**
+   * `DLPACK_HELPERS_HOST_ACCESS_ALWAYS` (host, pinned host, managed/shared),
+   * `_NEVER` (device) or `_UNKNOWN`.
+   */
+  dlpack_helpers_host_access host_access;
+  /**
+   * The DLPack device of the memory: `(kDLCPU, 0)` for confirmed host memory;
+   * `(kDLCUDA, ordinal)`, `(kDLCUDAHost, 0)`, `(kDLCUDAManaged, 0)`; `(kDLROCM, device)` for
+   * HIP device and managed memory (DLPack has no ROCm managed type), `(kDLROCMHost, 0)`;
+   * `(kDLOneAPI, -1)` for Level Zero USM (Level Zero names devices by handle, not by the SYCL
+   * ordinal DLPack uses: the id is not established, see `native_device`); `(0, 0)` when
+   * unknown.
+   */
+  DLDevice device;
+  /**
+   * The Level Zero `ze_device_handle_t` of USM device and shared memory (NULL for USM host
+   * memory and for the other backends).
+   */
+  void *native_device;
+  /**
+   * `DLPACK_HELPERS_BACKEND_*` bits of the backends that answered.
+   */
+  uint32_t backends_asked;
+  /**
+   * `DLPACK_HELPERS_BACKEND_*` bits of the backends that could own the memory but could not
+   * be asked: library override naming a missing file, runtime present but failing to
+   * initialize, or Level Zero present without a context.
+   */
+  uint32_t backends_unreachable;
+  /**
+   * The `DLPACK_HELPERS_BACKEND_*` bit of the backend that claimed the memory, 0 if none.
+   */
+  uint32_t answered_by;
+} dlpack_helpers_pointer_info;
+
+/**
  * What a decoded stream argument means: one of the `DLPACK_HELPERS_STREAM_*` values.
  */
 typedef int32_t dlpack_helpers_stream_kind;
@@ -806,61 +861,6 @@ typedef struct dlpack_helpers_stream_backend_ex {
    */
   dlpack_helpers_stream_wait_handle_fn wait_handle;
 } dlpack_helpers_stream_backend_ex;
-
-/**
- * Memory class of `dlpack_helpers_pointer_info.memory_class`: one of the
- * `DLPACK_HELPERS_MEMORY_*` values.
- */
-typedef int32_t dlpack_helpers_memory_class;
-
-/**
- * What `dlpack_pointer_classify` established about one address. Set `struct_size` to
- * `sizeof(dlpack_helpers_pointer_info)` before the call; the struct only grows at its end.
- */
-typedef struct dlpack_helpers_pointer_info {
-  /**
-   * In: the size in bytes of the caller's struct (at least `sizeof(size_t)`). Out: the bytes
-   * filled, only whole fields (as `dlpack_helpers_info.struct_size`).
-   */
-  size_t struct_size;
-  /**
-   * One of the `DLPACK_HELPERS_MEMORY_*` values.
-   */
-  dlpack_helpers_memory_class memory_class;
-  /**
-   * `DLPACK_HELPERS_HOST_ACCESS_ALWAYS` (host, pinned host, managed/shared),
-   * `_NEVER` (device) or `_UNKNOWN`.
-   */
-  dlpack_helpers_host_access host_access;
-  /**
-   * The DLPack device of the memory: `(kDLCPU, 0)` for confirmed host memory;
-   * `(kDLCUDA, ordinal)`, `(kDLCUDAHost, 0)`, `(kDLCUDAManaged, 0)`; `(kDLROCM, device)` for
-   * HIP device and managed memory (DLPack has no ROCm managed type), `(kDLROCMHost, 0)`;
-   * `(kDLOneAPI, -1)` for Level Zero USM (Level Zero names devices by handle, not by the SYCL
-   * ordinal DLPack uses: the id is not established, see `native_device`); `(0, 0)` when
-   * unknown.
-   */
-  DLDevice device;
-  /**
-   * The Level Zero `ze_device_handle_t` of USM device and shared memory (NULL for USM host
-   * memory and for the other backends).
-   */
-  void *native_device;
-  /**
-   * `DLPACK_HELPERS_BACKEND_*` bits of the backends that answered.
-   */
-  uint32_t backends_asked;
-  /**
-   * `DLPACK_HELPERS_BACKEND_*` bits of the backends that could own the memory but could not
-   * be asked: library override naming a missing file, runtime present but failing to
-   * initialize, or Level Zero present without a context.
-   */
-  uint32_t backends_unreachable;
-  /**
-   * The `DLPACK_HELPERS_BACKEND_*` bit of the backend that claimed the memory, 0 if none.
-   */
-  uint32_t answered_by;
-} dlpack_helpers_pointer_info;
 
 /**
  * What a consumer asks of `__dlpack__` (array API 2023.12 keywords). Zero-initialise it, then
@@ -1216,6 +1216,38 @@ typedef struct dlpack_helpers_import_request {
 #define DLPACK_HELPERS_WRITABILITY_UNKNOWN 2
 
 /**
+ * Host access that could not be established: no backend could classify the tensor's memory
+ * (returned only by the per-tensor calls, never by `dlpack_device_host_access`).
+ */
+#define DLPACK_HELPERS_HOST_ACCESS_UNKNOWN 3
+
+/**
+ * No backend could establish what the memory is (the answer is unknown, never guessed).
+ */
+#define DLPACK_HELPERS_MEMORY_UNKNOWN 0
+
+/**
+ * Ordinary host memory, confirmed: at least one backend was asked, none knows the pointer,
+ * and no backend that could own it was unreachable.
+ */
+#define DLPACK_HELPERS_MEMORY_HOST 1
+
+/**
+ * Device memory (`kDLCUDA`, `kDLROCM`, Level Zero USM device): host code cannot dereference it.
+ */
+#define DLPACK_HELPERS_MEMORY_DEVICE 2
+
+/**
+ * Page-locked host memory (`kDLCUDAHost`, `kDLROCMHost`) or Level Zero USM host memory.
+ */
+#define DLPACK_HELPERS_MEMORY_PINNED_HOST 3
+
+/**
+ * Managed memory (`kDLCUDAManaged`, HIP managed) or Level Zero USM shared memory.
+ */
+#define DLPACK_HELPERS_MEMORY_MANAGED 4
+
+/**
  * `stream = -1`: the producer must not synchronize (also a lenient CPU value).
  */
 #define DLPACK_HELPERS_STREAM_NO_SYNC 0
@@ -1297,38 +1329,6 @@ typedef struct dlpack_helpers_import_request {
  * for example with `dlpack_stream_synchronize` on the producer's stream.
  */
 #define DLPACK_HELPERS_SYNC_HOST 2
-
-/**
- * Host access that could not be established: no backend could classify the tensor's memory
- * (returned only by the per-tensor calls, never by `dlpack_device_host_access`).
- */
-#define DLPACK_HELPERS_HOST_ACCESS_UNKNOWN 3
-
-/**
- * No backend could establish what the memory is (the answer is unknown, never guessed).
- */
-#define DLPACK_HELPERS_MEMORY_UNKNOWN 0
-
-/**
- * Ordinary host memory, confirmed: at least one backend was asked, none knows the pointer,
- * and no backend that could own it was unreachable.
- */
-#define DLPACK_HELPERS_MEMORY_HOST 1
-
-/**
- * Device memory (`kDLCUDA`, `kDLROCM`, Level Zero USM device): host code cannot dereference it.
- */
-#define DLPACK_HELPERS_MEMORY_DEVICE 2
-
-/**
- * Page-locked host memory (`kDLCUDAHost`, `kDLROCMHost`) or Level Zero USM host memory.
- */
-#define DLPACK_HELPERS_MEMORY_PINNED_HOST 3
-
-/**
- * Managed memory (`kDLCUDAManaged`, HIP managed) or Level Zero USM shared memory.
- */
-#define DLPACK_HELPERS_MEMORY_MANAGED 4
 
 #ifdef __cplusplus
 extern "C" {
@@ -1867,6 +1867,90 @@ dlpack_helpers_status dlpack_versioned_to_legacy(struct DLManagedTensorVersioned
                                                  DLManagedTensor **out_tensor);
 
 /**
+ * Register the Level Zero context (`ze_context_handle_t`) that pointer queries use when the
+ * caller passes none: `dlpack_pointer_get_device`, `dlpack_*_host_access` with a NULL
+ * `ze_context`, and validation with `DLPACK_HELPERS_VALIDATE_RESOLVE_HOST_ACCESS`.
+ *
+ * USM allocations belong to a context and `zeMemGetAllocProperties` answers only for its own
+ * context's allocations. A SYCL application on the Level Zero backend obtains the handle with
+ * `sycl::get_native<sycl::backend::ext_oneapi_level_zero>(queue.get_context())`. NULL clears
+ * the registration. The handle is not retained: it must stay valid while registered.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`. Thread-safe (an atomic store).
+ */
+dlpack_helpers_status dlpack_level_zero_context_set(void *ze_context);
+
+/**
+ * Classify the memory at an address: which runtime owns it, what kind of memory it is, whether
+ * host code may dereference it, and which backends were asked.
+ *
+ * Backends are asked in this order, each at most once, stopping at the first that claims the
+ * pointer: the CUDA driver (`cuPointerGetAttribute`, up to three calls), the HIP runtime (one
+ * `hipPointerGetAttributes` call), the Level Zero loader (one `zeMemGetAllocProperties` call in
+ * `ze_context`, or the context registered with `dlpack_level_zero_context_set` when
+ * `ze_context` is NULL). A backend whose library is absent from the process (no override set,
+ * not loadable, not loaded) is skipped: no memory of it can exist. A backend that could own the
+ * memory but cannot be asked (its override names a missing file, it failed to initialize, or
+ * Level Zero has no context) is reported in `backends_unreachable`, and then memory no asked
+ * backend knows is `DLPACK_HELPERS_MEMORY_UNKNOWN`, never host memory. With no backend at all
+ * the answer is also unknown. Any address inside an allocation answers like its base; one
+ * past its end belongs to whatever follows.
+ *
+ * - `ptr`: the address (non-NULL).
+ * - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one (if any).
+ * - `out_info`: `struct_size` set by the caller; receives the answer.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK` (also when the class is unknown: see the fields),
+ * `_NULL_POINTER` (`ptr` or `out_info`), `_INVALID_ARGUMENT` (`struct_size` below
+ * `sizeof(size_t)`) or `_DEVICE_ERROR` (a driver call failed: the message names it). No
+ * allocation on success; thread-safe; drivers are loaded on first use (peer cases 10, 12, 51).
+ */
+dlpack_helpers_status dlpack_pointer_classify(const void *ptr,
+                                              void *ze_context,
+                                              struct dlpack_helpers_pointer_info *out_info);
+
+/**
+ * Whether host code may dereference a tensor's memory, answered per tensor: always, never or
+ * unknown. For a bare `DLTensor` (the other two calls take managed tensors).
+ *
+ * The device table of `dlpack_device_host_access` answers first, with no driver call:
+ * `kDLCPU`, `kDLCUDAHost`, `kDLROCMHost`, `kDLCUDAManaged` → `DLPACK_HELPERS_HOST_ACCESS_ALWAYS`;
+ * `kDLCUDA`, `kDLROCM` and the other device-memory and handle types → `_NEVER`. Only where it
+ * says "depends" is the memory asked about: `kDLOneAPI` through Level Zero
+ * (`zeMemGetAllocProperties` on `tensor->data`, one call, in `ze_context` or the context
+ * registered with `dlpack_level_zero_context_set`): USM host and shared → `_ALWAYS`, USM device
+ * → `_NEVER`, not a USM allocation of that context → `_UNKNOWN`. `_UNKNOWN` also when no context
+ * is known, the loader is not available, `data` is NULL (an empty tensor) or the device type
+ * has no pointer backend (`kDLExtDev`, values DLPack 1.3 does not assign). Never `_DEPENDS`.
+ *
+ * - `tensor`: borrowed; only `device` and `data` are read.
+ * - `ze_context`: a `ze_context_handle_t` or NULL (registered context).
+ * - `out_access`: receives one of `DLPACK_HELPERS_HOST_ACCESS_ALWAYS`, `_NEVER`, `_UNKNOWN`.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR` (the driver call
+ * failed). Thread-safe; no allocation on success (peer case 51).
+ */
+dlpack_helpers_status dlpack_dltensor_host_access(const DLTensor *tensor,
+                                                  void *ze_context,
+                                                  dlpack_helpers_host_access *out_access);
+
+/**
+ * `dlpack_dltensor_host_access` for a versioned managed tensor (its version is checked first:
+ * a major other than 1 is `_UNSUPPORTED_VERSION` and nothing else is read). Same answers and
+ * statuses.
+ */
+dlpack_helpers_status dlpack_tensor_host_access(const struct DLManagedTensorVersioned *tensor,
+                                                void *ze_context,
+                                                dlpack_helpers_host_access *out_access);
+
+/**
+ * `dlpack_dltensor_host_access` for a legacy `DLManagedTensor`. Same answers and statuses.
+ */
+dlpack_helpers_status dlpack_legacy_tensor_host_access(const DLManagedTensor *tensor,
+                                                       void *ze_context,
+                                                       dlpack_helpers_host_access *out_access);
+
+/**
  * Decode the `stream` argument of `__dlpack__` for the device the consumer will use.
  *
  * - `device`: the device of the data the consumer receives (the tensor's device, or the
@@ -2156,90 +2240,6 @@ dlpack_helpers_status dlpack_stream_backend_check(DLDeviceType device_type);
  * driver call failed). Thread-safe.
  */
 dlpack_helpers_status dlpack_pointer_get_device(const void *ptr, DLDevice *out_device);
-
-/**
- * Register the Level Zero context (`ze_context_handle_t`) that pointer queries use when the
- * caller passes none: `dlpack_pointer_get_device`, `dlpack_*_host_access` with a NULL
- * `ze_context`, and validation with `DLPACK_HELPERS_VALIDATE_RESOLVE_HOST_ACCESS`.
- *
- * USM allocations belong to a context and `zeMemGetAllocProperties` answers only for its own
- * context's allocations. A SYCL application on the Level Zero backend obtains the handle with
- * `sycl::get_native<sycl::backend::ext_oneapi_level_zero>(queue.get_context())`. NULL clears
- * the registration. The handle is not retained: it must stay valid while registered.
- *
- * Returns `DLPACK_HELPERS_STATUS_OK`. Thread-safe (an atomic store).
- */
-dlpack_helpers_status dlpack_level_zero_context_set(void *ze_context);
-
-/**
- * Classify the memory at an address: which runtime owns it, what kind of memory it is, whether
- * host code may dereference it, and which backends were asked.
- *
- * Backends are asked in this order, each at most once, stopping at the first that claims the
- * pointer: the CUDA driver (`cuPointerGetAttribute`, up to three calls), the HIP runtime (one
- * `hipPointerGetAttributes` call), the Level Zero loader (one `zeMemGetAllocProperties` call in
- * `ze_context`, or the context registered with `dlpack_level_zero_context_set` when
- * `ze_context` is NULL). A backend whose library is absent from the process (no override set,
- * not loadable, not loaded) is skipped: no memory of it can exist. A backend that could own the
- * memory but cannot be asked (its override names a missing file, it failed to initialize, or
- * Level Zero has no context) is reported in `backends_unreachable`, and then memory no asked
- * backend knows is `DLPACK_HELPERS_MEMORY_UNKNOWN`, never host memory. With no backend at all
- * the answer is also unknown. Any address inside an allocation answers like its base; one
- * past its end belongs to whatever follows.
- *
- * - `ptr`: the address (non-NULL).
- * - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one (if any).
- * - `out_info`: `struct_size` set by the caller; receives the answer.
- *
- * Returns `DLPACK_HELPERS_STATUS_OK` (also when the class is unknown: see the fields),
- * `_NULL_POINTER` (`ptr` or `out_info`), `_INVALID_ARGUMENT` (`struct_size` below
- * `sizeof(size_t)`) or `_DEVICE_ERROR` (a driver call failed: the message names it). No
- * allocation on success; thread-safe; drivers are loaded on first use (peer cases 10, 12, 51).
- */
-dlpack_helpers_status dlpack_pointer_classify(const void *ptr,
-                                              void *ze_context,
-                                              struct dlpack_helpers_pointer_info *out_info);
-
-/**
- * Whether host code may dereference a tensor's memory, answered per tensor: always, never or
- * unknown. For a bare `DLTensor` (the other two calls take managed tensors).
- *
- * The device table of `dlpack_device_host_access` answers first, with no driver call:
- * `kDLCPU`, `kDLCUDAHost`, `kDLROCMHost`, `kDLCUDAManaged` → `DLPACK_HELPERS_HOST_ACCESS_ALWAYS`;
- * `kDLCUDA`, `kDLROCM` and the other device-memory and handle types → `_NEVER`. Only where it
- * says "depends" is the memory asked about: `kDLOneAPI` through Level Zero
- * (`zeMemGetAllocProperties` on `tensor->data`, one call, in `ze_context` or the context
- * registered with `dlpack_level_zero_context_set`): USM host and shared → `_ALWAYS`, USM device
- * → `_NEVER`, not a USM allocation of that context → `_UNKNOWN`. `_UNKNOWN` also when no context
- * is known, the loader is not available, `data` is NULL (an empty tensor) or the device type
- * has no pointer backend (`kDLExtDev`, values DLPack 1.3 does not assign). Never `_DEPENDS`.
- *
- * - `tensor`: borrowed; only `device` and `data` are read.
- * - `ze_context`: a `ze_context_handle_t` or NULL (registered context).
- * - `out_access`: receives one of `DLPACK_HELPERS_HOST_ACCESS_ALWAYS`, `_NEVER`, `_UNKNOWN`.
- *
- * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR` (the driver call
- * failed). Thread-safe; no allocation on success (peer case 51).
- */
-dlpack_helpers_status dlpack_dltensor_host_access(const DLTensor *tensor,
-                                                  void *ze_context,
-                                                  dlpack_helpers_host_access *out_access);
-
-/**
- * `dlpack_dltensor_host_access` for a versioned managed tensor (its version is checked first:
- * a major other than 1 is `_UNSUPPORTED_VERSION` and nothing else is read). Same answers and
- * statuses.
- */
-dlpack_helpers_status dlpack_tensor_host_access(const struct DLManagedTensorVersioned *tensor,
-                                                void *ze_context,
-                                                dlpack_helpers_host_access *out_access);
-
-/**
- * `dlpack_dltensor_host_access` for a legacy `DLManagedTensor`. Same answers and statuses.
- */
-dlpack_helpers_status dlpack_legacy_tensor_host_access(const DLManagedTensor *tensor,
-                                                       void *ze_context,
-                                                       dlpack_helpers_host_access *out_access);
 
 /**
  * The standard producer capsule destructor (a `PyCapsule_Destructor`), for capsules holding a
