@@ -1876,6 +1876,8 @@ dlpack_helpers_status dlpack_versioned_to_legacy(struct DLManagedTensorVersioned
  * `sycl::get_native<sycl::backend::ext_oneapi_level_zero>(queue.get_context())`. NULL clears
  * the registration. The handle is not retained: it must stay valid while registered.
  *
+ * - `ze_context`: the `ze_context_handle_t`, or NULL to clear the registration.
+ *
  * Returns `DLPACK_HELPERS_STATUS_OK`. Thread-safe (an atomic store).
  */
 dlpack_helpers_status dlpack_level_zero_context_set(void *ze_context);
@@ -2105,7 +2107,7 @@ dlpack_helpers_status dlpack_export_request_resolve(const struct dlpack_helpers_
  * an integer (`kDLOneAPI`: a SYCL queue or Level Zero command queue/list, from
  * `dlpack_stream_decode_handle` or `dlpack_python_stream_decode`).
  *
- * - `stream`: NULL (then exactly `dlpack_export_request_resolve`), or a stream whose kind is
+ * - `stream`: may be NULL (then exactly `dlpack_export_request_resolve`), or a stream whose kind is
  *   `DLPACK_HELPERS_STREAM_SYCL_QUEUE`, `_ZE_COMMAND_QUEUE` or `_ZE_COMMAND_LIST`; then
  *   `request->has_stream` must be false (the stream is given once).
  * - the other arguments as for `dlpack_export_request_resolve`.

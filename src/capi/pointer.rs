@@ -98,6 +98,8 @@ static LEVEL_ZERO_CONTEXT: AtomicUsize = AtomicUsize::new(0);
 /// `sycl::get_native<sycl::backend::ext_oneapi_level_zero>(queue.get_context())`. NULL clears
 /// the registration. The handle is not retained: it must stay valid while registered.
 ///
+/// - `ze_context`: the `ze_context_handle_t`, or NULL to clear the registration.
+///
 /// Returns `DLPACK_HELPERS_STATUS_OK`. Thread-safe (an atomic store).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_level_zero_context_set(

@@ -405,7 +405,7 @@ pub unsafe extern "C" fn dlpack_export_request_resolve(
 /// an integer (`kDLOneAPI`: a SYCL queue or Level Zero command queue/list, from
 /// `dlpack_stream_decode_handle` or `dlpack_python_stream_decode`).
 ///
-/// - `stream`: NULL (then exactly `dlpack_export_request_resolve`), or a stream whose kind is
+/// - `stream`: may be NULL (then exactly `dlpack_export_request_resolve`), or a stream whose kind is
 ///   `DLPACK_HELPERS_STREAM_SYCL_QUEUE`, `_ZE_COMMAND_QUEUE` or `_ZE_COMMAND_LIST`; then
 ///   `request->has_stream` must be false (the stream is given once).
 /// - the other arguments as for `dlpack_export_request_resolve`.
