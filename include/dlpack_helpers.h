@@ -1937,16 +1937,30 @@ dlpack_helpers_status dlpack_dltensor_host_access(const DLTensor *tensor,
                                                   dlpack_helpers_host_access *out_access);
 
 /**
- * `dlpack_dltensor_host_access` for a versioned managed tensor (its version is checked first:
- * a major other than 1 is `_UNSUPPORTED_VERSION` and nothing else is read). Same answers and
- * statuses.
+ * `dlpack_dltensor_host_access` for a versioned managed tensor: its version is checked first
+ * (a major other than 1 is `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` and nothing else is
+ * read), then the same answers.
+ *
+ * - `tensor`: borrowed; only `version`, `dl_tensor.device` and `dl_tensor.data` are read.
+ * - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one.
+ * - `out_access`: receives the answer.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_UNSUPPORTED_VERSION`,
+ * `_NULL_POINTER` or `_DEVICE_ERROR`.
  */
 dlpack_helpers_status dlpack_tensor_host_access(const struct DLManagedTensorVersioned *tensor,
                                                 void *ze_context,
                                                 dlpack_helpers_host_access *out_access);
 
 /**
- * `dlpack_dltensor_host_access` for a legacy `DLManagedTensor`. Same answers and statuses.
+ * `dlpack_dltensor_host_access` for a legacy `DLManagedTensor`: the same answers.
+ *
+ * - `tensor`: borrowed; only `dl_tensor.device` and `dl_tensor.data` are read.
+ * - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one.
+ * - `out_access`: receives the answer.
+ *
+ * Returns
+ * `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR`.
  */
 dlpack_helpers_status dlpack_legacy_tensor_host_access(const DLManagedTensor *tensor,
                                                        void *ze_context,
@@ -2005,8 +2019,8 @@ dlpack_helpers_status dlpack_stream_decode(DLDevice device,
  * - `out_stream`: receives `{kind, handle}`.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM_TYPE` (a device type other than
- * `kDLOneAPI`: Python's `TypeError`), `_INVALID_STREAM` (NULL handle), `_INVALID_ARGUMENT`
- * (`kind` is not one of the three) or `_NULL_POINTER`. Pure, thread-safe, no allocation.
+ * `kDLOneAPI`: Python's `TypeError`), `_INVALID_ARGUMENT` (`kind` is not one of the three) or
+ * `_NULL_POINTER` (`handle` or `out_stream`). Pure, thread-safe, no allocation.
  */
 dlpack_helpers_status dlpack_stream_decode_handle(DLDevice device,
                                                   dlpack_helpers_stream_kind kind,
@@ -2114,11 +2128,14 @@ dlpack_helpers_status dlpack_export_request_resolve(const struct dlpack_helpers_
  *
  * With a handle, the plan is the one made without a stream, with `plan.stream` the handle and
  * `plan.sync` `DLPACK_HELPERS_SYNC_STREAM_WAIT` (call `dlpack_stream_wait`, served by a backend
- * registered with `dlpack_stream_backend_register_ex`). Returns the statuses of
- * `dlpack_export_request_resolve`, and `_INVALID_STREAM_TYPE` (a device type that takes no
- * queue objects), `_INVALID_STREAM` (NULL handle, or a handle with `dl_device` `(kDLCPU, 0)`),
- * `_INVALID_ARGUMENT` (both streams given, or a kind that is not an object handle). Pure,
- * thread-safe.
+ * registered with `dlpack_stream_backend_register_ex`).
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (also: NULL handle, or a handle with
+ * `dl_device` `(kDLCPU, 0)`), `_INVALID_STREAM_TYPE` (a device type that takes no queue
+ * objects), `_COPY_FORBIDDEN`, `_UNSUPPORTED_DEVICE`, `_NO_COMMON_VERSION`,
+ * `_KEYWORD_NOT_UNDERSTOOD`, `_INVALID_ARGUMENT` (as `dlpack_export_request_resolve`, and both
+ * streams given, or a kind that is not an object handle) or `_NULL_POINTER` (`request` or
+ * `out_plan`). Pure, thread-safe.
  */
 dlpack_helpers_status dlpack_export_request_resolve_with_stream(const struct dlpack_helpers_export_request *request,
                                                                 const struct dlpack_helpers_stream *stream,
@@ -2147,8 +2164,16 @@ dlpack_helpers_status dlpack_stream_backend_register(DLDeviceType device_type,
 /**
  * `dlpack_stream_backend_register` with a `dlpack_helpers_stream_backend_ex`, whose optional
  * `wait_handle` serves consumer streams given as queue objects (`DLPACK_HELPERS_STREAM_SYCL_QUEUE`,
- * `_ZE_COMMAND_QUEUE`, `_ZE_COMMAND_LIST`; peer case 51). The same rules and statuses, plus
- * `_INVALID_ARGUMENT` when `backend->struct_size` does not reach past `synchronize`.
+ * `_ZE_COMMAND_QUEUE`, `_ZE_COMMAND_LIST`; peer case 51). The same rules as
+ * `dlpack_stream_backend_register`.
+ *
+ * - `device_type`: the DLPack device type served (any value but `kDLCPU`).
+ * - `backend`: copied; `struct_size` must reach past `synchronize`; `wait` and `synchronize`
+ *   non-NULL, `wait_handle` optional.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` (`backend`, `wait` or `synchronize`
+ * NULL) or `_INVALID_ARGUMENT` (`struct_size` too small, `kDLCPU`, already registered, or no
+ * slot left). Thread-safe.
  */
 dlpack_helpers_status dlpack_stream_backend_register_ex(DLDeviceType device_type,
                                                         const struct dlpack_helpers_stream_backend_ex *backend);
@@ -2431,12 +2456,12 @@ dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
  * - `obj`: the `stream` argument (`PyObject *`, borrowed, non-NULL; Python's `None` is the
  *   `None` object):
  *   - `None` → as `dlpack_stream_decode` with no stream;
- *   - an `int` (not a `bool`) → as `dlpack_stream_decode` with that integer (outside `int64_t`:
- *     `_INVALID_STREAM`);
+ *   - an `int` (not a `bool`) or integer-like object (`__index__`, such as a NumPy integer) →
+ *     as `dlpack_stream_decode` with that integer (outside `int64_t`: `_INVALID_STREAM`);
  *   - for `kDLOneAPI` only, any other object exposing `addressof_ref()` that returns an `int`
  *     (dpctl's `SyclQueue`, whose documented `addressof_ref()` gives the address of its
  *     `DPCTLSyclQueueRef`, a `sycl::queue *`) → `{DLPACK_HELPERS_STREAM_SYCL_QUEUE, address}`
- *     (NULL: `_INVALID_STREAM`);
+ *     (0 or negative: `_INVALID_STREAM`);
  *   - anything else → `_INVALID_STREAM_TYPE` (raise `TypeError`).
  * - `device`: the tensor's device (or the requested `dl_device`).
  * - `flags`: 0 or `DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM`.

@@ -58,6 +58,12 @@ def test_c_decode_of_python_stream_objects():
         assert st == status("INVALID_STREAM_TYPE"), bad
         assert lib.dlpack_status_python_exception(st) == b"TypeError"
     assert decode(SyclQueueLike(0))[0] == status("INVALID_STREAM")
+    assert decode(SyclQueueLike(-5))[0] == status("INVALID_STREAM")
+    assert decode(SyclQueueLike(2**70))[0] == status("INVALID_STREAM")
+    # Integer-like objects (__index__) are integers, not queues.
+    import numpy as np
+    st, s = decode(np.int64(7))
+    assert (st, s.kind, s.handle) == (0, 5, 7)
 
     class Raises:
         def addressof_ref(self):

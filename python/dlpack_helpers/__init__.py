@@ -390,7 +390,7 @@ class Tensor:
             req.has_max_version = True
             req.max_version = _check_version(max_version)
         queue = None
-        if stream is not None and not isinstance(stream, int):
+        if stream is not None and not isinstance(stream, int) and not hasattr(type(stream), "__index__"):
             # A queue object (oneAPI: dpctl's SyclQueue): decoded by the library, which raises
             # TypeError for anything the tensor's device does not take (peer case 51).
             queue = _lib.Stream()

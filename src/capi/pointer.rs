@@ -382,9 +382,16 @@ pub unsafe extern "C" fn dlpack_dltensor_host_access(
     })
 }
 
-/// `dlpack_dltensor_host_access` for a versioned managed tensor (its version is checked first:
-/// a major other than 1 is `_UNSUPPORTED_VERSION` and nothing else is read). Same answers and
-/// statuses.
+/// `dlpack_dltensor_host_access` for a versioned managed tensor: its version is checked first
+/// (a major other than 1 is `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` and nothing else is
+/// read), then the same answers.
+///
+/// - `tensor`: borrowed; only `version`, `dl_tensor.device` and `dl_tensor.data` are read.
+/// - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one.
+/// - `out_access`: receives the answer.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_UNSUPPORTED_VERSION`,
+/// `_NULL_POINTER` or `_DEVICE_ERROR`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_host_access(
     tensor: *const DLManagedTensorVersioned,
@@ -407,7 +414,14 @@ pub unsafe extern "C" fn dlpack_tensor_host_access(
     })
 }
 
-/// `dlpack_dltensor_host_access` for a legacy `DLManagedTensor`. Same answers and statuses.
+/// `dlpack_dltensor_host_access` for a legacy `DLManagedTensor`: the same answers.
+///
+/// - `tensor`: borrowed; only `dl_tensor.device` and `dl_tensor.data` are read.
+/// - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one.
+/// - `out_access`: receives the answer.
+///
+/// Returns
+/// `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_legacy_tensor_host_access(
     tensor: *const DLManagedTensor,

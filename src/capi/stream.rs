@@ -166,8 +166,8 @@ pub unsafe extern "C" fn dlpack_stream_decode(
 /// - `out_stream`: receives `{kind, handle}`.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM_TYPE` (a device type other than
-/// `kDLOneAPI`: Python's `TypeError`), `_INVALID_STREAM` (NULL handle), `_INVALID_ARGUMENT`
-/// (`kind` is not one of the three) or `_NULL_POINTER`. Pure, thread-safe, no allocation.
+/// `kDLOneAPI`: Python's `TypeError`), `_INVALID_ARGUMENT` (`kind` is not one of the three) or
+/// `_NULL_POINTER` (`handle` or `out_stream`). Pure, thread-safe, no allocation.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_decode_handle(
     device: DLDevice,
@@ -182,6 +182,9 @@ pub unsafe extern "C" fn dlpack_stream_decode_handle(
                 "kind is {kind}, not a DLPACK_HELPERS_STREAM_* value"
             ))
         })?;
+        if handle.is_null() {
+            return Err(Error::NullPointer("handle"));
+        }
         let s = stream::decode_handle(device, k, handle as usize)?;
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(dlpack_helpers_stream::from_core(s)) };
@@ -412,11 +415,14 @@ pub unsafe extern "C" fn dlpack_export_request_resolve(
 ///
 /// With a handle, the plan is the one made without a stream, with `plan.stream` the handle and
 /// `plan.sync` `DLPACK_HELPERS_SYNC_STREAM_WAIT` (call `dlpack_stream_wait`, served by a backend
-/// registered with `dlpack_stream_backend_register_ex`). Returns the statuses of
-/// `dlpack_export_request_resolve`, and `_INVALID_STREAM_TYPE` (a device type that takes no
-/// queue objects), `_INVALID_STREAM` (NULL handle, or a handle with `dl_device` `(kDLCPU, 0)`),
-/// `_INVALID_ARGUMENT` (both streams given, or a kind that is not an object handle). Pure,
-/// thread-safe.
+/// registered with `dlpack_stream_backend_register_ex`).
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (also: NULL handle, or a handle with
+/// `dl_device` `(kDLCPU, 0)`), `_INVALID_STREAM_TYPE` (a device type that takes no queue
+/// objects), `_COPY_FORBIDDEN`, `_UNSUPPORTED_DEVICE`, `_NO_COMMON_VERSION`,
+/// `_KEYWORD_NOT_UNDERSTOOD`, `_INVALID_ARGUMENT` (as `dlpack_export_request_resolve`, and both
+/// streams given, or a kind that is not an object handle) or `_NULL_POINTER` (`request` or
+/// `out_plan`). Pure, thread-safe.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_export_request_resolve_with_stream(
     request: *const dlpack_helpers_export_request,
@@ -636,8 +642,16 @@ pub unsafe extern "C" fn dlpack_stream_backend_register(
 
 /// `dlpack_stream_backend_register` with a `dlpack_helpers_stream_backend_ex`, whose optional
 /// `wait_handle` serves consumer streams given as queue objects (`DLPACK_HELPERS_STREAM_SYCL_QUEUE`,
-/// `_ZE_COMMAND_QUEUE`, `_ZE_COMMAND_LIST`; peer case 51). The same rules and statuses, plus
-/// `_INVALID_ARGUMENT` when `backend->struct_size` does not reach past `synchronize`.
+/// `_ZE_COMMAND_QUEUE`, `_ZE_COMMAND_LIST`; peer case 51). The same rules as
+/// `dlpack_stream_backend_register`.
+///
+/// - `device_type`: the DLPack device type served (any value but `kDLCPU`).
+/// - `backend`: copied; `struct_size` must reach past `synchronize`; `wait` and `synchronize`
+///   non-NULL, `wait_handle` optional.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` (`backend`, `wait` or `synchronize`
+/// NULL) or `_INVALID_ARGUMENT` (`struct_size` too small, `kDLCPU`, already registered, or no
+/// slot left). Thread-safe.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_backend_register_ex(
     device_type: DLDeviceType,

@@ -101,6 +101,7 @@ python_api! {
     Py_AtExit: unsafe extern "C" fn(unsafe extern "C" fn()) -> c_int,
     PyInterpreterState_Get: unsafe extern "C" fn() -> *mut c_void,
     PyObject_IsInstance: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> c_int,
+    PyNumber_Index: unsafe extern "C" fn(*mut PyObject) -> *mut PyObject,
     PyLong_Type: *mut PyObject,
     PyBool_Type: *mut PyObject,
     _Py_NoneStruct: *mut PyObject;

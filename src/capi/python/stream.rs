@@ -60,9 +60,9 @@ fn decode_object(
         stream::decode(device, None, opts)?
     } else if is_instance(api, obj, api.PyBool_Type)? {
         return Err(type_error(device, "a bool"));
-    } else if is_instance(api, obj, api.PyLong_Type)? {
+    } else if let Some(int) = as_index(api, obj) {
         // SAFETY: GIL held; an int.
-        let v = unsafe { (api.PyLong_AsLongLong)(obj) };
+        let v = unsafe { (api.PyLong_AsLongLong)(int.as_ptr()) };
         // SAFETY: GIL held.
         if v == -1 && !unsafe { (api.PyErr_Occurred)() }.is_null() {
             // SAFETY: GIL held, an exception (OverflowError) is set.
@@ -83,6 +83,18 @@ fn decode_object(
         kind: s.kind.as_raw(),
         handle: s.handle as *mut c_void,
     })
+}
+
+/// `operator.index(obj)` for an `int` or an integer-like object (`__index__`, for example a
+/// NumPy integer), `None` (error cleared) for anything else.
+fn as_index(api: &'static Api, obj: *mut PyObject) -> Option<Owned> {
+    // SAFETY: GIL held (caller contract), `obj` live.
+    let r = Owned::new(api, unsafe { (api.PyNumber_Index)(obj) });
+    if r.is_none() {
+        // SAFETY: GIL held, an exception (TypeError) is set.
+        unsafe { (api.PyErr_Clear)() };
+    }
+    r
 }
 
 /// A oneAPI queue object: `obj.addressof_ref()` must return the queue's address as an int
@@ -136,18 +148,23 @@ fn queue_object(
         ));
     }
     // SAFETY: GIL held; an int.
-    let p = unsafe { (api.PyLong_AsVoidPtr)(r.as_ptr()) };
+    let v = unsafe { (api.PyLong_AsLongLong)(r.as_ptr()) };
     // SAFETY: GIL held.
-    if p.is_null() && !unsafe { (api.PyErr_Occurred)() }.is_null() {
-        // SAFETY: GIL held, an exception is set.
+    if v == -1 && !unsafe { (api.PyErr_Occurred)() }.is_null() {
+        // SAFETY: GIL held, an exception (OverflowError) is set.
         unsafe { (api.PyErr_Clear)() };
         return Err(Error::InvalidStream(
-            "stream.addressof_ref() returned an int that is not an address (negative or too \
-             large)"
+            "stream.addressof_ref() returned an int outside the int64_t range, which is not a \
+             queue address"
                 .to_owned(),
         ));
     }
-    stream::decode_handle(device, Kind::SyclQueue, p as usize)
+    let address = usize::try_from(v).map_err(|_| {
+        Error::InvalidStream(format!(
+            "stream.addressof_ref() returned {v}, which is not a queue address"
+        ))
+    })?;
+    stream::decode_handle(device, Kind::SyclQueue, address)
 }
 
 /// Decode `__dlpack__`'s `stream` argument given as a Python object, for the device the consumer
@@ -157,12 +174,12 @@ fn queue_object(
 /// - `obj`: the `stream` argument (`PyObject *`, borrowed, non-NULL; Python's `None` is the
 ///   `None` object):
 ///   - `None` → as `dlpack_stream_decode` with no stream;
-///   - an `int` (not a `bool`) → as `dlpack_stream_decode` with that integer (outside `int64_t`:
-///     `_INVALID_STREAM`);
+///   - an `int` (not a `bool`) or integer-like object (`__index__`, such as a NumPy integer) →
+///     as `dlpack_stream_decode` with that integer (outside `int64_t`: `_INVALID_STREAM`);
 ///   - for `kDLOneAPI` only, any other object exposing `addressof_ref()` that returns an `int`
 ///     (dpctl's `SyclQueue`, whose documented `addressof_ref()` gives the address of its
 ///     `DPCTLSyclQueueRef`, a `sycl::queue *`) → `{DLPACK_HELPERS_STREAM_SYCL_QUEUE, address}`
-///     (NULL: `_INVALID_STREAM`);
+///     (0 or negative: `_INVALID_STREAM`);
 ///   - anything else → `_INVALID_STREAM_TYPE` (raise `TypeError`).
 /// - `device`: the tensor's device (or the requested `dl_device`).
 /// - `flags`: 0 or `DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM`.
