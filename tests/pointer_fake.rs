@@ -19,6 +19,29 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+/// Counts heap allocations made by the calling thread (other test threads do not disturb it).
+struct Counting;
+thread_local! {
+    static THREAD_ALLOCS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        let _ = THREAD_ALLOCS.try_with(|c| c.set(c.get() + 1));
+        unsafe { std::alloc::System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        unsafe { std::alloc::System.dealloc(p, l) }
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn thread_allocations(f: impl FnOnce()) -> usize {
+    let before = THREAD_ALLOCS.with(|c| c.get());
+    f();
+    THREAD_ALLOCS.with(|c| c.get()) - before
+}
+
 struct Fakes {
     cuda: Fake,
     hip: Fake,
@@ -405,6 +428,51 @@ fn host_access_counts_driver_calls() {
         unsafe { dlpack_tensor_host_access(std::ptr::null(), CTX as *mut c_void, &mut a) },
         DLPACK_HELPERS_STATUS_NULL_POINTER
     );
+}
+
+/// Speed contract: a successful classification or host-access answer allocates nothing.
+#[test]
+fn no_allocation_on_success() {
+    let (f, _g) = fakes();
+    let h = region(64);
+    hip_register(f, h, 64, 2, 0, 0);
+    let z = region(64);
+    ze_register(f, CTX, z, 64, 3, 0xD4);
+    let plain = region(64);
+    let t = one_api_tensor(z, 8);
+    let mut info: dlpack_helpers_pointer_info = unsafe { std::mem::zeroed() };
+    let mut d = dev(DLDeviceType::kDLCPU, 0);
+    let mut a = -1;
+    let run = |info: &mut dlpack_helpers_pointer_info, d: &mut DLDevice, a: &mut i32| {
+        for p in [h, z, plain] {
+            info.struct_size = std::mem::size_of::<dlpack_helpers_pointer_info>();
+            let s =
+                unsafe { dlpack_pointer_classify(p as *const c_void, CTX as *mut c_void, info) };
+            assert_eq!(s, DLPACK_HELPERS_STATUS_OK);
+        }
+        unsafe { dlpack_level_zero_context_set(CTX as *mut c_void) };
+        assert_eq!(
+            unsafe { dlpack_pointer_get_device(plain as *const c_void, d) },
+            DLPACK_HELPERS_STATUS_OK
+        );
+        assert_eq!(
+            unsafe { dlpack_tensor_host_access(&t, std::ptr::null_mut(), a) },
+            DLPACK_HELPERS_STATUS_OK
+        );
+        unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
+    };
+    run(&mut info, &mut d, &mut a); // loads the drivers (allowed to allocate once)
+    // The counter sees this thread's allocations.
+    assert_eq!(
+        thread_allocations(|| drop(std::hint::black_box(Box::new(1u8)))),
+        1
+    );
+    let n = thread_allocations(|| {
+        for _ in 0..100 {
+            run(&mut info, &mut d, &mut a);
+        }
+    });
+    assert_eq!(n, 0);
 }
 
 /// 8 threads classify HIP, Level Zero and plain memory at once; every answer is exact and each
