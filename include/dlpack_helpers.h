@@ -2255,8 +2255,9 @@ dlpack_helpers_status dlpack_stream_backend_check(DLDeviceType device_type);
  * not established). `(kDLCPU, 0)` only when the memory is confirmed host memory: at least one
  * backend was asked, none knows the pointer, and no backend that could own it was unreachable.
  * Otherwise nothing is written and the status is `_DEVICE_UNKNOWN`, with a message naming the
- * backends asked and those that could not be (issue: a device is never guessed; before 0.2 this
- * answered `(kDLCPU, 0)` without a driver). `dlpack_pointer_classify` gives the same facts as
+ * backends asked and those that could not be: a device is never guessed (earlier builds
+ * answered `(kDLCPU, 0)` without a driver and for HIP memory, the "device memory called CPU"
+ * fault of the peer cases). `dlpack_pointer_classify` gives the same facts as
  * fields, and `dlpack_get_info`'s `DLPACK_HELPERS_CAP_POINTER_*` bits say which backends can
  * answer in this process.
  *
