@@ -237,8 +237,10 @@ struct dtype_of<T, typename std::enable_if<std::is_floating_point<T>::value && s
  * which checks with the library (dlpack_dltensor_validate) that the dtype is exactly
  * dtype_of<T> (DTYPE_MISMATCH), the device is CPU-accessible (NOT_CPU_ACCESSIBLE), the first
  * element is aligned for T (MISALIGNED; strides are whole elements, so then every element is),
- * the description is valid, and, for a non-const T, that a versioned tensor is not READ_ONLY
- * (legacy tensors carry no such flag and are taken as writable). The view borrows: the tensor
+ * the description is valid, and, for a non-const T, that the tensor may be written: a versioned
+ * tensor without READ_ONLY, or a legacy tensor only when the caller asserts it with the tag
+ * `assume_legacy_writable` (a legacy struct cannot say read-only, so writability is never
+ * invented: READ_ONLY otherwise; peer case 50). The view borrows: the tensor
  * must outlive it, and the owner keeps the deleter. operator()(i, j, ...) takes one index per
  * dimension (row-major order of the shape, strides in elements, byte_offset applied, NULL
  * strides of DLPack < 1.2 read as compact row-major) and does no bounds check; at() checks the
@@ -290,23 +292,31 @@ class tensor_view {
 
  private:
   template <class U>
-  friend tensor_view<U> make_view(const DLTensor*, DLPackVersion, uint64_t);
+  friend tensor_view<U> make_view(const DLTensor*, DLPackVersion, uint64_t, bool);
   tensor_view(const DLTensor* tensor, T* base, int64_t numel) noexcept : tensor_(tensor), base_(base), numel_(numel) {}
   const DLTensor* tensor_;
   T* base_;
   int64_t numel_;
 };
 
+/* Tag for view<T>(legacy, assume_legacy_writable): "I know this legacy tensor's memory is
+ * writable" (the legacy struct cannot say; the same assertion as
+ * DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE in C). */
+struct assume_legacy_writable_t {};
+static const assume_legacy_writable_t assume_legacy_writable = assume_legacy_writable_t();
+
 /* The shared body of the view<T> overloads; `version.major == 0` means legacy. */
 template <class T>
-tensor_view<T> make_view(const DLTensor* tensor, DLPackVersion version, uint64_t flags) {
+tensor_view<T> make_view(const DLTensor* tensor, DLPackVersion version, uint64_t flags,
+                         bool legacy_writable = false) {
   typedef typename std::remove_const<T>::type element;
   dlpack_helpers_validate_options options = dlpack_helpers_validate_options();
   options.struct_size = sizeof options;
   options.flags = DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE | DLPACK_HELPERS_VALIDATE_REQUIRE_CPU_ACCESSIBLE |
                   DLPACK_HELPERS_VALIDATE_REQUIRE_ELEMENT_ALIGNED;
   if (!std::is_const<T>::value) {
-    options.flags |= DLPACK_HELPERS_VALIDATE_REQUIRE_WRITABLE | DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE;
+    options.flags |= DLPACK_HELPERS_VALIDATE_REQUIRE_WRITABLE;
+    if (legacy_writable) options.flags |= DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE;
   }
   options.dtype = dtype_of<element>::value();
   dlpack_helpers_layout layout;
@@ -332,12 +342,24 @@ tensor_view<T> view(const DLManagedTensor* tensor) {
   return make_view<T>(&tensor->dl_tensor, legacy, 0);
 }
 template <class T>
+tensor_view<T> view(const DLManagedTensor* tensor, assume_legacy_writable_t) {
+  if (tensor == nullptr) check(dlpack_legacy_tensor_validate(tensor, nullptr, nullptr));
+  DLPackVersion legacy;
+  legacy.major = 0;
+  legacy.minor = 0;
+  return make_view<T>(&tensor->dl_tensor, legacy, 0, true);
+}
+template <class T>
 tensor_view<T> view(const managed_tensor& tensor) {
   return view<T>(static_cast<const DLManagedTensorVersioned*>(tensor.get()));
 }
 template <class T>
 tensor_view<T> view(const legacy_managed_tensor& tensor) {
   return view<T>(static_cast<const DLManagedTensor*>(tensor.get()));
+}
+template <class T>
+tensor_view<T> view(const legacy_managed_tensor& tensor, assume_legacy_writable_t tag) {
+  return view<T>(static_cast<const DLManagedTensor*>(tensor.get()), tag);
 }
 
 #endif /* DLPACK_HELPERS_HPP_EXCEPTIONS */

@@ -71,6 +71,10 @@ static void adopt_legacy() {
     legacy_managed_tensor owner = dlpack_helpers::adopt_legacy_checked(make_legacy(&n, 2, legacy_shape));
     CHECK(n == 0);
     CHECK(view<const float>(owner)(1, 2) == 5.0f);  // NULL strides: compact row-major
+    // Peer case 50: a legacy struct cannot say read-only, so a mutable view needs the caller's
+    // explicit assertion; without it the view is refused (READ_ONLY), never invented.
+    CHECK(STATUS_OF(view<float>(owner)) == DLPACK_HELPERS_STATUS_READ_ONLY);
+    CHECK(view<float>(owner, dlpack_helpers::assume_legacy_writable)(1, 2) == 5.0f);
   }
   CHECK(n == 1);
   // Refused: the tensor is released exactly once, then the library's status is thrown.

@@ -126,7 +126,10 @@ const CUDA_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
 /// For a backend that failed to load: absent or unreachable, decided once (the load result is
 /// kept for the process too).
 fn missing(slot: &'static OnceLock<bool>, env: &str, names: &[&str]) -> Reply {
-    if *slot.get_or_init(|| super::stream::dl::absent(env, names)) {
+    // No lock is held while `dlopen(RTLD_NOLOAD)` runs (see `dl::init_outside`); a re-entrant
+    // call (impossible here: NOLOAD runs no constructor) would count as unreachable.
+    let absent = super::stream::dl::init_outside(slot, || super::stream::dl::absent(env, names));
+    if absent == Some(&true) {
         Reply::Absent
     } else {
         Reply::Unreachable

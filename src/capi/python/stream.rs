@@ -42,7 +42,7 @@ fn is_instance(api: &'static Api, obj: *mut PyObject, ty: *mut PyObject) -> Resu
     let r = unsafe { (api.PyObject_IsInstance)(obj, ty) };
     if r < 0 {
         // SAFETY: GIL held, an exception is set.
-        let (_, msg) = unsafe { api.take_error() };
+        let (_, msg) = unsafe { api.take_error() }?;
         return Err(Error::InvalidStreamType(format!(
             "stream: isinstance check failed: {msg}"
         )));
@@ -111,7 +111,7 @@ fn queue_object(
     });
     let Some(m) = m else {
         // SAFETY: GIL held, an exception is set (AttributeError or the descriptor's own).
-        let (_, msg) = unsafe { api.take_error() };
+        let (_, msg) = unsafe { api.take_error() }?;
         return Err(type_error(
             device,
             &format!("{} without addressof_ref() ({msg})", describe(api, obj)),
@@ -130,7 +130,7 @@ fn queue_object(
     };
     let Some(r) = r else {
         // SAFETY: GIL held, an exception is set.
-        let (_, msg) = unsafe { api.take_error() };
+        let (_, msg) = unsafe { api.take_error() }?;
         return Err(type_error(
             device,
             &format!("a queue object whose addressof_ref() raised ({msg})"),
@@ -188,9 +188,11 @@ fn queue_object(
 ///   integer path.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM_TYPE`, `_INVALID_STREAM`,
-/// `_INVALID_ARGUMENT` (unknown flags), `_NULL_POINTER`, `_PYTHON_UNAVAILABLE`. The caller holds
-/// the GIL; no Python exception is left set (an exception raised by `addressof_ref()` is
-/// reported in the message). Thread-safe under the GIL (peer case 51).
+/// `_INVALID_ARGUMENT` (unknown flags), `_NULL_POINTER`, `_PYTHON_UNAVAILABLE`, or
+/// `_PYTHON_ERROR_SET` when `addressof_ref()` (or the attribute lookup) raised an exception that
+/// does not derive from `Exception` (`KeyboardInterrupt`, `SystemExit`): it is left set,
+/// unchanged, for the caller to propagate. Any other exception is cleared and reported in the
+/// message. The caller holds the GIL. Thread-safe under the GIL (peer case 51).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_python_stream_decode(
     obj: *mut c_void,

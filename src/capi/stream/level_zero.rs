@@ -50,12 +50,20 @@ static ZE: OnceLock<Result<LevelZero, Error>> = OnceLock::new();
 
 /// Whether the loader loaded and initialized (`CAP_LEVEL_ZERO`, `CAP_POINTER_LEVEL_ZERO`).
 pub(crate) fn available() -> bool {
-    ZE.get_or_init(load).is_ok()
+    super::dl::init_outside(&ZE, load).is_some_and(Result::is_ok)
 }
 
-/// The loaded loader, loading it on first use (thread-safe; lock-free once loaded).
+/// The loaded loader, loading it on first use (thread-safe; lock-free once loaded; no lock is
+/// held while `dlopen` and `zeInit` run, see `dl::init_outside`).
 pub(crate) fn get() -> Result<&'static LevelZero, Error> {
-    ZE.get_or_init(load).as_ref().map_err(Clone::clone)
+    match super::dl::init_outside(&ZE, load) {
+        Some(r) => r.as_ref().map_err(Clone::clone),
+        None => Err(Error::BackendUnavailable(
+            "the Level Zero loader was used from inside its own initialisation (a re-entrant \
+             call from the library's constructor or zeInit); refused instead of deadlocking"
+                .to_owned(),
+        )),
+    }
 }
 
 fn load() -> Result<LevelZero, Error> {
