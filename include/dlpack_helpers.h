@@ -704,7 +704,8 @@ typedef struct dlpack_helpers_pointer_info {
   /**
    * `DLPACK_HELPERS_BACKEND_*` bits of the backends that could own the memory but could not
    * be asked: library override naming a missing file, runtime present but failing to
-   * initialize, or Level Zero present without a context.
+   * initialize, or Level Zero loaded in the process (or named by its override) while no
+   * context was given.
    */
   uint32_t backends_unreachable;
   /**
@@ -1986,7 +1987,8 @@ dlpack_helpers_status dlpack_level_zero_context_set(void *ze_context);
  * `ze_context` is NULL). A backend whose library is absent from the process (no override set,
  * not loadable, not loaded) is skipped: no memory of it can exist. A backend that could own the
  * memory but cannot be asked (its override names a missing file, it failed to initialize, or
- * Level Zero has no context) is reported in `backends_unreachable`, and then memory no asked
+ * Level Zero is used in the process, or named by its override, but no context was given) is
+ * reported in `backends_unreachable`, and then memory no asked
  * backend knows is `DLPACK_HELPERS_MEMORY_UNKNOWN`, never host memory. With no backend at all
  * the answer is also unknown. Any address inside an allocation answers like its base; one
  * past its end belongs to whatever follows.

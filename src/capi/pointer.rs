@@ -81,7 +81,8 @@ pub struct dlpack_helpers_pointer_info {
     pub backends_asked: u32,
     /// `DLPACK_HELPERS_BACKEND_*` bits of the backends that could own the memory but could not
     /// be asked: library override naming a missing file, runtime present but failing to
-    /// initialize, or Level Zero present without a context.
+    /// initialize, or Level Zero loaded in the process (or named by its override) while no
+    /// context was given.
     pub backends_unreachable: u32,
     /// The `DLPACK_HELPERS_BACKEND_*` bit of the backend that claimed the memory, 0 if none.
     pub answered_by: u32,
@@ -171,12 +172,18 @@ fn hip_reply(ptr: usize) -> Result<Reply, Error> {
 
 fn level_zero_reply(context: usize, ptr: usize) -> Result<Reply, Error> {
     static ABSENT: OnceLock<bool> = OnceLock::new();
+    if context == 0 {
+        // Nothing to ask with: the loader is not even loaded for this. USM memory can exist only
+        // where something in the process uses Level Zero.
+        return Ok(if level_zero::may_own_memory_without_context() {
+            Reply::Unreachable
+        } else {
+            Reply::Absent
+        });
+    }
     let Ok(z) = level_zero::get() else {
         return Ok(missing(&ABSENT, level_zero::ENV, level_zero::NAMES));
     };
-    if context == 0 {
-        return Ok(Reply::Unreachable);
-    }
     Ok(match z.pointer_claim(context, ptr)? {
         Some(c) => Reply::Mine(c),
         None => Reply::NotMine,
@@ -246,7 +253,8 @@ fn host_access_raw(class: MemoryClass) -> dlpack_helpers_host_access {
 /// `ze_context` is NULL). A backend whose library is absent from the process (no override set,
 /// not loadable, not loaded) is skipped: no memory of it can exist. A backend that could own the
 /// memory but cannot be asked (its override names a missing file, it failed to initialize, or
-/// Level Zero has no context) is reported in `backends_unreachable`, and then memory no asked
+/// Level Zero is used in the process, or named by its override, but no context was given) is
+/// reported in `backends_unreachable`, and then memory no asked
 /// backend knows is `DLPACK_HELPERS_MEMORY_UNKNOWN`, never host memory. With no backend at all
 /// the answer is also unknown. Any address inside an allocation answers like its base; one
 /// past its end belongs to whatever follows.

@@ -134,6 +134,22 @@ pub(crate) fn absent(env: &str, defaults: &[&str]) -> bool {
     })
 }
 
+/// Whether one of `names` is loaded in the process now (`dlopen` with `RTLD_NOLOAD`: nothing is
+/// loaded, no constructor runs, no allocation).
+pub(crate) fn resident(names: &[&CStr]) -> bool {
+    names.iter().any(|name| {
+        // SAFETY: a valid NUL-terminated name; RTLD_NOLOAD loads nothing.
+        let h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+        if h.is_null() {
+            false
+        } else {
+            // SAFETY: balances the reference RTLD_NOLOAD took.
+            unsafe { libc::dlclose(h) };
+            true
+        }
+    })
+}
+
 std::thread_local! {
     /// Cells this thread is initialising in [`init_outside`] (by address), to refuse re-entry.
     static INITIALISING: core::cell::RefCell<Vec<usize>> = const { core::cell::RefCell::new(Vec::new()) };

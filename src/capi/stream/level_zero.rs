@@ -11,8 +11,9 @@
 
 use super::dl::Lib;
 use crate::rules::{Error, pointer};
-use core::ffi::{c_uint, c_void};
+use core::ffi::{CStr, c_uint, c_void};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 type ZeResult = c_uint;
 type Handle = *mut c_void;
@@ -45,6 +46,26 @@ unsafe impl Sync for LevelZero {}
 /// The environment override of the loader's path, and the names tried without it.
 pub(crate) const ENV: &str = "DLPACK_HELPERS_LEVEL_ZERO_LIBRARY";
 pub(crate) const NAMES: &[&str] = &["libze_loader.so.1", "libze_loader.so"];
+const NAMES_C: &[&CStr] = &[c"libze_loader.so.1", c"libze_loader.so"];
+
+/// Whether the loader was already loaded in the process when this library first loaded it.
+static RESIDENT_BEFORE_US: AtomicBool = AtomicBool::new(false);
+
+/// Whether USM memory may exist in this process although no context was given to ask about it:
+/// an override names a loader, or the loader is loaded in the process by someone other than this
+/// library (resident now, and either not loaded by us or already resident when we loaded it).
+/// Without that, no Level Zero context can exist, so no USM allocation either. (A loader that the
+/// application loads only after this library did is not seen: a oneAPI application registers its
+/// context with `dlpack_level_zero_context_set`.)
+pub(crate) fn may_own_memory_without_context() -> bool {
+    if std::env::var_os(ENV).is_some_and(|v| !v.is_empty()) {
+        return true;
+    }
+    if !super::dl::resident(NAMES_C) {
+        return false;
+    }
+    ZE.get().is_none() || RESIDENT_BEFORE_US.load(Ordering::Acquire)
+}
 
 static ZE: OnceLock<Result<LevelZero, Error>> = OnceLock::new();
 
@@ -67,6 +88,7 @@ pub(crate) fn get() -> Result<&'static LevelZero, Error> {
 }
 
 fn load() -> Result<LevelZero, Error> {
+    RESIDENT_BEFORE_US.store(super::dl::resident(NAMES_C), Ordering::Release);
     let lib = super::dl::open(ENV, NAMES, "the Level Zero loader (libze_loader.so.1)")?;
     let init: unsafe extern "C" fn(c_uint) -> ZeResult = lib.sym(c"zeInit")?;
     let ze = LevelZero {
