@@ -18,8 +18,10 @@ from ctypes import byref, c_uint32, c_void_p
 
 from . import _lib
 from ._lib import lib
+from ._sdk import get_cmake_dir, get_include, get_library_dir  # the wheel's C/C++ SDK (see _sdk.py)
 
-__all__ = ["info", "device", "is_cpu_accessible", "import_tensor", "Tensor", "DLPackHelpersError", "lib"]
+__all__ = ["info", "device", "is_cpu_accessible", "import_tensor", "Tensor", "DLPackHelpersError", "lib",
+           "get_include", "get_library_dir", "get_cmake_dir"]
 __version__ = "0.1.0"
 
 _Py_DecRef = ctypes.pythonapi.Py_DecRef
