@@ -141,6 +141,11 @@ pub fn copy(x: Option<&Bound<'_, PyAny>>) -> PyResult<i32> {
     })
 }
 
+/// Whether `x` is an integer for the array API (an int, a bool, or anything with `__index__`).
+pub fn is_integer_like(x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(x.is_instance_of::<PyInt>() || x.get_type().hasattr("__index__")?)
+}
+
 /// `stream` of `__dlpack__`: an integer in int64 range (None is handled by the caller).
 pub fn stream(x: &Bound<'_, PyAny>) -> PyResult<i64> {
     ranged(x, "stream", i64::MIN, i64::MAX)

@@ -135,6 +135,20 @@ extern "C" {
         producer_flags: u32,
         out_plan: *mut dlpack_helpers_export_plan,
     ) -> status;
+    pub fn dlpack_export_request_resolve_with_stream(
+        request: *const dlpack_helpers_export_request,
+        stream: *const dlpack_helpers_stream,
+        tensor_device: DLDevice,
+        producer_version: DLPackVersion,
+        producer_flags: u32,
+        out_plan: *mut dlpack_helpers_export_plan,
+    ) -> status;
+    pub fn dlpack_python_stream_decode(
+        obj: *mut c_void,
+        device: DLDevice,
+        flags: u32,
+        out: *mut dlpack_helpers_stream,
+    ) -> status;
     pub fn dlpack_compact_strides(
         ndim: i32,
         shape: *const i64,

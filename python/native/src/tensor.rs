@@ -340,8 +340,10 @@ impl Tensor {
     ///   when a copy is needed). This package copies host-accessible memory to the CPU only
     ///   (compact row-major, ``DLPACK_FLAG_BITMASK_IS_COPIED`` set on a versioned export).
     /// - ``stream``: an int, validated for the device (``ValueError`` for a value the array API
-    ///   does not allow there, for example any integer for a CPU tensor). This package queues no
-    ///   device work, so it has nothing to make the stream wait for.
+    ///   does not allow there, for example any integer for a CPU tensor); for a ``kDLOneAPI``
+    ///   tensor also a queue object exposing ``addressof_ref()`` (dpctl's ``SyclQueue``, decoded
+    ///   by ``dlpack_python_stream_decode``); any other non-integer is ``TypeError``. This
+    ///   package queues no device work, so it has nothing to make the stream wait for.
     ///
     /// ``TypeError``/``ValueError`` for a malformed argument (the message names it); in-place
     /// exports reference the private owner, never this Tensor.
@@ -367,15 +369,32 @@ impl Tensor {
             req.has_max_version = true;
             req.max_version = args::version(v, "max_version")?;
         }
+        let mut queue: Option<ffi::dlpack_helpers_stream> = None;
         if let Some(s) = args::given(stream) {
-            req.has_stream = true;
-            req.stream = args::stream(s)?;
+            if args::is_integer_like(s)? {
+                req.has_stream = true;
+                req.stream = args::stream(s)?;
+            } else {
+                // A queue object (oneAPI: dpctl's SyclQueue, `addressof_ref()`), decoded by the
+                // library, which raises TypeError for anything the tensor's device does not take
+                // (peer case 51).
+                let device = self.managed()?.dl_tensor.device;
+                let mut q = ffi::dlpack_helpers_stream {
+                    kind: 0,
+                    handle: null_mut(),
+                };
+                // SAFETY: borrowed object, valid out pointer, GIL held.
+                check(unsafe {
+                    ffi::dlpack_python_stream_decode(s.as_ptr().cast(), device, 0, &mut q)
+                })?;
+                queue = Some(q);
+            }
         }
         if let Some(d) = args::given(dl_device) {
             req.has_dl_device = true;
             req.dl_device = args::device(d, "dl_device")?;
         }
-        self.export(py, &req)
+        self.export(py, &req, queue.as_ref().filter(|q| !q.handle.is_null()))
     }
 
     /// The type's C exchange API (DLPack 1.3): a capsule named ``"dlpack_exchange_api"``
@@ -398,7 +417,7 @@ impl Tensor {
             dl_device: DLDevice::default(),
             copy: ffi::COPY_IF_NEEDED,
         };
-        self.export(py, &req)
+        self.export(py, &req, None)
     }
 
     fn export<'py>(
@@ -409,15 +428,26 @@ impl Tensor {
         let mt = self.managed()?;
         let src = mt.dl_tensor.device;
         let mut plan = core::mem::MaybeUninit::<ffi::dlpack_helpers_export_plan>::uninit();
-        // SAFETY: valid request and out pointer.
+        let version = DLPackVersion { major: 1, minor: 3 };
+        // SAFETY: valid request, stream and out pointers.
         check(unsafe {
-            ffi::dlpack_export_request_resolve(
-                req,
-                src,
-                DLPackVersion { major: 1, minor: 3 },
-                ffi::PRODUCER_EXPORTS_LEGACY,
-                plan.as_mut_ptr(),
-            )
+            match queue {
+                None => ffi::dlpack_export_request_resolve(
+                    req,
+                    src,
+                    version,
+                    ffi::PRODUCER_EXPORTS_LEGACY,
+                    plan.as_mut_ptr(),
+                ),
+                Some(q) => ffi::dlpack_export_request_resolve_with_stream(
+                    req,
+                    q,
+                    src,
+                    version,
+                    ffi::PRODUCER_EXPORTS_LEGACY,
+                    plan.as_mut_ptr(),
+                ),
+            }
         })?;
         // SAFETY: written on OK.
         let plan = unsafe { plan.assume_init() };

@@ -96,7 +96,12 @@ python_api! {
     PyObject_GetAttr: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
     PyUnicode_InternFromString: unsafe extern "C" fn(*const c_char) -> *mut PyObject,
     Py_AtExit: unsafe extern "C" fn(unsafe extern "C" fn()) -> c_int,
-    PyInterpreterState_Get: unsafe extern "C" fn() -> *mut c_void;
+    PyInterpreterState_Get: unsafe extern "C" fn() -> *mut c_void,
+    PyObject_IsInstance: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> c_int,
+    PyNumber_Index: unsafe extern "C" fn(*mut PyObject) -> *mut PyObject,
+    PyLong_Type: *mut PyObject,
+    PyBool_Type: *mut PyObject,
+    _Py_NoneStruct: *mut PyObject;
     optional:
     // An exported function since CPython 3.9 (a macro before); without it calls use PyObject_Call.
     PyObject_Vectorcall: unsafe extern "C" fn(*mut PyObject, *const *mut PyObject, usize, *mut PyObject) -> *mut PyObject,
