@@ -424,6 +424,7 @@ impl Tensor {
         &self,
         py: Python<'py>,
         req: &ffi::dlpack_helpers_export_request,
+        queue: Option<&ffi::dlpack_helpers_stream>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mt = self.managed()?;
         let src = mt.dl_tensor.device;
