@@ -1,7 +1,9 @@
 //! The C library's exports this module calls, and mirrors of the library's own `#[repr(C)]`
 //! structs they take. The DLPack structs come from the library's one source (`abi.rs`, shared
-//! with `#[path]`); the `dlpack_helpers_*` structs below are checked against the header's layout
-//! by `tests-py/test_native.py` (through the ctypes mirrors, themselves checked by a C compiler).
+//! with `#[path]`); the `dlpack_helpers_*` structs below are hand-written mirrors of the
+//! header's, with their LP64 sizes asserted at compile time (the sizes `tests-py/test_prototypes.py`
+//! checks for the ctypes mirrors against a C compiler); field offsets are not compared
+//! automatically.
 #![allow(non_camel_case_types, dead_code)]
 
 use crate::abi::{
