@@ -332,6 +332,49 @@ def test_missing_dlpack_keeps_attribute_error_with_the_flag():
     assert s == 64  # NO_DLPACK_METHOD
 
 
+class AttributeRaiser:
+    """`__dlpack__` exists and raises AttributeError itself (a producer error, not "no
+    __dlpack__"): the library's method call must tell the two apart."""
+
+    def __init__(self):
+        self.raised = []
+
+    def __dlpack__(self, **kw):
+        e = AttributeError("producer's own attribute error")
+        self.raised.append(e)
+        raise e
+
+
+class GetattrProducer:
+    """`__dlpack__` found through `__getattr__` (no class attribute)."""
+
+    def __getattr__(self, name):
+        if name == "__dlpack__":
+            return lambda **kw: np.arange(3.0).__dlpack__(**kw)
+        raise AttributeError(name)
+
+
+def test_attribute_error_inside_dlpack_is_the_producers():
+    p = AttributeRaiser()
+    s, out, _ = import_obj(p)
+    assert s == 67 and not out  # PRODUCER_ERROR, not NO_DLPACK_METHOD (64)
+    assert "producer's own attribute error" in message()
+    assert sys.exc_info() == (None, None, None)
+    with pytest.raises(AttributeError) as ei:
+        import_obj(p, KEEP)
+    assert ei.value is p.raised[-1]
+    with pytest.raises(AttributeError) as ei:
+        dh.import_tensor(p)
+    assert ei.value is p.raised[-1]
+
+
+def test_dlpack_found_through_getattr():
+    s, out, _ = import_obj(GetattrProducer())
+    assert s == 0
+    lib.dlpack_tensor_delete(out)
+    assert dh.import_tensor(GetattrProducer()).shape == (3,)
+
+
 def test_producer_returning_a_used_capsule_is_capsule_consumed():
     cap = np.arange(3.0).__dlpack__(max_version=(1, 3))
     out = PV()

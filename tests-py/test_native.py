@@ -188,3 +188,35 @@ def test_tvm_ffi_consumer_if_installed():
     x = tvm_ffi.from_dlpack(t)
     assert tuple(x.shape) == (4,) and str(x.dtype) == "float32"
     np.testing.assert_array_equal(np.from_dlpack(x), np.arange(4.0, dtype=np.float32))
+
+
+def test_dlpack_keyword_parsing_fast_and_general_paths_agree():
+    """`Tensor.__dlpack__` parses the common calls itself (interned keyword names) and hands
+    the rest to the generated method: both give the same capsules and the same errors."""
+    t = dh.import_tensor(np.arange(4.0))
+    name = lambda c: str(c).split('"')[1]  # noqa: E731
+    assert name(t.__dlpack__()) == "dltensor"
+    assert name(t.__dlpack__(max_version=(1, 3))) == "dltensor_versioned"
+    # A keyword name built at run time is not the interned string: the general path.
+    kw = {"".join(["max_", "version"]): (1, 3)}
+    assert name(t.__dlpack__(**kw)) == "dltensor_versioned"
+    assert name(t.__dlpack__(stream=None, max_version=(1, 0), dl_device=(1, 0), copy=False)) \
+        == "dltensor_versioned"
+    assert name(t.__dlpack__(copy=True, max_version=(1, 3))) == "dltensor_versioned"
+    with pytest.raises(TypeError, match="positional"):
+        t.__dlpack__((1, 3))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
+        t.__dlpack__(foo=1)
+    with pytest.raises(TypeError, match="max_version"):
+        t.__dlpack__(max_version=(1, "3"))
+    with pytest.raises(TypeError, match="max_version"):
+        t.__dlpack__(**{"".join(["max_", "version"]): "x"})
+    with pytest.raises(ValueError, match="stream"):
+        t.__dlpack__(stream=1)
+    with pytest.raises(TypeError):
+        dh.Tensor.__dlpack__(np.arange(3.0))  # not a Tensor
+    assert "max_version" in dh.Tensor.__dlpack__.__doc__
+    assert dh.Tensor.__dlpack__.__text_signature__.startswith("($self, *, stream=None")
+    t.release()
+    with pytest.raises(ValueError, match="released"):
+        t.__dlpack__(max_version=(1, 3))

@@ -19,6 +19,7 @@ mod abi;
 mod args;
 mod errors;
 mod exchange;
+mod fastcall;
 mod ffi;
 mod tensor;
 mod values;
@@ -279,6 +280,7 @@ fn raise_status(status: i32) -> PyResult<()> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<Tensor>()?;
+    fastcall::install(py)?;
     m.add_class::<DType>()?;
     m.add_class::<Device>()?;
     m.add(

@@ -348,7 +348,7 @@ impl Tensor {
     /// ``TypeError``/``ValueError`` for a malformed argument (the message names it); in-place
     /// exports reference the private owner, never this Tensor.
     #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
-    fn __dlpack__<'py>(
+    pub fn __dlpack__<'py>(
         &self,
         py: Python<'py>,
         stream: Option<&Bound<'py, PyAny>>,

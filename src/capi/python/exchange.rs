@@ -8,6 +8,7 @@ use crate::capi::error::dlpack_helpers_status;
 use crate::rules::Error;
 use crate::rules::python as rules;
 use core::ffi::c_void;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -21,6 +22,41 @@ use std::sync::Mutex;
 /// lock and takes it only to read the map or to insert, and releases type references only
 /// after unlocking.
 static CACHE: Mutex<Option<HashMap<usize, Result<usize, Error>>>> = Mutex::new(None);
+
+/// The import path's view of `CACHE`, read without a lock and without hashing: the first
+/// `FAST_SLOTS` types cached, each as (type address, table address or 0 for "no usable table").
+/// Every slot is written once, under `CACHE`'s lock (value first, then the key with `Release`),
+/// and never changed or cleared (cached types stay alive), so a reader that sees a key with
+/// `Acquire` sees its value. Types beyond the slots still use `CACHE`.
+const FAST_SLOTS: usize = 16;
+#[allow(clippy::declare_interior_mutable_const)]
+const EMPTY_SLOT: (AtomicUsize, AtomicUsize) = (AtomicUsize::new(0), AtomicUsize::new(0));
+static FAST: [(AtomicUsize, AtomicUsize); FAST_SLOTS] = [EMPTY_SLOT; FAST_SLOTS];
+
+/// `Some(table address or 0)` when `key` is in a fast slot.
+#[inline]
+fn fast_get(key: usize) -> Option<usize> {
+    for (k, v) in &FAST {
+        match k.load(Ordering::Acquire) {
+            0 => return None,
+            x if x == key => return Some(v.load(Ordering::Relaxed)),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Publish a cached answer in the first free fast slot (the caller holds `CACHE`'s lock, so
+/// writers never race).
+fn fast_put(key: usize, r: &Result<usize, Error>) {
+    for (k, v) in &FAST {
+        if k.load(Ordering::Relaxed) == 0 {
+            v.store(*r.as_ref().unwrap_or(&0), Ordering::Relaxed);
+            k.store(key, Ordering::Release);
+            return;
+        }
+    }
+}
 
 fn cache_get(key: usize) -> Option<Result<usize, Error>> {
     let cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
@@ -201,6 +237,7 @@ fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<*const DLPackExch
             Some(first) => (first.clone(), false),
             None => {
                 map.insert(key, r.clone());
+                fast_put(key, &r);
                 (r, true)
             }
         }
@@ -224,19 +261,38 @@ pub(crate) fn find(
 pub(crate) type ImportFn =
     unsafe extern "C" fn(*mut c_void, *mut *mut DLManagedTensorVersioned) -> core::ffi::c_int;
 
-/// The import function of `type(obj)`'s exchange API. Decision (issue 12): an import needs only
+/// The import function of `type(obj)`'s exchange API, or None when the type has no usable one
+/// (the import then falls back to `__dlpack__`); `Err` only for a Python exception that must
+/// stay set (`PythonErrorSet`). Decision (issue 12): an import needs only
 /// `managed_tensor_from_py_object_no_sync`, the one function it calls; a table whose other
 /// pointers are NULL (apache-tvm-ffi publishes a DLPack 1.3 table with a NULL
 /// `managed_tensor_allocator`) still serves imports. `dlpack_exchange_api_find`, which hands
 /// the whole table to a caller, keeps checking every required pointer.
-pub(crate) fn find_import(api: &'static Api, obj: *mut PyObject) -> Result<ImportFn, Error> {
-    let t = find_table(api, obj)?;
+///
+/// Hot path: a type already cached in a fast slot costs one `type(obj)` and a few atomic
+/// loads (no lock, no hash, no allocation).
+pub(crate) fn find_import(
+    api: &'static Api,
+    obj: *mut PyObject,
+) -> Result<Option<ImportFn>, Error> {
+    // SAFETY: GIL held; never fails.
+    let ty = unsafe { (api.PyObject_Type)(obj) };
+    let hit = fast_get(ty as usize);
+    if !ty.is_null() {
+        // SAFETY: GIL held; `obj` keeps its type alive for the rest of this call.
+        unsafe { (api.Py_DecRef)(ty) };
+    }
+    let t = match hit {
+        Some(0) => return Ok(None),
+        Some(t) => t as *const DLPackExchangeAPI,
+        None => match find_table(api, obj) {
+            Ok(t) => t,
+            Err(e @ Error::PythonErrorSet(_)) => return Err(e),
+            Err(_) => return Ok(None),
+        },
+    };
     // SAFETY: a major-1 table (`select`).
-    unsafe { (*t).managed_tensor_from_py_object_no_sync }.ok_or_else(|| {
-        Error::ExchangeApiInvalid(
-            "the exchange API table has a NULL managed_tensor_from_py_object_no_sync".into(),
-        )
-    })
+    Ok(unsafe { (*t).managed_tensor_from_py_object_no_sync })
 }
 
 /// Import through a checked table's `managed_tensor_from_py_object_no_sync`.

@@ -279,6 +279,72 @@ fn call_dlpack_vectorcall(
     .ok_or_else(|| call_failed(api, keep, kw))
 }
 
+/// The common first call, `obj.__dlpack__(max_version=(1, 3))`, made with
+/// `PyObject_VectorcallMethod` (no bound method object, interned name, cached kwnames and value).
+/// None when this Python lacks it or the cached names (the caller then takes the general path).
+///
+/// One ambiguity is resolved so that the answer is the general path's: an `AttributeError`
+/// may come from the lookup (no `__dlpack__`: `NoDlpackMethod`) or from inside the producer's
+/// `__dlpack__` (a producer error). On that failure only, the exception is put aside and the
+/// attribute is looked up once more: present means the producer raised it (restored and
+/// reported as the producer's); absent means the lookup's (restored, `NoDlpackMethod`).
+fn call_dlpack_method(
+    api: &'static Api,
+    obj: *mut PyObject,
+    keep: bool,
+    kw: Keywords,
+) -> Option<Result<Owned, Error>> {
+    let vcm = api.PyObject_VectorcallMethod?;
+    // SAFETY: GIL held (caller).
+    let names = unsafe { api.names() }?;
+    let args = [obj, names.current_version];
+    // SAFETY: GIL held; `args` holds `self` and one borrowed value for the one keyword name
+    // (nargsf 1 without PY_VECTORCALL_ARGUMENTS_OFFSET: the callee may not write args[-1]).
+    let r = unsafe { vcm(names.dlpack, args.as_ptr(), 1, names.kw_max_version) };
+    if let Some(r) = Owned::new(api, r) {
+        return Some(Ok(r));
+    }
+    // SAFETY: GIL held; the call failed, so an exception is set.
+    unsafe {
+        if (api.PyErr_GivenExceptionMatches)((api.PyErr_Occurred)(), *api.PyExc_AttributeError) != 0
+        {
+            let (mut t, mut v, mut tb) = (
+                core::ptr::null_mut(),
+                core::ptr::null_mut(),
+                core::ptr::null_mut(),
+            );
+            (api.PyErr_Fetch)(&mut t, &mut v, &mut tb);
+            let m = (api.PyObject_GetAttr)(obj, names.dlpack);
+            let present = !m.is_null();
+            if present {
+                (api.Py_DecRef)(m);
+            } else {
+                (api.PyErr_Clear)();
+            }
+            // The original exception, unchanged (`PyErr_Restore` steals the references).
+            (api.PyErr_Restore)(t, v, tb);
+            if !present {
+                return Some(Err(missing_method(api, c"__dlpack__", keep)));
+            }
+        }
+    }
+    Some(Err(call_failed(api, keep, kw)))
+}
+
+/// The error of a failed lookup of `name` (an exception is set).
+fn missing_method(api: &'static Api, name: &CStr, keep: bool) -> Error {
+    // SAFETY: GIL held, an exception is set.
+    match unsafe { api.catch(keep, |_| false) } {
+        Ok((ExcClass::Attribute, msg)) => Error::NoDlpackMethod(format!(
+            "the object has no {} method, so it does not implement DLPack (array API: \
+             AttributeError; {msg})",
+            name.to_string_lossy()
+        )),
+        Ok((class, msg)) => runtime::producer_error(class, msg),
+        Err(e) => e,
+    }
+}
+
 /// `getattr(obj, name)`. `AttributeError` is the array API's "does not implement DLPack"
 /// (`NoDlpackMethod` in message mode; with `keep` the `AttributeError` itself stays set, as
 /// NumPy's `from_dlpack` raises it).
@@ -295,22 +361,7 @@ fn get_method(
             _ => (api.PyObject_GetAttrString)(obj, name.as_ptr()),
         }
     };
-    match Owned::new(api, attr) {
-        Some(m) => Ok(m),
-        None => {
-            // SAFETY: GIL held, an exception is set.
-            let (class, msg) = unsafe { api.catch(keep, |_| false) }?;
-            if class == ExcClass::Attribute {
-                Err(Error::NoDlpackMethod(format!(
-                    "the object has no {} method, so it does not implement DLPack (array API: \
-                     AttributeError; {msg})",
-                    name.to_string_lossy()
-                )))
-            } else {
-                Err(runtime::producer_error(class, msg))
-            }
-        }
-    }
+    Owned::new(api, attr).ok_or_else(|| missing_method(api, name, keep))
 }
 
 pub(crate) fn import(
@@ -350,26 +401,43 @@ pub(crate) fn import(
     {
         // Only the import function of the table is needed here (see `exchange::find_import`);
         // any other answer falls back to `__dlpack__`, except an exception that must stay set.
-        match exchange::find_import(api, obj) {
-            Ok(f) => {
-                return exchange::import_no_sync(api, f, obj, keep)
-                    .map(|t| (t, DLPACK_HELPERS_IMPORTED_EXCHANGE_API));
-            }
-            Err(e @ Error::PythonErrorSet(_)) => return Err(e),
-            Err(_) => {}
+        if let Some(f) = exchange::find_import(api, obj)? {
+            return exchange::import_no_sync(api, f, obj, keep)
+                .map(|t| (t, DLPACK_HELPERS_IMPORTED_EXCHANGE_API));
         }
     }
-    let method = get_method(api, obj, c"__dlpack__", keep)?;
     let mut kw = rules::first_attempt(!req.stream.is_null(), req.has_dl_device, copy_given);
     let mut how = 0;
-    let result = loop {
-        match call_dlpack(api, &method, Attempt { req, max, kw, keep }) {
-            Ok(r) => break r,
-            Err(Error::ProducerTypeError(msg)) => {
-                kw = rules::retry_after_type_error(kw, &msg)?;
-                how |= DLPACK_HELPERS_IMPORTED_AFTER_RETRY;
+    // The common call (max_version 1.3 alone) first, without a bound method.
+    let only_max = kw.max_version && !kw.stream && !kw.dl_device && !kw.copy;
+    let first = if only_max && max == DLPackVersion::CURRENT {
+        call_dlpack_method(api, obj, keep, kw)
+    } else {
+        None
+    };
+    let first = match first {
+        Some(Ok(r)) => Some(r),
+        Some(Err(Error::ProducerTypeError(msg))) => {
+            kw = rules::retry_after_type_error(kw, &msg)?;
+            how |= DLPACK_HELPERS_IMPORTED_AFTER_RETRY;
+            None
+        }
+        Some(Err(e)) => return Err(e),
+        None => None,
+    };
+    let result = if let Some(r) = first {
+        r
+    } else {
+        let method = get_method(api, obj, c"__dlpack__", keep)?;
+        loop {
+            match call_dlpack(api, &method, Attempt { req, max, kw, keep }) {
+                Ok(r) => break r,
+                Err(Error::ProducerTypeError(msg)) => {
+                    kw = rules::retry_after_type_error(kw, &msg)?;
+                    how |= DLPACK_HELPERS_IMPORTED_AFTER_RETRY;
+                }
+                Err(e) => return Err(e),
             }
-            Err(e) => return Err(e),
         }
     };
     let taken = capsule::take(api, result.as_ptr(), keep).map_err(|e| match e {

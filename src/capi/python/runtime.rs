@@ -105,6 +105,9 @@ python_api! {
     optional:
     // An exported function since CPython 3.9 (a macro before); without it calls use PyObject_Call.
     PyObject_Vectorcall: unsafe extern "C" fn(*mut PyObject, *const *mut PyObject, usize, *mut PyObject) -> *mut PyObject,
+    // An exported function since CPython 3.9: calls `obj.name(...)` without making a bound
+    // method object; without it the method is looked up with PyObject_GetAttr.
+    PyObject_VectorcallMethod: unsafe extern "C" fn(*mut PyObject, *const *mut PyObject, usize, *mut PyObject) -> *mut PyObject,
     // Not in the limited API, exported by every CPython 3.x: the cache of names is used only in
     // the main interpreter (objects must not cross interpreters).
     PyInterpreterState_Main: unsafe extern "C" fn() -> *mut c_void,

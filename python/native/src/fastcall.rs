@@ -1,0 +1,169 @@
+//! A vectorcall entry for `Tensor.__dlpack__` (issue 11, speed): the common calls
+//! (`__dlpack__()`, `__dlpack__(max_version=(1, 3))`, any of the four keywords by their interned
+//! names) are parsed here by pointer comparison of the keyword names and go straight to
+//! [`Tensor::__dlpack__`]; every other call (positional arguments, a keyword name that is not
+//! the interned string, an unknown keyword) is handed unchanged to the method PyO3 generated,
+//! so its argument errors stay PyO3's. Argument *values* are checked by the same Rust code in
+//! both cases (`args.rs`, then the library's rules): this is parsing only, not a second copy of
+//! any rule. Panics are caught (the Python `PanicException`, as PyO3 raises).
+
+use crate::tensor::Tensor;
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicPtr, Ordering::Acquire, Ordering::Release};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString, PyTuple};
+
+/// The method PyO3 generated (a method descriptor, strong reference kept for the process).
+static GENERATED: AtomicPtr<ffi::PyObject> = AtomicPtr::new(null_mut());
+/// Interned `stream`, `max_version`, `dl_device`, `copy` (kept for the process).
+static NAMES: [AtomicPtr<ffi::PyObject>; 4] = [
+    AtomicPtr::new(null_mut()),
+    AtomicPtr::new(null_mut()),
+    AtomicPtr::new(null_mut()),
+    AtomicPtr::new(null_mut()),
+];
+
+/// The slow path: the generated method, called with `self` first (`PyObject_Call`: the
+/// vectorcall C API is not in the 3.10 stable ABI; this path only serves unusual calls).
+unsafe fn generated(
+    py: Python<'_>,
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> PyResult<Py<PyAny>> {
+    // SAFETY: the vectorcall protocol: `nargs` positional values, then one per keyword name.
+    let at = |i: isize| unsafe { Bound::from_borrowed_ptr(py, *args.offset(i)) };
+    // SAFETY: a borrowed reference valid for the call.
+    let mut pos = vec![unsafe { Bound::from_borrowed_ptr(py, slf) }];
+    pos.extend((0..nargs).map(at));
+    let kw = PyDict::new(py);
+    if !kwnames.is_null() {
+        // SAFETY: a tuple of strings (vectorcall protocol), borrowed.
+        let names = unsafe { Bound::from_borrowed_ptr(py, kwnames) };
+        for (i, k) in names.try_iter()?.enumerate() {
+            kw.set_item(k?, at(nargs + i as isize))?;
+        }
+    }
+    // SAFETY: a strong reference kept for the process.
+    let gen = unsafe { Bound::from_borrowed_ptr(py, GENERATED.load(Acquire)) };
+    Ok(gen.call(PyTuple::new(py, pos)?, Some(&kw))?.unbind())
+}
+
+unsafe extern "C" fn dlpack_vectorcall(
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    let run = || -> Option<*mut ffi::PyObject> {
+        // SAFETY: called by CPython with the GIL held.
+        let py = unsafe { Python::assume_attached() };
+        if nargs != 0 {
+            return None;
+        }
+        let mut vals: [*mut ffi::PyObject; 4] = [null_mut(); 4];
+        if !kwnames.is_null() {
+            // SAFETY: kwnames is a tuple of strings (vectorcall protocol).
+            let n = unsafe { ffi::PyTuple_Size(kwnames) };
+            for i in 0..n {
+                // SAFETY: in range; borrowed item.
+                let k = unsafe { ffi::PyTuple_GetItem(kwnames, i) };
+                let slot = NAMES.iter().position(|p| p.load(Acquire) == k)?;
+                if !vals[slot].is_null() {
+                    return None; // duplicate: PyO3's message
+                }
+                // SAFETY: one value per name, after the positional ones (none here).
+                vals[slot] = unsafe { *args.offset(i) };
+            }
+        }
+        // SAFETY: borrowed references valid for the call.
+        let slf = unsafe { Bound::from_borrowed_ptr(py, slf) };
+        let Ok(t) = slf.cast::<Tensor>() else {
+            return None;
+        };
+        let b: [Option<Bound<'_, PyAny>>; 4] = vals.map(|p| {
+            // SAFETY: borrowed values of this call.
+            (!p.is_null()).then(|| unsafe { Bound::from_borrowed_ptr(py, p) })
+        });
+        let r = t.get().__dlpack__(
+            py,
+            b[0].as_ref(),
+            b[1].as_ref(),
+            b[2].as_ref(),
+            b[3].as_ref(),
+        );
+        Some(match r {
+            Ok(o) => o.into_ptr(),
+            Err(e) => {
+                e.restore(py);
+                null_mut()
+            }
+        })
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(Some(r)) => r,
+        // SAFETY: the arguments of this call, unchanged.
+        Ok(None) => {
+            // SAFETY: GIL held; the arguments of this call, unchanged.
+            let py = unsafe { Python::assume_attached() };
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+                generated(py, slf, args, nargs, kwnames)
+            }));
+            match r {
+                Ok(Ok(o)) => o.into_ptr(),
+                Ok(Err(e)) => {
+                    e.restore(py);
+                    null_mut()
+                }
+                Err(_) => {
+                    pyo3::panic::PanicException::new_err("a Rust panic in Tensor.__dlpack__")
+                        .restore(py);
+                    null_mut()
+                }
+            }
+        }
+        Err(_) => {
+            // SAFETY: GIL held.
+            let py = unsafe { Python::assume_attached() };
+            pyo3::panic::PanicException::new_err("a Rust panic in Tensor.__dlpack__").restore(py);
+            null_mut()
+        }
+    }
+}
+
+/// Install the vectorcall entry as `Tensor.__dlpack__`, keeping the generated method for the
+/// slow path and its docstring and text signature. Leaves the generated one in place if any
+/// step fails.
+pub fn install(py: Python<'_>) -> PyResult<()> {
+    let ty = py.get_type::<Tensor>();
+    let gen = ty.getattr("__dlpack__")?;
+    for (i, n) in ["stream", "max_version", "dl_device", "copy"]
+        .iter()
+        .enumerate()
+    {
+        NAMES[i].store(PyString::intern(py, n).unbind().into_ptr(), Release);
+    }
+    let doc: String = gen.getattr("__doc__")?.extract().unwrap_or_default();
+    let sig: Option<String> = gen.getattr("__text_signature__")?.extract().ok();
+    let full = match sig {
+        Some(s) => format!("__dlpack__{s}\n--\n\n{doc}"),
+        None => doc,
+    };
+    let doc = std::ffi::CString::new(full).unwrap_or_default();
+    let def = Box::leak(Box::new(ffi::PyMethodDef {
+        ml_name: c"__dlpack__".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer {
+            PyCFunctionFastWithKeywords: dlpack_vectorcall,
+        },
+        ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
+        ml_doc: doc.into_raw(),
+    }));
+    // SAFETY: a live type object and a process-lifetime method definition.
+    let descr = unsafe { ffi::PyDescr_NewMethod(ty.as_type_ptr(), def) };
+    // SAFETY: a new reference or NULL with an exception set.
+    let descr = unsafe { Bound::from_owned_ptr_or_err(py, descr) }?;
+    GENERATED.store(gen.unbind().into_ptr(), Release);
+    ty.setattr("__dlpack__", descr)
+}
