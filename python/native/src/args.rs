@@ -94,6 +94,18 @@ fn pair<'py>(
 
 /// `max_version`: a `(major, minor)` tuple of integers in 0..=2**32-1.
 pub fn version(x: &Bound<'_, PyAny>, what: &str) -> PyResult<DLPackVersion> {
+    // The common call, `(1, 3)`: an exact tuple of two exact ints that fit, read with borrowed
+    // items; anything else (and every error message) takes the general path below.
+    if let Ok(t) = x.cast_exact::<PyTuple>() {
+        if t.len() == 2 {
+            let (a, b) = (t.get_borrowed_item(0)?, t.get_borrowed_item(1)?);
+            if a.is_exact_instance_of::<PyInt>() && b.is_exact_instance_of::<PyInt>() {
+                if let (Ok(major), Ok(minor)) = (a.extract::<u32>(), b.extract::<u32>()) {
+                    return Ok(DLPackVersion { major, minor });
+                }
+            }
+        }
+    }
     let (a, b) = pair(x, what, "(major, minor)")?;
     let major = ranged_part(&a, what, "major", 0, u32::MAX as i64)?;
     let minor = ranged_part(&b, what, "minor", 0, u32::MAX as i64)?;

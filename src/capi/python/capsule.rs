@@ -435,10 +435,44 @@ pub unsafe extern "C" fn dlpack_legacy_capsule_consume(
 
 /// The context of a view exported by `dlpack_capsule_new_view`.
 struct ViewCtx {
-    /// `shape` then `strides` (`ndim` each): one allocation per view.
-    dims: Vec<i64>,
+    /// `shape` then `strides` (`ndim` each).
+    dims: Dims,
     ndim: usize,
     owner: *mut PyObject,
+}
+
+/// Up to `INLINE_DIMS` dimensions live inside the view's own allocation (one `malloc` per
+/// view); more take a second allocation.
+const INLINE_DIMS: usize = 8;
+
+enum Dims {
+    Inline([i64; 2 * INLINE_DIMS]),
+    Heap(Vec<i64>),
+}
+
+impl Dims {
+    /// `shape` and room for `strides` (zeroed), `ndim` each.
+    fn new(shape: &[i64]) -> Dims {
+        let n = shape.len();
+        if n <= INLINE_DIMS {
+            let mut a = [0i64; 2 * INLINE_DIMS];
+            a[..n].copy_from_slice(shape);
+            Dims::Inline(a)
+        } else {
+            let mut v = Vec::with_capacity(2 * n);
+            v.extend_from_slice(shape);
+            v.resize(2 * n, 0);
+            Dims::Heap(v)
+        }
+    }
+
+    /// `(shape, strides)`.
+    fn split(&mut self, ndim: usize) -> (&mut [i64], &mut [i64]) {
+        match self {
+            Dims::Inline(a) => a[..2 * ndim].split_at_mut(ndim),
+            Dims::Heap(v) => v.split_at_mut(ndim),
+        }
+    }
 }
 
 #[repr(C)]
@@ -567,14 +601,12 @@ pub unsafe extern "C" fn dlpack_capsule_new_view(
         }
         let api = runtime::require("dlpack_capsule_new_view")?;
         let ndim = view.shape.len();
-        let mut dims: Vec<i64> = Vec::with_capacity(2 * ndim);
-        dims.extend_from_slice(view.shape);
-        match view.strides {
-            Some(s) => dims.extend_from_slice(s),
-            None => {
-                dims.resize(2 * ndim, 0);
-                let (shape, strides) = dims.split_at_mut(ndim);
-                layout::compact_strides(shape, true, strides)?;
+        let mut dims = Dims::new(view.shape);
+        {
+            let (shape, strides) = dims.split(ndim);
+            match view.strides {
+                Some(s) => strides.copy_from_slice(s),
+                None => layout::compact_strides(shape, true, strides)?,
             }
         }
         let ctx = ViewCtx { dims, ndim, owner };
@@ -632,7 +664,7 @@ fn fix_pointers(dl: &mut DLTensor, ctx: &mut ViewCtx) {
         dl.shape = core::ptr::null_mut();
         dl.strides = core::ptr::null_mut();
     } else {
-        let (shape, strides) = ctx.dims.split_at_mut(ctx.ndim);
+        let (shape, strides) = ctx.dims.split(ctx.ndim);
         dl.shape = shape.as_mut_ptr();
         dl.strides = strides.as_mut_ptr();
     }
