@@ -1,5 +1,6 @@
 # Python embedding: the dlpack_helpers package (python/) against real producers (NumPy, PyArrow),
 # its ctypes prototypes against the header, and a pip install of the package into a fresh venv.
+# needs: venv release
 source "$(dirname "$0")/../common.sh"
 "$PY" -c 'import numpy, pyarrow, pytest' 2>/dev/null || { echo "error: numpy, pyarrow and pytest are needed in .venv (scripts/requirements.txt)" >&2; exit 1; }
 "$PY" -m pytest -q -p no:cacheprovider tests-py

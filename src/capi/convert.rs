@@ -124,11 +124,13 @@ unsafe fn free_and_release<T>(p: *mut T) {
     // SAFETY: allocated with this layout in `alloc_block`.
     unsafe { std::alloc::dealloc(b.cast::<u8>(), block_layout::<T>(n)) };
     match source {
-        // SAFETY: the caller's callback receives its own context, once.
         Source::Callback {
             release: Some(f),
             ctx,
-        } => unsafe { f(ctx) },
+        } =>
+        // SAFETY: the caller's callback receives its own context, once (the block that held it
+        // was freed above and is never read again).
+        unsafe { f(ctx) },
         Source::Callback { release: None, .. } => {}
         // SAFETY: the wrapped tensor is released exactly once, here.
         Source::Legacy(t) => unsafe { dlpack_legacy_tensor_delete(t) },

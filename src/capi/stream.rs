@@ -426,6 +426,8 @@ struct Registered {
 
 // SAFETY: the registrant promises that `ctx` and the functions may be used from any thread.
 unsafe impl Send for Registered {}
+// SAFETY: the same promise covers calls from several threads at once (documented on
+// dlpack_stream_backend_register); the struct itself is immutable after registration.
 unsafe impl Sync for Registered {}
 
 /// Registration slots, filled in order; lookups read them without a lock.

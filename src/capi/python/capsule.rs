@@ -277,8 +277,9 @@ pub(crate) fn wrap_legacy(legacy: *mut DLManagedTensor) -> *mut DLManagedTensorV
 pub(crate) fn accept_versioned(
     t: *mut DLManagedTensorVersioned,
 ) -> Result<*mut DLManagedTensorVersioned, Error> {
-    // SAFETY: `t` is a managed tensor we own (a NULL one is NULL_POINTER, and its release a no-op).
     if let Err(e) =
+        // SAFETY: `t` is a managed tensor we own (a NULL one is NULL_POINTER, and its release a
+        // no-op).
         unsafe { crate::capi::tensor::checked_version(t, "the capsule's tensor->version") }
     {
         // SAFETY: we own `t`; the deleter is at a frozen offset.
@@ -533,10 +534,12 @@ pub unsafe extern "C" fn dlpack_capsule_new_view(
                 Ok(())
             }
             Err(e) => {
-                // SAFETY: nobody else saw the tensor: release it (drops the owner reference).
+                // Nobody else saw the tensor: release it (drops the owner reference).
                 if kind == DLPACK_HELPERS_EXPORT_VERSIONED {
+                    // SAFETY: `ptr` is the versioned view block made above, released once here.
                     unsafe { view_versioned_deleter(ptr.cast()) };
                 } else {
+                    // SAFETY: `ptr` is the legacy view block made above, released once here.
                     unsafe { view_legacy_deleter(ptr.cast()) };
                 }
                 Err(e)

@@ -52,6 +52,8 @@ pub(crate) struct Cuda {
 
 // SAFETY: the driver API is thread-safe; the struct holds function pointers and plain data.
 unsafe impl Send for Cuda {}
+// SAFETY: as for Send: shared use only calls the thread-safe driver API or reads the OnceLock-
+// and Mutex-guarded fields.
 unsafe impl Sync for Cuda {}
 
 static CUDA: OnceLock<Result<Cuda, Error>> = OnceLock::new();
@@ -164,15 +166,17 @@ impl Cuda {
             })?;
         slot.get_or_init(|| {
             let mut dev: c_int = 0;
-            // SAFETY: documented signatures with valid out-pointers.
             self.check(
                 "cuDeviceGet",
+                // SAFETY: the driver's documented signature; `dev` is a live local out-pointer.
                 unsafe { (self.device_get)(&mut dev, ordinal) },
                 device,
             )?;
             let mut ctx: Handle = core::ptr::null_mut();
             self.check(
                 "cuDevicePrimaryCtxRetain",
+                // SAFETY: the documented signature; `ctx` is a live local out-pointer and `dev` a
+                // device handle the driver returned just above.
                 unsafe { (self.primary_retain)(&mut ctx, dev) },
                 device,
             )?;
@@ -184,9 +188,9 @@ impl Cuda {
     /// Make the right context current for `device` (see the module docs).
     fn enter(&self, device: DLDevice) -> Result<Entered<'_>, Error> {
         let mut cur: Handle = core::ptr::null_mut();
-        // SAFETY: valid out-pointer.
         self.check(
             "cuCtxGetCurrent",
+            // SAFETY: the documented signature; `cur` is a live local out-pointer.
             unsafe { (self.ctx_get_current)(&mut cur) },
             device,
         )?;
@@ -204,9 +208,10 @@ impl Cuda {
                 pushed: false,
             });
         }
-        // SAFETY: a context retained above.
         self.check(
             "cuCtxPushCurrent",
+            // SAFETY: `want` is a context the driver gave us: the current one, or a primary
+            // context retained by `primary` (and never released while the process runs).
             unsafe { (self.ctx_push)(want as Handle) },
             device,
         )?;
