@@ -4,6 +4,32 @@
  *
  * This header is self-contained: it carries the DLPack 1.3 ABI definitions, written for this
  * project, and compiles alone, before or after an official dlpack/dlpack.h of version 1.0-1.3.
+ *
+ * Contents, in this order (search for a name):
+ *   1. The DLPack ABI: DLDevice, DLDataType, DLTensor, DLManagedTensor, DLManagedTensorVersioned,
+ *      DLPackExchangeAPI (an official dlpack.h included first is used instead).
+ *   2. Version macros (DLPACK_HELPERS_VERSION_*), the types of the functions' arguments
+ *      (dlpack_helpers_*), then the status codes DLPACK_HELPERS_STATUS_* in numeric order:
+ *      1-9 arguments, 10-19 versions, 20-39 validation and layout, 40-59 devices and streams,
+ *      60-79 Python. Then flags and limits (DLPACK_HELPERS_VALIDATE_*, ...).
+ *   3. Functions, each documented with its parameters, statuses, ownership,
+ *      thread-safety and the DLPack rule or peer case it follows:
+ *      errors      dlpack_last_error_message, dlpack_status_string
+ *      devices     dlpack_is_cpu_accessible, dlpack_device_host_access, dlpack_get_info
+ *      release     dlpack_tensor_delete, dlpack_legacy_tensor_delete, dlpack_get_device
+ *      versions    dlpack_tensor_check_version, dlpack_version_check, dlpack_version_negotiate
+ *      flags       dlpack_tensor_get_flags, dlpack_tensor_set_flags, dlpack_tensor_writability
+ *      layout      dlpack_tensor_layout, dlpack_compact_strides, dlpack_dltensor_data_address
+ *      names       dlpack_dtype_format, dlpack_dtype_parse, dlpack_device_format
+ *      validation  dlpack_tensor_validate, dlpack_dltensor_validate
+ *      conversion  dlpack_tensor_create, dlpack_legacy_to_versioned, dlpack_versioned_to_legacy
+ *      streams     dlpack_stream_decode, dlpack_stream_encode, dlpack_export_request_resolve,
+ *                  dlpack_stream_backend_register, dlpack_stream_wait
+ *      Python      dlpack_capsule_new, dlpack_capsule_consume, dlpack_object_import,
+ *                  dlpack_exchange_api_find
+ *   4. The capsule names (DLPACK_HELPERS_CAPSULE_*).
+ * "Peer case N" refers to a fault found in another DLPack implementation; the source repository
+ * lists each one, and the tests that cover it, in docs/peer-cases.md.
  */
 
 #ifndef DLPACK_HELPERS_H
@@ -788,105 +814,6 @@ typedef struct dlpack_helpers_import_request {
 #define DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD 12
 
 /**
- * The `stream` argument is not valid for the device: 0 on CUDA, 1 or 2 on ROCm, any integer
- * for `kDLCPU` (outside the lenient mode), a value below -1, or a stream with
- * `dl_device = (kDLCPU, 0)` (the array API's `ValueError`).
- */
-#define DLPACK_HELPERS_STATUS_INVALID_STREAM 40
-
-/**
- * A copy is needed to serve the request but it says `copy=False` (the array API's
- * `BufferError`).
- */
-#define DLPACK_HELPERS_STATUS_COPY_FORBIDDEN 41
-
-/**
- * The requested `dl_device` cannot be served: only the tensor's own device and `(kDLCPU, 0)`
- * are (the array API's `BufferError`).
- */
-#define DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE 42
-
-/**
- * No stream backend for the device type: the CUDA driver (`libcuda.so.1`) or HIP runtime
- * (`libamdhip64.so`) could not be loaded or initialized, or no backend is registered for the
- * device type. The message names the library and the reason.
- */
-#define DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE 43
-
-/**
- * The device runtime reported an error; the message names the call and the runtime's error.
- */
-#define DLPACK_HELPERS_STATUS_DEVICE_ERROR 44
-
-/**
- * No Python interpreter in this process: the Python C API functions did not resolve at run
- * time (this library never links libpython). Returned by every Python entry point with a
- * status (`dlpack_capsule_*`, `dlpack_legacy_capsule_*`, `dlpack_object_*`,
- * `dlpack_exchange_api_find`) called from a program without Python.
- */
-#define DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE 60
-
-/**
- * An argument that must be a `PyCapsule` is another Python object (`TypeError`).
- */
-#define DLPACK_HELPERS_STATUS_NOT_A_CAPSULE 61
-
-/**
- * A capsule whose name is not one of the DLPack names (`"dltensor"`, `"dltensor_versioned"`,
- * their `"used_"` forms, `"dlpack_exchange_api"`), for example IREE's `"dltensor_used"`
- * (peer case 8) (`ValueError`).
- */
-#define DLPACK_HELPERS_STATUS_CAPSULE_NAME 62
-
-/**
- * The capsule was already consumed (its name is `"used_dltensor"` or
- * `"used_dltensor_versioned"`): a capsule is consumed exactly once (`ValueError`).
- */
-#define DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED 63
-
-/**
- * The object has no `__dlpack__` (or `__dlpack_device__`) method: the array API's
- * `AttributeError`.
- */
-#define DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD 64
-
-/**
- * The producer's `__dlpack__` / `__dlpack_device__` / exchange-API call raised `BufferError`
- * (the data cannot be exported as asked); the message carries the producer's message.
- */
-#define DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR 65
-
-/**
- * The producer raised `TypeError` and no retry applied (see `dlpack_object_import`).
- */
-#define DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR 66
-
-/**
- * The producer raised another exception (for example `NotImplementedError`, peer case 21);
- * the message starts with the exception's type name.
- */
-#define DLPACK_HELPERS_STATUS_PRODUCER_ERROR 67
-
-/**
- * The producer returned something the protocol does not allow: `__dlpack__` returned no
- * capsule, `__dlpack_device__` no `(int, int)` pair (`TypeError`).
- */
-#define DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT 68
-
-/**
- * The type's C exchange API is unusable: a NULL table (the DLPack 1.2 integer is 0), a capsule
- * of the wrong name, a cycle in `prev_api`, or a NULL function pointer the specification says
- * may not be NULL (`BufferError`).
- */
-#define DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID 69
-
-/**
- * The object's type has neither `__dlpack_c_exchange_api__` (DLPack 1.3) nor
- * `__c_dlpack_exchange_api__` (DLPack 1.2) (`AttributeError`).
- */
-#define DLPACK_HELPERS_STATUS_NO_EXCHANGE_API 70
-
-/**
  * `ndim` is negative, above the library bound `DLPACK_HELPERS_MAX_NDIM` (1024), or above
  * the caller's `max_ndim`. No shape or strides array was read.
  */
@@ -987,6 +914,105 @@ typedef struct dlpack_helpers_import_request {
  * Memory for a new managed tensor could not be allocated.
  */
 #define DLPACK_HELPERS_STATUS_OUT_OF_MEMORY 37
+
+/**
+ * The `stream` argument is not valid for the device: 0 on CUDA, 1 or 2 on ROCm, any integer
+ * for `kDLCPU` (outside the lenient mode), a value below -1, or a stream with
+ * `dl_device = (kDLCPU, 0)` (the array API's `ValueError`).
+ */
+#define DLPACK_HELPERS_STATUS_INVALID_STREAM 40
+
+/**
+ * A copy is needed to serve the request but it says `copy=False` (the array API's
+ * `BufferError`).
+ */
+#define DLPACK_HELPERS_STATUS_COPY_FORBIDDEN 41
+
+/**
+ * The requested `dl_device` cannot be served: only the tensor's own device and `(kDLCPU, 0)`
+ * are (the array API's `BufferError`).
+ */
+#define DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE 42
+
+/**
+ * No stream backend for the device type: the CUDA driver (`libcuda.so.1`) or HIP runtime
+ * (`libamdhip64.so`) could not be loaded or initialized, or no backend is registered for the
+ * device type. The message names the library and the reason.
+ */
+#define DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE 43
+
+/**
+ * The device runtime reported an error; the message names the call and the runtime's error.
+ */
+#define DLPACK_HELPERS_STATUS_DEVICE_ERROR 44
+
+/**
+ * No Python interpreter in this process: the Python C API functions did not resolve at run
+ * time (this library never links libpython). Returned by every Python entry point with a
+ * status (`dlpack_capsule_*`, `dlpack_legacy_capsule_*`, `dlpack_object_*`,
+ * `dlpack_exchange_api_find`) called from a program without Python.
+ */
+#define DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE 60
+
+/**
+ * An argument that must be a `PyCapsule` is another Python object (`TypeError`).
+ */
+#define DLPACK_HELPERS_STATUS_NOT_A_CAPSULE 61
+
+/**
+ * A capsule whose name is not one of the DLPack names (`"dltensor"`, `"dltensor_versioned"`,
+ * their `"used_"` forms, `"dlpack_exchange_api"`), for example IREE's `"dltensor_used"`
+ * (peer case 8) (`ValueError`).
+ */
+#define DLPACK_HELPERS_STATUS_CAPSULE_NAME 62
+
+/**
+ * The capsule was already consumed (its name is `"used_dltensor"` or
+ * `"used_dltensor_versioned"`): a capsule is consumed exactly once (`ValueError`).
+ */
+#define DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED 63
+
+/**
+ * The object has no `__dlpack__` (or `__dlpack_device__`) method: the array API's
+ * `AttributeError`.
+ */
+#define DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD 64
+
+/**
+ * The producer's `__dlpack__` / `__dlpack_device__` / exchange-API call raised `BufferError`
+ * (the data cannot be exported as asked); the message carries the producer's message.
+ */
+#define DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR 65
+
+/**
+ * The producer raised `TypeError` and no retry applied (see `dlpack_object_import`).
+ */
+#define DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR 66
+
+/**
+ * The producer raised another exception (for example `NotImplementedError`, peer case 21);
+ * the message starts with the exception's type name.
+ */
+#define DLPACK_HELPERS_STATUS_PRODUCER_ERROR 67
+
+/**
+ * The producer returned something the protocol does not allow: `__dlpack__` returned no
+ * capsule, `__dlpack_device__` no `(int, int)` pair (`TypeError`).
+ */
+#define DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT 68
+
+/**
+ * The type's C exchange API is unusable: a NULL table (the DLPack 1.2 integer is 0), a capsule
+ * of the wrong name, a cycle in `prev_api`, or a NULL function pointer the specification says
+ * may not be NULL (`BufferError`).
+ */
+#define DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID 69
+
+/**
+ * The object's type has neither `__dlpack_c_exchange_api__` (DLPack 1.3) nor
+ * `__c_dlpack_exchange_api__` (DLPack 1.2) (`AttributeError`).
+ */
+#define DLPACK_HELPERS_STATUS_NO_EXCHANGE_API 70
 
 /**
  * Host code can never dereference memory of this device type (device memory or an opaque
