@@ -4,7 +4,7 @@
 source "$(dirname "$0")/../common.sh"
 "$PY" -c 'import numpy, pyarrow, pytest' 2>/dev/null || { echo "error: numpy, pyarrow and pytest are needed in .venv (scripts/requirements.txt)" >&2; exit 1; }
 "$PY" -m pytest -q -p no:cacheprovider tests-py
-# Finding 2 of the new-user test: `pip install ./python` into a fresh venv must import from any
+# Install check: `pip install ./python` into a fresh venv must import from any
 # directory without DLPACK_HELPERS_LIBRARY (the built library is bundled next to the package).
 TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
 "$PY" -m venv "$TMP/venv" || { echo "error: python -m venv failed (install the python3-venv package)" >&2; exit 1; }

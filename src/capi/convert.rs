@@ -211,7 +211,7 @@ pub unsafe extern "C" fn dlpack_tensor_create(
     boundary::status(|| {
         let out = out_ptr(out_tensor, "out_tensor")?;
         // A NULL `shape` argument is a NULL required pointer (documented: NULL_POINTER), not a
-        // received tensor's NULL_SHAPE (found by the bad-input matrix, issue 8).
+        // received tensor's NULL_SHAPE (found by the bad-input matrix).
         if shape.is_null() && ndim > 0 {
             return Err(Error::NullPointer("shape"));
         }
