@@ -22,9 +22,11 @@ fn text_files() -> Vec<PathBuf> {
                 if !name.starts_with('.') && name != "target" && name != "__pycache__" {
                     walk(&p, out);
                 }
-            } else if [".rs", ".py", ".c", ".h", ".cpp", ".hpp", ".md", ".sh", ".toml"]
-                .iter()
-                .any(|x| name.ends_with(x))
+            } else if [
+                ".rs", ".py", ".c", ".h", ".cpp", ".hpp", ".md", ".sh", ".toml",
+            ]
+            .iter()
+            .any(|x| name.ends_with(x))
             {
                 out.push(p);
             }
@@ -49,7 +51,12 @@ fn text_files() -> Vec<PathBuf> {
     ] {
         walk(&root().join(d), &mut out);
     }
-    for f in ["README.md", "ARCHITECTURE.md", "CHANGELOG.md", "CONTRIBUTING.md"] {
+    for f in [
+        "README.md",
+        "ARCHITECTURE.md",
+        "CHANGELOG.md",
+        "CONTRIBUTING.md",
+    ] {
         let p = root().join(f);
         if p.exists() {
             out.push(p);
@@ -126,9 +133,16 @@ fn every_cited_peer_case_has_an_entry() {
         let text = std::fs::read_to_string(&f).unwrap_or_default();
         let mut cited = BTreeSet::new();
         cited_numbers(&text, &mut cited);
-        let is_test = ["tests", "tests-c", "tests-cpp", "tests-py", "tests-reliability", "src"]
-            .iter()
-            .any(|d| f.starts_with(root().join(d)));
+        let is_test = [
+            "tests",
+            "tests-c",
+            "tests-cpp",
+            "tests-py",
+            "tests-reliability",
+            "src",
+        ]
+        .iter()
+        .any(|d| f.starts_with(root().join(d)));
         if is_test {
             for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
                 if let Some(n) = test_name_number(word) {
@@ -196,10 +210,7 @@ fn the_parser_reads_every_citation_form() {
          peer case 40/42; peer\n * case",
         &mut got,
     );
-    assert_eq!(
-        got,
-        BTreeSet::from([1, 2, 3, 8, 10, 12, 38, 39, 40, 42])
-    );
+    assert_eq!(got, BTreeSet::from([1, 2, 3, 8, 10, 12, 38, 39, 40, 42]));
     assert_eq!(test_name_number("test_case_47_copy"), Some(47));
     assert_eq!(test_name_number("case_5_6_misbehaving"), Some(5));
     assert_eq!(test_name_number("cases"), None);
