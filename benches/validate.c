@@ -1,9 +1,9 @@
 /* Benchmark (not a test): validate + C-contiguity check of a 4-d float32 tensor through the
  * shared library, side by side with a hand-written inline C check of the same rules.
  *
- *   cargo build --release
- *   cc -O2 -std=c11 -Iinclude benches/validate.c -o target/bench-validate \
- *      -Ltarget/release -ldlpack_helpers -Wl,-rpath,"$PWD/target/release"
+ *   scripts/build
+ *   cc -O2 -std=c11 -Isdk/include benches/validate.c -o target/bench-validate \
+ *      -Lsdk/lib -ldlpack_helpers -Wl,-rpath,"$PWD/sdk/lib"
  *   target/bench-validate
  */
 #define _POSIX_C_SOURCE 199309L

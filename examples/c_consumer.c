@@ -75,6 +75,22 @@ static void *take(PyObject *capsule, const char *name, const char *used_name) {
   return p;
 }
 
+/* The allocation each array views, [base, base + size) (its NumPy root buffer), filled by main. */
+static PyObject *allocations;
+
+/* Before reading: every element must lie inside the allocation the tensor claims to view
+ * (negative strides reach below data + byte_offset; an empty tensor touches nothing). */
+static int fits_allocation(const DLTensor *t, uint64_t flags, const char *label) {
+  PyObject *pair = PyDict_GetItemString(allocations, label); /* borrowed (base, size) */
+  void *base = PyLong_AsVoidPtr(PyTuple_GetItem(pair, 0));
+  unsigned long long size = PyLong_AsUnsignedLongLong(PyTuple_GetItem(pair, 1));
+  bool fits = false;
+  dlpack_helpers_status s = dlpack_dltensor_fits_allocation(t, flags, base, size, &fits);
+  printf("    fits its allocation [%p, +%llu): %s\n", base, size,
+         s != DLPACK_HELPERS_STATUS_OK ? dlpack_last_error_message() : fits ? "yes" : "NO");
+  return s == DLPACK_HELPERS_STATUS_OK && fits;
+}
+
 static void consume(PyObject *array, const char *label, int versioned, double expected_sum) {
   printf("\n  %s, %s capsule\n", label, versioned ? "versioned" : "legacy");
   Py_ssize_t refs_before = Py_REFCNT(array);
@@ -134,6 +150,11 @@ static void consume(PyObject *array, const char *label, int versioned, double ex
     printf("    device (%d, %d), CPU-accessible: %s\n", device.device_type, device.device_id,
            dlpack_is_cpu_accessible(device) ? "yes" : "no");
     EXPECT(dlpack_is_cpu_accessible(device), "NumPy memory is not CPU-accessible");
+    if (!fits_allocation(t, m->flags, label)) {
+      ++failures;
+      dlpack_tensor_delete(m);
+      return;
+    }
     int64_t n;
     double total = sum_f64(t, &n);
     printf("    read %lld elements through the DLTensor, sum %g (NumPy says %g)\n", (long long)n, total,
@@ -150,6 +171,11 @@ static void consume(PyObject *array, const char *label, int versioned, double ex
     describe(t);
     printf("    device (%d, %d), CPU-accessible: %s\n", device.device_type, device.device_id,
            dlpack_is_cpu_accessible(device) ? "yes" : "no");
+    if (!fits_allocation(t, 0, label)) {
+      ++failures;
+      dlpack_legacy_tensor_delete(m);
+      return;
+    }
     int64_t n;
     double total = sum_f64(t, &n);
     printf("    read %lld elements through the DLTensor, sum %g (NumPy says %g)\n", (long long)n, total,
@@ -190,12 +216,18 @@ int main(void) {
       "empty = np.zeros((0, 3))\n"
       "strided = np.arange(20, dtype=np.float64).reshape(4, 5)[1:, ::2]\n"
       "reversed = np.arange(5, dtype=np.float64)[::-1]\n"
-      "fortran = np.asfortranarray(np.arange(6, dtype=np.float64).reshape(2, 3))\n";
+      "fortran = np.asfortranarray(np.arange(6, dtype=np.float64).reshape(2, 3))\n"
+      "def root(a):\n"
+      "    while isinstance(a.base, np.ndarray): a = a.base\n"
+      "    return a\n"
+      "allocations = {k: (root(v).ctypes.data, root(v).nbytes) for k, v in list(globals().items())\n"
+      "               if isinstance(v, np.ndarray)}\n";
   PyObject *globals = PyDict_New();
   PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins());
   PyObject *r = PyRun_String(setup, Py_file_input, globals, globals);
   if (!r) { PyErr_Print(); return 1; }
   Py_DECREF(r);
+  allocations = PyDict_GetItemString(globals, "allocations"); /* borrowed, lives with globals */
   const char *names[] = {"writable", "readonly", "zero_d", "empty", "strided", "reversed", "fortran"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
     PyObject *a = PyDict_GetItemString(globals, names[i]); /* borrowed */

@@ -62,6 +62,9 @@ lib.dlpack_is_cpu_accessible.argtypes, lib.dlpack_is_cpu_accessible.restype = [D
 lib.dlpack_tensor_delete.argtypes, lib.dlpack_tensor_delete.restype = [VP], None
 lib.dlpack_legacy_tensor_delete.argtypes, lib.dlpack_legacy_tensor_delete.restype = [LP], None
 lib.dlpack_last_error_message.argtypes, lib.dlpack_last_error_message.restype = [], C.c_char_p
+lib.dlpack_dltensor_fits_allocation.argtypes = [C.POINTER(DLTensor), C.c_uint64, C.c_void_p, C.c_uint64,
+                                                C.POINTER(C.c_bool)]
+lib.dlpack_dltensor_fits_allocation.restype = C.c_int32
 
 capi = C.pythonapi
 capi.PyCapsule_GetPointer.argtypes, capi.PyCapsule_GetPointer.restype = [C.py_object, C.c_char_p], C.c_void_p
@@ -154,6 +157,20 @@ def consume(array, label, versioned):
     cpu = lib.dlpack_is_cpu_accessible(dev)
     print(f"    device ({dev.device_type}, {dev.device_id}), CPU-accessible: {'yes' if cpu else 'no'}")
     expect(cpu, "NumPy memory is not CPU-accessible")
+    # Before reading: every element inside the allocation the tensor views (NumPy's root buffer)?
+    # Negative strides reach below data + byte_offset; an empty tensor touches nothing.
+    root = array
+    while isinstance(root.base, type(array)):
+        root = root.base
+    fits = C.c_bool()
+    status = lib.dlpack_dltensor_fits_allocation(C.byref(t), m.contents.flags if versioned else 0,
+                                                 root.ctypes.data, root.nbytes, C.byref(fits))
+    print(f"    fits its allocation [{root.ctypes.data:#x}, +{root.nbytes}): {'yes' if status == 0 and fits else 'NO'}")
+    expect(status == 0 and fits.value, "the tensor reaches outside its allocation")
+    del root  # a reference to `array` itself when it owns its buffer (the refcount checks below)
+    if not (status == 0 and fits.value):
+        (lib.dlpack_tensor_delete if versioned else lib.dlpack_legacy_tensor_delete)(m)
+        return
     values = read_f64(t)
     expect(values == array.ravel().tolist(), "elements differ from NumPy's")
     print(f"    read {len(values)} elements through the DLTensor: {values[:6]}{' ...' if len(values) > 6 else ''}"

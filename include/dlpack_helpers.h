@@ -413,8 +413,32 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_IMPORT_EXCHANGE_API 1
 
 /**
- * Out bit of `dlpack_object_import`: the producer returned a legacy `"dltensor"` capsule, which
- * was wrapped (version 1.0, flags 0).
+ * Request flag (also a `flags` bit of `dlpack_object_query_device` and `dlpack_capsule_import`):
+ * when a Python exception causes the failure (the producer's `__dlpack__` or
+ * `__dlpack_device__` raised, or a Python C-API call failed), leave that exception set (the
+ * same object, with its type and traceback) and return `DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET`,
+ * so a C extension can propagate it by returning NULL. The `TypeError` that triggers the
+ * keyword-less retry (see `dlpack_object_import`) is still consumed when the retry applies.
+ * Without this flag exceptions deriving from `Exception` are cleared and become a status and
+ * a message (for ctypes callers); exceptions that do not derive from `Exception`
+ * (`KeyboardInterrupt`, `SystemExit`, ...) are never cleared in either mode.
+ */
+#define DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR 2
+
+/**
+ * Request flag (also a `flags` bit of `dlpack_capsule_import` and an option of
+ * `dlpack_legacy_tensor_wrap`): "I know the producer's memory is writable". A legacy
+ * `DLManagedTensor` cannot say read-only (peer case 50), so without this flag every legacy
+ * tensor converted to a versioned one is marked `DLPACK_FLAG_BITMASK_READ_ONLY`; with it the
+ * flag is left clear. Versioned tensors are never affected: their own flags are kept.
+ */
+#define DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE 4
+
+/**
+ * Out bit of `dlpack_object_import` and `dlpack_capsule_import`: the producer handed over a
+ * legacy `"dltensor"` capsule, which was converted as `dlpack_legacy_tensor_wrap` does:
+ * version 1.3, strides filled in, `READ_ONLY` unless `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`
+ * was passed (the legacy struct cannot say whether the memory may be written).
  */
 #define DLPACK_HELPERS_IMPORTED_LEGACY 1
 
@@ -1015,6 +1039,20 @@ typedef struct dlpack_helpers_import_request {
 #define DLPACK_HELPERS_STATUS_NO_EXCHANGE_API 70
 
 /**
+ * A Python exception caused the failure and is **still set** (the thread's pending exception,
+ * the same object the producer or the Python C API raised, with its type and traceback): return
+ * NULL from your C function to propagate it, or handle it; do not raise another one. Returned
+ * by `dlpack_object_import`, `dlpack_object_query_device` and `dlpack_capsule_import` when the
+ * caller passes `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, and by every Python entry point for
+ * an exception that does not derive from `Exception` (`KeyboardInterrupt`, `SystemExit`,
+ * `GeneratorExit`, other `BaseException` subclasses), which this library never catches or
+ * clears. `dlpack_last_error_message()` names the exception's type and message.
+ * `dlpack_status_python_exception` names `RuntimeError` for it only as a fallback for a
+ * binding that does not check: the pending exception is the one to raise.
+ */
+#define DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET 71
+
+/**
  * Host code can never dereference memory of this device type (device memory or an opaque
  * handle).
  */
@@ -1447,6 +1485,36 @@ dlpack_helpers_status dlpack_compact_strides(int32_t ndim,
                                              int64_t *out_strides);
 
 /**
+ * Whether a tensor fits in the allocation it claims to view: is every byte its elements
+ * occupy inside `[base, base + size_in_bytes)`? The question every importer of an untrusted
+ * tensor must ask before reading or writing it.
+ *
+ * - `tensor`: borrowed; `shape` and `strides` hold `ndim` elements when non-NULL (NULL strides
+ *   read as compact row-major, as `dlpack_dltensor_layout`).
+ * - `flags`: the `DLManagedTensorVersioned.flags` that go with it (only
+ *   `IS_SUBBYTE_TYPE_PADDED` matters); 0 for a legacy tensor.
+ * - `base`, `size_in_bytes`: the allocation, in bytes. For pointer-addressed device types
+ *   (`dlpack_device_is_pointer_addressed`) `base` is its first byte; for opaque handles it must
+ *   be the tensor's own `data` handle, and the range is checked as offsets from it. `base`
+ *   may be NULL: it is only compared as an address, never dereferenced.
+ * - `out_fits`: receives true when every element lies inside: the bytes from
+ *   `data + lowest_byte` to `data + end_byte` of `dlpack_dltensor_layout`, so negative strides
+ *   (which reach below `data + byte_offset`) and `byte_offset` are both counted. An empty
+ *   tensor touches nothing and fits any allocation; a 0-d tensor is one element.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK` (answer in `*out_fits`); `NULL_POINTER`; the statuses of
+ * `dlpack_dltensor_layout` (`OVERFLOW` when the byte range does not fit in `int64_t`);
+ * `OVERFLOW` when `base + size_in_bytes` passes the end of the address space;
+ * `OPAQUE_HANDLE` (opaque handle and `base != data`). Arithmetic is exact (128-bit), never
+ * clamped. No allocation; thread-safe (reads only).
+ */
+dlpack_helpers_status dlpack_dltensor_fits_allocation(const DLTensor *tensor,
+                                                      uint64_t flags,
+                                                      const void *base,
+                                                      uint64_t size_in_bytes,
+                                                      bool *out_fits);
+
+/**
  * Whether `data` is an address on this device type (so `data + byte_offset` is the first
  * element): true for `kDLCPU`, `kDLCUDA`, `kDLCUDAHost`, `kDLROCM`, `kDLROCMHost`,
  * `kDLCUDAManaged` and `kDLOneAPI` (USM pointers); false for every other value, known
@@ -1628,27 +1696,52 @@ dlpack_helpers_status dlpack_tensor_create(void *data,
                                            struct DLManagedTensorVersioned **out_tensor);
 
 /**
- * Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data.
+ * Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data. The
+ * result is always read-only: it is `dlpack_legacy_tensor_wrap(legacy, flags, 0, out_tensor)`.
  *
  * - `legacy`: validated first (as `dlpack_legacy_tensor_validate` with default options). On OK
  *   the wrapper owns it: the wrapper's deleter calls `legacy`'s deleter exactly once (after
  *   freeing the wrapper); the caller must not release `legacy` itself any more. On failure the
  *   caller still owns it and nothing was called.
- * - `flags`: the wrapper's `flags` (DLPack 1.3 bits only): the legacy struct cannot say
- *   read-only, copied or padded, so the caller states what it knows (for example
- *   `DLPACK_FLAG_BITMASK_READ_ONLY` for an array from a producer that exports read-only data).
- *   Legacy sub-byte data is packed; setting `IS_SUBBYTE_TYPE_PADDED` claims otherwise.
+ * - `flags`: further flags of the wrapper (DLPack 1.3 bits only), stated by the caller, who
+ *   knows its producer: `IS_COPIED` (the producer made a copy), `IS_SUBBYTE_TYPE_PADDED`
+ *   (legacy sub-byte data is packed; setting it claims otherwise). The result always has
+ *   `DLPACK_FLAG_BITMASK_READ_ONLY` as well: a legacy struct cannot say whether its memory may
+ *   be written, and this signature has no way to assert that it may (peer case 50: writability
+ *   is never invented). To assert it, call `dlpack_legacy_tensor_wrap` with
+ *   `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`.
  * - `out_tensor`: receives the wrapper. Its `shape` and `strides` are copies in the wrapper's
  *   own allocation (compact row-major strides when the legacy tensor had NULL strides), its
  *   `manager_ctx` is `legacy`, its version 1.3.
  *
- * Returns `DLPACK_HELPERS_STATUS_OK`; the statuses of `dlpack_legacy_tensor_validate`;
+ * Returns `DLPACK_HELPERS_STATUS_OK`; the statuses of `dlpack_legacy_tensor_validate`
+ * (`OVERFLOW` when a filled-in stride does not fit in `int64_t`: peer case 49);
  * `INVALID_FLAGS`; `OUT_OF_MEMORY`; `NULL_POINTER`. One allocation. Thread-safety: as the
  * legacy tensor's deleter.
  */
 dlpack_helpers_status dlpack_legacy_to_versioned(DLManagedTensor *legacy,
                                                  uint64_t flags,
                                                  struct DLManagedTensorVersioned **out_tensor);
+
+/**
+ * Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data, saying
+ * whether its memory may be written.
+ *
+ * - `legacy`, `out_tensor`, ownership: as `dlpack_legacy_to_versioned`.
+ * - `flags`: further flags of the wrapper (DLPack 1.3 bits), as `dlpack_legacy_to_versioned`.
+ * - `options`: 0, or `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` ("I know the producer's memory
+ *   is writable"). Without it the wrapper has `DLPACK_FLAG_BITMASK_READ_ONLY` (whatever
+ *   `flags` says); with it, the wrapper's flags are exactly `flags`. Other bits:
+ *   `INVALID_ARGUMENT`.
+ *
+ * Returns as `dlpack_legacy_to_versioned`, plus `INVALID_ARGUMENT`. One allocation.
+ * Thread-safety: as the legacy tensor's deleter. The same conversion serves
+ * `dlpack_capsule_import` and `dlpack_object_import` for legacy capsules (peer cases 49, 50).
+ */
+dlpack_helpers_status dlpack_legacy_tensor_wrap(DLManagedTensor *legacy,
+                                                uint64_t flags,
+                                                uint32_t options,
+                                                struct DLManagedTensorVersioned **out_tensor);
 
 /**
  * Wrap a versioned managed tensor as a legacy one (for consumers that only read the legacy
@@ -1837,8 +1930,10 @@ dlpack_helpers_status dlpack_stream_backend_register(DLDeviceType device_type,
  * Otherwise records a pooled event on the producer stream and makes the consumer stream wait
  * on it: after the first call per context (CUDA) or device (HIP), one event record and one
  * stream wait per call, no event creation. The driver is loaded and initialized on first use;
- * CUDA calls run in the primary context of the device (the current one when it already is).
- * Streams must be live and belong to that device.
+ * CUDA calls for `kDLCUDA` run in the primary context of the device (the current one when it
+ * already is); for `kDLCUDAHost`/`kDLCUDAManaged`, whose device id is always 0, in the context
+ * of the producer's stream (`cuStreamGetCtx`; for NULL, 0x1 and 0x2 the current context, else
+ * device 0's primary one). Streams must be live and belong to that device.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` (driver absent, `cuInit` failed,
  * no backend for the device type), `_DEVICE_ERROR` (the driver's error, named in the message),
@@ -1855,6 +1950,7 @@ dlpack_helpers_status dlpack_stream_wait(DLDevice device,
  *
  * - `device`: selects the backend as for `dlpack_stream_wait`; `kDLCPU` does nothing.
  * - `stream`: the native stream to drain (normally the producer's); NULL for the default stream.
+ *   The context is chosen as for `dlpack_stream_wait`, with `stream` as the producer's.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` or `_DEVICE_ERROR`. Thread-safe.
  */
@@ -1930,22 +2026,57 @@ dlpack_helpers_status dlpack_capsule_new(struct DLManagedTensorVersioned *tensor
 dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **out_capsule);
 
 /**
- * Consume a DLPack capsule and return its tensor as a versioned managed tensor.
+ * Consume a DLPack capsule of either kind and return its tensor as a versioned managed tensor,
+ * saying whether it was legacy.
  *
  * - `capsule`: a `PyCapsule` (`PyObject *`, borrowed) named `"dltensor_versioned"` or
  *   `"dltensor"`. It is renamed to `"used_dltensor_versioned"` / `"used_dltensor"` the moment
  *   ownership moves, before any step that can fail (peer case 1), so its destructor will not
  *   call the deleter again (peer case 2).
+ * - `flags`: `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` ("I know the producer's memory is
+ *   writable") and/or `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`; other bits are
+ *   `_INVALID_ARGUMENT` (capsule untouched).
  * - `out_tensor`: receives the tensor; the caller owns it and releases it exactly once with
- *   `dlpack_tensor_delete` when done (peer case 7). A legacy tensor is wrapped: version 1.0,
- *   flags 0 (the legacy struct cannot signal read-only), and releasing the wrapper calls the
- *   legacy deleter.
+ *   `dlpack_tensor_delete` (peer case 7). A versioned tensor is handed over as it is (its own
+ *   flags kept). A legacy tensor is converted as `dlpack_legacy_tensor_wrap` does: validated
+ *   (as `dlpack_legacy_tensor_validate`), version 1.3, shape and strides copied (compact
+ *   row-major strides filled in for NULL strides, `OVERFLOW` when they do not fit: peer case
+ *   49), flags `DLPACK_FLAG_BITMASK_READ_ONLY` unless `LEGACY_WRITABLE` (the legacy struct
+ *   cannot say read-only: peer case 50), `IS_COPIED` and `IS_SUBBYTE_TYPE_PADDED` clear (the
+ *   legacy struct says neither; its sub-byte data is packed). Releasing it calls the legacy
+ *   deleter once.
+ * - `out_how`: may be NULL; receives `DLPACK_HELPERS_IMPORTED_LEGACY` for a legacy capsule,
+ *   else 0.
  *
  * Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED` (`used_` name);
  * `_CAPSULE_NAME` (any other name; capsule untouched); `_UNSUPPORTED_VERSION` (versioned
- * capsule of another major: the capsule was consumed and the tensor released through its
- * deleter, the only allowed action); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds
- * the GIL. No Python exception is left set.
+ * capsule of another major); a validation status or `_OUT_OF_MEMORY` for a legacy tensor
+ * that cannot be converted; `_INVALID_ARGUMENT`; `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`;
+ * `_PYTHON_ERROR_SET` (a Python exception left set: with `KEEP_PYTHON_ERROR`, or one not
+ * deriving from `Exception`). After a failure past the rename the capsule is consumed and the
+ * tensor was released through its deleter, the only allowed action. The caller holds the GIL.
+ */
+dlpack_helpers_status dlpack_capsule_import(void *capsule,
+                                            uint32_t flags,
+                                            struct DLManagedTensorVersioned **out_tensor,
+                                            uint32_t *out_how);
+
+/**
+ * Consume a DLPack capsule and return its tensor as a versioned managed tensor: exactly
+ * `dlpack_capsule_import(capsule, 0, out_tensor, NULL)`.
+ *
+ * A legacy `"dltensor"` capsule's tensor is therefore converted and marked
+ * `DLPACK_FLAG_BITMASK_READ_ONLY` (the legacy struct cannot say read-only: peer case 50); call
+ * `dlpack_capsule_import` with `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` to assert writability,
+ * or to learn whether the capsule was legacy. Ownership, renaming and GIL as
+ * `dlpack_capsule_import`.
+ *
+ * Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED`; `_CAPSULE_NAME`;
+ * `_UNSUPPORTED_VERSION`; for a legacy tensor that cannot be converted `_OVERFLOW`,
+ * `_INVALID_NDIM`, `_NULL_SHAPE`, `_INVALID_SHAPE`, `_INVALID_DTYPE`, `_NULL_DATA`,
+ * `_OUT_OF_MEMORY` (the capsule is consumed and the tensor released); `_NULL_POINTER`;
+ * `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET` (only for an exception not deriving from
+ * `Exception`: no other Python exception is left set).
  */
 dlpack_helpers_status dlpack_capsule_consume(void *capsule,
                                              struct DLManagedTensorVersioned **out_tensor);
@@ -1970,15 +2101,30 @@ dlpack_helpers_status dlpack_legacy_capsule_consume(void *capsule, DLManagedTens
  * reference only on the thread holding the GIL (so views alive at exit still release their
  * owner, once); after finalization it does nothing (a leak on purpose: DLPack #103/#140).
  *
- * - `tensor`: borrowed; `tensor->data` must stay valid while `owner` lives.
- * - `flags`: `DLPACK_FLAG_BITMASK_*` for the versioned export (ignored for legacy).
+ * - `tensor`: borrowed; `tensor->data` must stay valid while `owner` lives. It is checked as
+ *   `dlpack_tensor_validate` does with `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` (so a
+ *   shape whose element count or byte extent does not fit in `int64_t` is `OVERFLOW`), and
+ *   NULL strides become the exact compact row-major strides, or `OVERFLOW` when one does not
+ *   fit in `int64_t` (peer case 49: never a clamped or wrapped stride).
+ * - `flags`: `DLPACK_FLAG_BITMASK_*` (DLPack 1.3 bits only, else `INVALID_FLAGS`). Versioned
+ *   export: stored as given. Legacy export (the struct has no flags), each flag is refused or
+ *   dropped, never silently: `READ_ONLY` is refused with `DLPACK_HELPERS_STATUS_READ_ONLY`
+ *   (`BufferError`, as NumPy raises for a read-only array asked for the legacy struct; peer
+ *   case 50), as `dlpack_versioned_to_legacy` does. The documented opt-in is to clear
+ *   `READ_ONLY` in `flags` yourself, which states that the consumer may write (or that you
+ *   accept it might). `IS_SUBBYTE_TYPE_PADDED` on a sub-byte dtype is refused with
+ *   `INVALID_FLAGS` (legacy sub-byte data reads as packed); on other dtypes it means nothing
+ *   and is dropped, as is `IS_COPIED` (the legacy struct cannot say "copied"; a consumer then
+ *   assumes shared memory, the safe reading).
  * - `owner`: any Python object (`PyObject *`), borrowed; a new reference is taken.
  * - `kind`: `DLPACK_HELPERS_EXPORT_VERSIONED` (capsule `"dltensor_versioned"`, version 1.3) or
  *   `DLPACK_HELPERS_EXPORT_LEGACY` (capsule `"dltensor"`), as chosen by
  *   `dlpack_version_negotiate`.
  * - `out_capsule`: receives a new reference to a capsule with `dlpack_capsule_destructor`.
  *
- * Returns OK; `_NULL_POINTER`; `_INVALID_ARGUMENT` (unknown `kind`, negative `ndim`);
+ * Returns OK; `_NULL_POINTER`; `_INVALID_ARGUMENT` (unknown `kind`); `_READ_ONLY`;
+ * `_INVALID_FLAGS`; `_OVERFLOW`; the other statuses of `dlpack_tensor_validate`
+ * (`INVALID_NDIM`, `NULL_SHAPE`, `INVALID_SHAPE`, `INVALID_DTYPE`, `NULL_DATA`, ...);
  * `_PYTHON_UNAVAILABLE`; `_PRODUCER_ERROR` (Python could not allocate). On failure nothing
  * is kept. The caller holds the GIL.
  */
@@ -1995,16 +2141,25 @@ dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
  *
  * The table is checked before it is returned: its `header.version.major` must be 1, else the
  * `prev_api` chain is walked to a major-1 table; the function pointers DLPack 1.3 says may not
- * be NULL are checked (`dltensor_from_py_object_no_sync` may be NULL: "not supported"). The
- * result, success or failure, is cached per type for the life of the process (the spec makes
- * the attribute a static property of the type; the cache keeps a reference to the type).
+ * be NULL are checked (`dltensor_from_py_object_no_sync` may be NULL: "not supported"). (An
+ * import with `DLPACK_HELPERS_IMPORT_EXCHANGE_API` needs only
+ * `managed_tensor_from_py_object_no_sync`: a table with, say, a NULL
+ * `managed_tensor_allocator` still serves imports, while this function refuses it.) The 1.2
+ * integer must be a non-negative address below 2**64 (0, negative values and larger ones are
+ * `_EXCHANGE_API_INVALID`). The answer about the type (a table, or why there is none) is
+ * cached per type for the life of the process (the spec makes the attribute a static property
+ * of the type; the cache keeps a reference to the type); an exception raised by the lookup is
+ * not cached. No lock of this library is held while the lookup runs Python code, so the
+ * lookup may re-enter this library or release the GIL.
  *
  * - `obj`: any Python object (`PyObject *`), borrowed.
  * - `out_api`: receives the process-lifetime table.
  *
  * Returns OK; `_NO_EXCHANGE_API`; `_EXCHANGE_API_INVALID` (NULL table, wrong capsule, NULL
- * required pointer, `prev_api` cycle); `_UNSUPPORTED_VERSION` (no major-1 table in the chain);
- * `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
+ * required pointer, `prev_api` cycle, bad 1.2 integer); `_UNSUPPORTED_VERSION` (no major-1
+ * table in the chain); `_PRODUCER_ERROR` (the attribute lookup raised; the exception is
+ * cleared); `_PYTHON_ERROR_SET` (it raised an exception not deriving from `Exception`, left
+ * set); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
  */
 dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExchangeAPI **out_api);
 
@@ -2013,12 +2168,15 @@ dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExc
  * of builtin function objects (`PyObject *`), implemented by this library.
  *
  * - `import_owned(obj, request_address=None)`: imports `obj` as `dlpack_object_import` does
- *   (or consumes it as `dlpack_capsule_consume` when it is a DLPack capsule), with the request
- *   at `request_address` (an `int`, the address of a `dlpack_helpers_import_request`) or the
- *   defaults. Returns a capsule named `"dlpack_helpers.owned_tensor"` that owns the tensor:
- *   its destructor calls the tensor's deleter exactly once, when the capsule dies. On failure
- *   it returns the `int` status instead (no Python exception is set) and
- *   `dlpack_last_error_message()` has the detail.
+ *   (or consumes it as `dlpack_capsule_import` when it is a DLPack capsule, with the request's
+ *   `flags`), with the request at `request_address` (an `int`, the address of a
+ *   `dlpack_helpers_import_request`) or the defaults. Returns a capsule named
+ *   `"dlpack_helpers.owned_tensor"` that owns the tensor: its destructor calls the tensor's
+ *   deleter exactly once, when the capsule dies. On failure it returns the `int` status
+ *   instead (no Python exception is set) and `dlpack_last_error_message()` has the detail,
+ *   except when the failure is a Python exception left set
+ *   (`DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET`: `KEEP_PYTHON_ERROR` in the request, or an
+ *   exception that does not derive from `Exception`): then it raises that exception.
  * - `owned_info(capsule)`: `(address of the DLManagedTensorVersioned, DLPACK_HELPERS_IMPORTED_*
  *   bits)`, or an `int` status for any other object. The address is valid while the capsule
  *   lives.
@@ -2038,11 +2196,16 @@ dlpack_helpers_status dlpack_python_fastpath_new(void **out_functions);
  * (an older producer) retries without `max_version`, but only when neither `dl_device` nor
  * `copy` was requested (peer case 21; other exceptions, such as `NotImplementedError`, are
  * never retried). Consumes the returned capsule (rename first: peer case 1), checks the version
- * it got (a major other than 1 is released and refused: peer case 20), and wraps a legacy
- * tensor as versioned (version 1.0, flags 0).
+ * it got (a major other than 1 is released and refused: peer case 20), and converts a legacy
+ * tensor as `dlpack_legacy_tensor_wrap` does: validated, version 1.3, strides filled in, and
+ * marked `DLPACK_FLAG_BITMASK_READ_ONLY` unless the request has
+ * `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` (the legacy struct cannot say read-only: peer case
+ * 50); `out_how` then has `DLPACK_HELPERS_IMPORTED_LEGACY`. A legacy tensor that fails
+ * validation (for example `OVERFLOW`: its implied strides do not fit, peer case 49) is released
+ * through its deleter and refused.
  *
  * - `obj`: any Python object (`PyObject *`), borrowed.
- * - `request`: may be NULL for the defaults (max_version 1.3, nothing else passed).
+ * - `request`: may be NULL for the defaults (max_version 1.3, nothing else passed, flags 0).
  * - `out_tensor`: receives the tensor; the caller owns it and calls `dlpack_tensor_delete`
  *   exactly once when done (peer case 7).
  * - `out_how`: may be NULL; receives `DLPACK_HELPERS_IMPORTED_*` bits.
@@ -2050,10 +2213,20 @@ dlpack_helpers_status dlpack_python_fastpath_new(void **out_functions);
  * Returns OK; `_NO_DLPACK_METHOD` (no `__dlpack__`: `AttributeError`); `_PRODUCER_BUFFER_ERROR`
  * (the producer raised `BufferError`: kept as `BufferError`); `_PRODUCER_TYPE_ERROR` (a
  * `TypeError` with no retry left); `_PRODUCER_ERROR` (any other exception; the message starts
- * with its type); `_BAD_PRODUCER_RESULT` (no DLPack capsule returned); `_UNSUPPORTED_VERSION`;
- * `_INVALID_ARGUMENT` (bad `copy` or `flags`); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. Python
- * exceptions are cleared: the status and `dlpack_last_error_message()` carry them. The caller
- * holds the GIL.
+ * with its type); `_BAD_PRODUCER_RESULT` (no DLPack capsule returned); `_CAPSULE_CONSUMED`
+ * (the producer returned an already consumed `"used_…"` capsule); `_UNSUPPORTED_VERSION`; the
+ * validation statuses of `dlpack_legacy_tensor_validate` for a legacy tensor;
+ * `_OUT_OF_MEMORY`; `_INVALID_ARGUMENT` (bad `copy` or unknown `flags` bits);
+ * `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET`.
+ *
+ * Python exceptions: in the default (message) mode an exception deriving from `Exception` is
+ * cleared and the status and `dlpack_last_error_message()` carry it. With
+ * `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR` every failure caused by a Python exception (the
+ * producer's, including the `AttributeError` of a missing `__dlpack__`, or a failed Python
+ * C-API call) leaves that exception set, unchanged, and returns `_PYTHON_ERROR_SET`; the
+ * `TypeError` consumed by the retry rule is the one exception still cleared. In both modes an
+ * exception that does not derive from `Exception` (`KeyboardInterrupt`, `SystemExit`, ...) is
+ * never caught: it stays set and the status is `_PYTHON_ERROR_SET`. The caller holds the GIL.
  */
 dlpack_helpers_status dlpack_object_import(void *obj,
                                            const struct dlpack_helpers_import_request *request,
@@ -2068,10 +2241,22 @@ dlpack_helpers_status dlpack_object_import(void *obj,
  *
  * Returns OK; `_NO_DLPACK_METHOD` (`AttributeError`); `_PRODUCER_BUFFER_ERROR`,
  * `_PRODUCER_TYPE_ERROR`, `_PRODUCER_ERROR` (the method raised); `_BAD_PRODUCER_RESULT` (not a
- * pair of integers, or out of `int32` range); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller
- * holds the GIL; no Python exception is left set.
+ * pair of integers, or out of `int32` range); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`;
+ * `_PYTHON_ERROR_SET` (an exception not deriving from `Exception`, left set). The caller
+ * holds the GIL. It is `dlpack_object_query_device(obj, 0, out_device)`.
  */
 dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
+
+/**
+ * `dlpack_object_get_device` with request flags: `flags` may have
+ * `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR` (any other bit is `_INVALID_ARGUMENT`). With it,
+ * a failure caused by a Python exception (`__dlpack_device__` missing or raising, or its
+ * result raising while it is read as a pair) leaves that exception set, unchanged, and returns
+ * `DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET`; a result that is readable but not a pair of
+ * `int32` integers is still `_BAD_PRODUCER_RESULT` (no exception involved). Statuses, GIL and
+ * outputs otherwise as `dlpack_object_get_device`.
+ */
+dlpack_helpers_status dlpack_object_query_device(void *obj, uint32_t flags, DLDevice *out_device);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -12,6 +12,53 @@ need() {
   command -v "$1" >/dev/null 2>&1 || { echo "error: '$1' is required but not installed ($2)" >&2; exit 1; }
 }
 
+# Every tool scripts/test needs, checked in one pass before anything is built, so that a fresh
+# machine learns all that is missing at once (README "Set up and run" has the same list).
+# Optional: abigail-tools (abidiff), gdb. Each line: command, what it is, Debian package.
+check_prerequisites() {
+  local missing=() line cmd what pkg
+  local tools=(
+    "cargo|the Rust toolchain 1.85 or newer|rustup (https://rustup.rs), not Debian's older rustc"
+    "rustc|the Rust compiler|rustup"
+    "cc|a C compiler|gcc"
+    "c++|a C++ compiler|g++"
+    "make|GNU make|make"
+    "pkg-config|pkg-config|pkgconf"
+    "python3|CPython 3.10 or newer|python3"
+    "python3-config|CPython development files|python3-dev"
+    "readelf|binutils|binutils"
+    "nm|binutils|binutils"
+    "objcopy|binutils|binutils"
+    "strip|binutils|binutils"
+    "valgrind|memcheck and callgrind|valgrind"
+  )
+  for line in "${tools[@]}"; do
+    IFS='|' read -r cmd what pkg <<<"$line"
+    command -v "$cmd" >/dev/null 2>&1 || missing+=("$cmd ($what; Debian: $pkg)")
+  done
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
+      || missing+=("CPython 3.10 or newer (found $(python3 --version 2>&1 || true))")
+    python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=("python3 -m venv (Debian: python3-venv)")
+  fi
+  if command -v cc >/dev/null 2>&1; then
+    local probe; probe="$(mktemp -d)"
+    echo 'int main(void){return 0;}' >"$probe/p.c"
+    cc -fsanitize=address,undefined "$probe/p.c" -o "$probe/a" 2>/dev/null \
+      || missing+=("gcc's AddressSanitizer/UBSan runtimes (Debian: libasan8 libubsan1, pulled in by gcc)")
+    cc -fsanitize=thread "$probe/p.c" -o "$probe/t" 2>/dev/null \
+      || missing+=("gcc's ThreadSanitizer runtime (Debian: libtsan2)")
+    rm -rf "$probe"
+  fi
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "error: missing prerequisites (install them all, then rerun):" >&2
+    printf '  - %s\n' "${missing[@]}" >&2
+    exit 1
+  fi
+  command -v abidiff >/dev/null 2>&1 \
+    || echo "note: abidiff not installed (Debian: abigail-tools): the ABI check uses its own dump only"
+}
+
 setup_venv() {
   need python3 "CPython 3.10 or newer"
   python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \

@@ -480,6 +480,117 @@ TEST(legacy_to_versioned_releases_once) {
   CHECK_EQ_INT(legacy_deleted, 1);
 }
 
+/* Peer case 49: strides implied by NULL strides are exact or OVERFLOW on every path that fills
+ * them in (compact strides, the legacy wraps, create); never clamped or wrapped. Dimension 0's
+ * implied stride is shape[1] * shape[2]: 2^63 - 1, 2^63, 2^64. */
+TEST(case_49_implied_strides_never_clamp) {
+  static const DLDataType I8 = {kDLInt, 8, 1};
+  const int64_t P62 = INT64_C(1) << 62;
+  struct {
+    int64_t shape[3];
+    int fits;
+  } rows[] = {{{1, INT64_MAX, 1}, 1}, {{0, INT64_MAX, 1}, 1}, {{2, P62, 2}, 0},
+              {{0, P62, 2}, 0},       {{0, P62, 4}, 0},       {{4, P62, 4}, 0}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
+    int64_t *shape = rows[i].shape;
+    int64_t out[3] = {0, 0, 0};
+    dlpack_helpers_status want = rows[i].fits ? DLPACK_HELPERS_STATUS_OK : DLPACK_HELPERS_STATUS_OVERFLOW;
+    CHECK_STATUS(dlpack_compact_strides(3, shape, false, out), want);
+    if (rows[i].fits) CHECK(out[0] == shape[1] * shape[2] && out[1] == shape[2] && out[2] == 1);
+    DLManagedTensor legacy;
+    memset(&legacy, 0, sizeof legacy);
+    legacy.dl_tensor = tensor(buffer, I8, 3, shape, NULL, 0);
+    legacy.deleter = legacy_deleter;
+    legacy_deleted = 0;
+    DLManagedTensorVersioned *v = NULL;
+    CHECK_STATUS(dlpack_legacy_to_versioned(&legacy, 0, &v), want);
+    if (v) {
+      CHECK(v->dl_tensor.strides[0] == shape[1] * shape[2]);
+      dlpack_tensor_delete(v);
+      v = NULL;
+    }
+    CHECK_STATUS(dlpack_legacy_tensor_wrap(&legacy, 0, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, &v), want);
+    if (v) dlpack_tensor_delete(v);
+    CHECK_EQ_INT(legacy_deleted, rows[i].fits ? 2 : 0); /* failures leave it with the caller */
+    DLManagedTensorVersioned *c = NULL;
+    CHECK_STATUS(dlpack_tensor_create(buffer, CPU, 3, shape, NULL, I8, 0, 0, NULL, NULL, &c), want);
+    if (c) dlpack_tensor_delete(c);
+  }
+}
+
+/* Peer case 50: a legacy struct cannot say read-only; every conversion of it is read-only unless
+ * the caller asserts writability, and a read-only tensor never becomes legacy silently. */
+TEST(case_50_legacy_writability_is_never_invented) {
+  int64_t shape[2] = {2, 3};
+  DLManagedTensor legacy;
+  memset(&legacy, 0, sizeof legacy);
+  legacy.dl_tensor = tensor(buffer, F32, 2, shape, NULL, 0);
+  legacy.deleter = legacy_deleter;
+  legacy_deleted = 0;
+  dlpack_helpers_writability w = -1;
+  CHECK_STATUS(dlpack_legacy_tensor_writability(&legacy, &w), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(w, DLPACK_HELPERS_WRITABILITY_UNKNOWN);
+  dlpack_helpers_validate_options req = opts(DLPACK_HELPERS_VALIDATE_REQUIRE_WRITABLE);
+  CHECK_STATUS(dlpack_legacy_tensor_validate(&legacy, &req, NULL), DLPACK_HELPERS_STATUS_READ_ONLY);
+  DLManagedTensorVersioned *v = NULL;
+  CHECK_STATUS(dlpack_legacy_to_versioned(&legacy, DLPACK_FLAG_BITMASK_IS_COPIED, &v), DLPACK_HELPERS_STATUS_OK);
+  CHECK(v->flags == (DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED));
+  CHECK_STATUS(dlpack_tensor_writability(v, &w), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(w, DLPACK_HELPERS_WRITABILITY_READ_ONLY);
+  CHECK_STATUS(dlpack_tensor_validate(v, &req, NULL), DLPACK_HELPERS_STATUS_READ_ONLY);
+  /* Mirror: back to legacy is refused (BufferError) unless READ_ONLY is dropped explicitly. */
+  DLManagedTensor *l = NULL;
+  CHECK_STATUS(dlpack_versioned_to_legacy(v, 0, NULL, &l), DLPACK_HELPERS_STATUS_READ_ONLY);
+  CHECK(strcmp(dlpack_status_python_exception(DLPACK_HELPERS_STATUS_READ_ONLY), "BufferError") == 0);
+  dlpack_tensor_delete(v);
+  CHECK_EQ_INT(legacy_deleted, 1);
+  /* The explicit assertion: exactly the caller's flags. */
+  CHECK_STATUS(dlpack_legacy_tensor_wrap(&legacy, 0, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, &v),
+               DLPACK_HELPERS_STATUS_OK);
+  CHECK(v->flags == 0);
+  CHECK_STATUS(dlpack_tensor_writability(v, &w), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(w, DLPACK_HELPERS_WRITABILITY_WRITABLE);
+  CHECK_STATUS(dlpack_tensor_validate(v, &req, NULL), DLPACK_HELPERS_STATUS_OK);
+  CHECK_STATUS(dlpack_versioned_to_legacy(v, 0, NULL, &l), DLPACK_HELPERS_STATUS_OK);
+  dlpack_legacy_tensor_delete(l);
+  CHECK_EQ_INT(legacy_deleted, 2);
+  v = NULL;
+  CHECK_STATUS(dlpack_legacy_tensor_wrap(&legacy, 0, 0x80, &v), DLPACK_HELPERS_STATUS_INVALID_ARGUMENT);
+  CHECK(v == NULL && legacy_deleted == 2);
+  /* The new status is named and mapped. */
+  CHECK(strcmp(dlpack_status_string(DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET), "PYTHON_ERROR_SET") == 0);
+  CHECK(strcmp(dlpack_status_python_exception(DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET), "RuntimeError") == 0);
+}
+
+/* Issue 12 item 5: every element inside [base, base + size)? */
+TEST(fits_allocation_negative_strides_empty_0d_overflow) {
+  bool fits = false;
+  int64_t shape[1] = {12}, strides[1] = {-1};
+  DLTensor t = tensor(buffer, F32, 1, shape, strides, 11 * 4); /* reversed view of 12 floats */
+  CHECK_STATUS(dlpack_dltensor_fits_allocation(&t, 0, buffer, 48, &fits), DLPACK_HELPERS_STATUS_OK);
+  CHECK(fits);
+  CHECK_STATUS(dlpack_dltensor_fits_allocation(&t, 0, buffer + 4, 44, &fits), DLPACK_HELPERS_STATUS_OK);
+  CHECK(!fits); /* element 11 of the view lies below base */
+  t.byte_offset = 10 * 4;
+  CHECK_STATUS(dlpack_dltensor_fits_allocation(&t, 0, buffer, 48, &fits), DLPACK_HELPERS_STATUS_OK);
+  CHECK(!fits);
+  int64_t empty_shape[2] = {0, 3};
+  DLTensor e = tensor(NULL, F32, 2, empty_shape, NULL, 0);
+  CHECK_STATUS(dlpack_dltensor_fits_allocation(&e, 0, buffer, 0, &fits), DLPACK_HELPERS_STATUS_OK);
+  CHECK(fits);
+  DLTensor z = tensor(buffer, F32, 0, NULL, NULL, 0);
+  CHECK_STATUS(dlpack_dltensor_fits_allocation(&z, 0, buffer, 4, &fits), DLPACK_HELPERS_STATUS_OK);
+  CHECK(fits);
+  CHECK_STATUS(dlpack_dltensor_fits_allocation(&z, 0, buffer, 3, &fits), DLPACK_HELPERS_STATUS_OK);
+  CHECK(!fits);
+  CHECK_STATUS(dlpack_dltensor_fits_allocation(&z, 0, (void *)UINTPTR_MAX, 2, &fits),
+               DLPACK_HELPERS_STATUS_OVERFLOW);
+  int64_t huge[2] = {INT64_C(1) << 62, 4};
+  DLTensor h = tensor(buffer, F32, 2, huge, NULL, 0);
+  CHECK_STATUS(dlpack_dltensor_fits_allocation(&h, 0, buffer, UINT64_MAX / 2, &fits),
+               DLPACK_HELPERS_STATUS_OVERFLOW);
+}
+
 TEST(versioned_to_legacy_reports_flags) {
   int64_t shape[1] = {4}, strides[1] = {1};
   DLManagedTensorVersioned m;
@@ -603,5 +714,8 @@ int main(void) {
   RUN(sub_byte_extents);
   RUN(padded_flag_needs_version_1_1);
   RUN(compact_strides_only_strides_must_fit);
+  RUN(case_49_implied_strides_never_clamp);
+  RUN(case_50_legacy_writability_is_never_invented);
+  RUN(fits_allocation_negative_strides_empty_0d_overflow);
   return CHECK_REPORT();
 }

@@ -13,6 +13,12 @@ TEST(python_entry_points_report_unavailable) {
   CHECK_STATUS(dlpack_object_import(&fake_object, NULL, &t, NULL), DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE);
   CHECK_STATUS(dlpack_object_get_device(&fake_object, &d), DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE);
   CHECK_STATUS(dlpack_exchange_api_find(&fake_object, &api), DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE);
+  uint32_t how = 99;
+  CHECK_STATUS(dlpack_capsule_import(&fake_object, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, &t, &how),
+               DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE);
+  CHECK_STATUS(dlpack_object_query_device(&fake_object, DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR, &d),
+               DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE);
+  CHECK(how == 99);
   CHECK(t == NULL && api == NULL && d.device_type == kDLCPU);
   CHECK(strcmp(dlpack_status_python_exception(DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR), "BufferError") == 0);
   (void)capsule;

@@ -9,11 +9,13 @@
 #define _POSIX_C_SOURCE 200112L
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "dlpack_helpers.h"
@@ -281,7 +283,9 @@ TEST(eight_threads) {
     count_fn count = h ? (count_fn)(uintptr_t)dlsym(h, "fake_count") : NULL;
     CHECK(count != NULL);
     if (count) {
-      CHECK_EQ_INT(count("hipInit"), 1);
+      /* Loaded without holding a lock while hipInit runs (issue 12): racing first users may each
+       * initialise (hipInit is idempotent); one result is kept for everyone. */
+      CHECK(count("hipInit") >= 1 && count("hipInit") <= NTHREADS);
       CHECK_EQ_INT(count("hipEventRecord"), atomic_load(&hip_waits));
       CHECK_EQ_INT(count("hipStreamWaitEvent"), atomic_load(&hip_waits));
       CHECK(count("hipEventCreateWithFlags") <= 2 * NTHREADS);
@@ -297,7 +301,9 @@ TEST(eight_threads) {
     count_fn count = (count_fn)(uintptr_t)dlsym(h, "fake_count");
     CHECK(count != NULL);
     if (!count) return;
-    CHECK_EQ_INT(count("cuInit"), 1);                     /* initialized once, for all threads */
+    /* No lock held while cuInit runs (issue 12): racing first users may each initialise (cuInit
+     * is idempotent and thread-safe); one loaded driver is kept for everyone. */
+    CHECK(count("cuInit") >= 1 && count("cuInit") <= NTHREADS);
     CHECK_EQ_INT(count("cuEventRecord"), atomic_load(&cuda_waits)); /* one record per wait */
     CHECK_EQ_INT(count("cuStreamWaitEvent"), atomic_load(&cuda_waits));
     CHECK(count("cuEventCreate") <= 2 * NTHREADS);        /* pooled, not one per call */
@@ -307,7 +313,91 @@ TEST(eight_threads) {
   }
 }
 
+/* ---- re-entrancy from every callback, 8 threads, under a watchdog (issue 12) ----------------- */
+
+/* A deleter that re-enters the library with work that itself runs deleters and conversions. */
+static void deep_reentrant_deleter(DLManagedTensorVersioned *t) {
+  static float one_element;
+  DLManagedTensor *l = new_legacy();
+  l->dl_tensor.data = &one_element; /* a valid 0-d float32 tensor, so the wrap succeeds */
+  l->dl_tensor.dtype.code = kDLFloat;
+  l->dl_tensor.dtype.bits = 32;
+  l->dl_tensor.dtype.lanes = 1;
+  DLManagedTensorVersioned *w = NULL;
+  if (dlpack_legacy_tensor_wrap(l, 0, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, &w) == DLPACK_HELPERS_STATUS_OK)
+    dlpack_tensor_delete(w); /* runs the legacy deleter, nested */
+  else
+    dlpack_legacy_tensor_delete(l);
+  dlpack_helpers_info info;
+  info.struct_size = sizeof info;
+  (void)dlpack_get_info(&info); /* probes the CUDA/HIP backends: their loaders run here */
+  counting_deleter(t);
+}
+
+/* Backend callbacks that re-enter: registration (its lock must not be held while we run), info
+ * (backend probes) and the other backend entry points. */
+static int32_t reentrant_wait(void *ctx, int32_t device_id, void *producer, void *consumer) {
+  (void)ctx;
+  (void)producer;
+  (void)consumer;
+  dlpack_helpers_stream_backend again;
+  memset(&again, 0, sizeof again);
+  again.wait = reentrant_wait;
+  again.synchronize = backend_sync;
+  /* Already registered: refused, but it must return (no lock of ours is held while we run). */
+  if (dlpack_stream_backend_register((DLDeviceType)(BACKEND_TYPE + 1), &again) != DLPACK_HELPERS_STATUS_INVALID_ARGUMENT)
+    return 1;
+  if (dlpack_stream_backend_check((DLDeviceType)(BACKEND_TYPE + 1)) != DLPACK_HELPERS_STATUS_OK) return 2;
+  if (dlpack_stream_synchronize(dev(BACKEND_TYPE + 1, device_id), (void *)0x10) != DLPACK_HELPERS_STATUS_OK) return 3;
+  return 0;
+}
+
+static void *reenter(void *arg) {
+  int id = (int)(intptr_t)arg;
+  long i = -1;
+  pthread_barrier_wait(&start);
+  for (i = 0; i < 2000; ++i) {
+    DLManagedTensorVersioned *t = new_tensor(i % 2 ? 1 : 2, 3);
+    t->deleter = deep_reentrant_deleter;
+    dlpack_helpers_status st = dlpack_tensor_check_version_or_delete(t, NULL);
+    if (st == DLPACK_HELPERS_STATUS_OK) dlpack_tensor_delete(t);
+    dlpack_helpers_stream consumer = {DLPACK_HELPERS_STREAM_HANDLE, (void *)(uintptr_t)(0x100 + id)};
+    TCHECK(dlpack_stream_wait(dev(BACKEND_TYPE + 1, id), (void *)0x10, &consumer) == DLPACK_HELPERS_STATUS_OK);
+  }
+  return NULL;
+}
+
+static void watchdog_fired(int sig) {
+  (void)sig;
+  static const char msg[] = "test_reliability: watchdog: a re-entrant call hangs (a lock held while foreign code runs?)\n";
+  ssize_t r = write(2, msg, sizeof msg - 1);
+  (void)r;
+  _exit(3);
+}
+
+TEST(reentrancy_from_every_callback_under_a_watchdog) {
+  signal(SIGALRM, watchdog_fired);
+  alarm(120); /* a hang fails the run instead of hanging CI */
+  dlpack_helpers_stream_backend b;
+  memset(&b, 0, sizeof b);
+  b.wait = reentrant_wait;
+  b.synchronize = backend_sync;
+  CHECK_STATUS(dlpack_stream_backend_register((DLDeviceType)(BACKEND_TYPE + 1), &b), DLPACK_HELPERS_STATUS_OK);
+  atomic_store(&created, 0);
+  atomic_store(&released, 0);
+  atomic_store(&failures, 0);
+  pthread_barrier_init(&start, NULL, NTHREADS);
+  pthread_t th[NTHREADS];
+  for (int k = 0; k < NTHREADS; ++k) CHECK_EQ_INT(pthread_create(&th[k], NULL, reenter, (void *)(intptr_t)k), 0);
+  for (int k = 0; k < NTHREADS; ++k) pthread_join(th[k], NULL);
+  pthread_barrier_destroy(&start);
+  alarm(0);
+  CHECK_EQ_INT(atomic_load(&failures), 0);
+  CHECK_EQ_INT(atomic_load(&released), atomic_load(&created));
+}
+
 int main(void) {
+  RUN(reentrancy_from_every_callback_under_a_watchdog);
   RUN(case_5_6_misbehaving_deleters);
   RUN(misbehaving_backend_callbacks);
   RUN(eight_threads);

@@ -54,7 +54,10 @@ def test_numpy_dtypes_are_dlpack_codes():
 def test_numpy_legacy_capsule():
     arr = np.arange(5.0)
     with dh.import_tensor(arr.__dlpack__()) as t:  # a "dltensor" capsule, wrapped
-        assert t.version == (1, 0) and t.flags == 0 and t.shape == (5,)
+        # Peer case 50: the legacy struct cannot say read-only, so the wrap is read-only (1.3
+        # rules: strides filled in), and "came from legacy" is reported for a raw capsule too.
+        assert t.version == (1, 3) and t.flags == _lib.FLAG_READ_ONLY and t.shape == (5,)
+        assert t.readonly and t.how == _lib.IMPORTED_LEGACY
         np.testing.assert_array_equal(np.from_dlpack(t), arr)
 
 

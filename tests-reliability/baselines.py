@@ -220,6 +220,47 @@ def b_object_import(c: Ctx):
                 lambda s, a: c.delete_out_tensor(out))
 
 
+def b_capsule_import(c: Ctx):
+    cap = _numpy_capsule(False)  # legacy: converted read-only, reported as legacy
+    out, how = ctypes.c_void_p(), ctypes.c_uint32()
+
+    def after(s, args):
+        if c.ok(s) and args.get("out_how") is how:
+            legacy = args["capsule"].obj is cap  # the baseline's legacy capsule, not a variant's
+            assert how.value == (1 if legacy else 0)  # DLPACK_HELPERS_IMPORTED_LEGACY
+            flags = ctypes.cast(out.value, ctypes.POINTER(DLManagedTensorVersioned)).contents.flags
+            if legacy:  # read-only unless DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE (peer case 50)
+                f = args["flags"]
+                assert bool(flags & 1) == (not getattr(f, "value", f) & 4)
+        c.delete_out_tensor(out)
+    return Case({"capsule": PyObj(cap), "flags": ctypes.c_uint32(0), "out_tensor": out, "out_how": how}, after)
+
+
+def b_object_query_device(c: Ctx):
+    return Case({"obj": PyObj(np.arange(3.0)), "flags": ctypes.c_uint32(2), "out_device": DLDevice()})
+
+
+def b_legacy_tensor_wrap(c: Ctx):
+    t = c.tensors.legacy(valid=True)
+    out = ctypes.c_void_p()
+
+    def after(s, args):
+        if c.ok(s):
+            c.lib.dlpack_tensor_delete(out.value)  # the wrapper releases the legacy tensor
+        else:
+            c.lib.dlpack_legacy_tensor_delete(cabi.addr(t))
+        assert c.tensors.released(t) == 1
+    return Case({"legacy": t, "flags": 0, "options": ctypes.c_uint32(4), "out_tensor": out}, after)
+
+
+def b_dltensor_fits_allocation(c: Ctx):
+    case = _b_on_dltensor(c, flags=0, out_fits=ctypes.c_bool())
+    data = case.keep[0]
+    case.args["base"] = data.ctypes.data
+    case.args["size_in_bytes"] = data.nbytes
+    return case
+
+
 def b_python_fastpath_new(c: Ctx):
     out = ctypes.c_void_p()
 
@@ -409,6 +450,10 @@ BASELINES = {
     "dlpack_capsule_new": lambda c: _b_capsule_new(c, False),
     "dlpack_legacy_capsule_new": lambda c: _b_capsule_new(c, True),
     "dlpack_capsule_consume": lambda c: _b_capsule_consume(c, False),
+    "dlpack_capsule_import": b_capsule_import,
+    "dlpack_object_query_device": b_object_query_device,
+    "dlpack_legacy_tensor_wrap": b_legacy_tensor_wrap,
+    "dlpack_dltensor_fits_allocation": b_dltensor_fits_allocation,
     "dlpack_legacy_capsule_consume": lambda c: _b_capsule_consume(c, True),
     "dlpack_capsule_new_view": b_capsule_new_view,
     "dlpack_exchange_api_find": b_exchange_api_find,
@@ -464,6 +509,38 @@ NULLABLE = {
 }
 
 
+def _used_capsule():
+    """A NumPy capsule already consumed (named "used_dltensor_versioned"); its tensor released."""
+    lib = ctypes.PyDLL(cabi.library_path())  # the library already loaded: same handle
+    cap = _numpy_capsule(True)
+    out = ctypes.c_void_p()
+    assert lib.dlpack_capsule_consume(ctypes.c_void_p(id(cap)), ctypes.byref(out)) == 0
+    lib.dlpack_tensor_delete(out)
+    return cap
+
+
+_LEGACY_KEEP = []
+
+
+def _legacy_overflow_shape(t):
+    """int8, shape {0, 2^62, 4}, NULL strides: the implied stride of dimension 0 is 2^64."""
+    shape = (ctypes.c_int64 * 3)(0, 2**62, 4)
+    _LEGACY_KEEP.append(shape)
+    t.dl_tensor.ndim = 3
+    t.dl_tensor.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    t.dl_tensor.strides = None
+    t.dl_tensor.dtype = DLDataType(0, 8, 1)
+
+
+def _view_overflow_shape(t, first):
+    shape = (ctypes.c_int64 * 3)(first, 2**62, 4)
+    _LEGACY_KEEP.append(shape)
+    t.ndim = 3
+    t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    t.strides = None
+    t.dtype = DLDataType(0, 8, 1)
+
+
 def _set(field, value):
     def f(case):
         obj_name, attr = field.split(".")
@@ -509,8 +586,24 @@ VARIANTS = [
     ("dlpack_object_import", "copy 99", _set("request.copy", 99), "INVALID_ARGUMENT"),
     ("dlpack_object_import", "flags all bits", _set("request.flags", 2**32 - 1), "INVALID_ARGUMENT"),
     ("dlpack_object_import", "max_version 2.0", _set("request.max_version", DLPackVersion(2, 0)), None),
-    ("dlpack_capsule_new_view", "ndim -1", _set("tensor.ndim", -1), "INVALID_ARGUMENT"),
-    ("dlpack_capsule_new_view", "ndim INT32_MIN", _set("tensor.ndim", -2**31), "INVALID_ARGUMENT"),
+    ("dlpack_capsule_new_view", "ndim -1", _set("tensor.ndim", -1), "INVALID_NDIM"),
+    ("dlpack_capsule_new_view", "ndim INT32_MIN", _set("tensor.ndim", -2**31), "INVALID_NDIM"),
+    ("dlpack_capsule_new_view", "read-only, legacy kind (peer case 50)", lambda cs: (cs.args.__setitem__("flags", ctypes.c_uint64(1)), cs.args.__setitem__("kind", ctypes.c_int32(0))), "READ_ONLY"),
+    ("dlpack_capsule_new_view", "read-only, versioned kind", lambda cs: cs.args.__setitem__("flags", ctypes.c_uint64(1)), "OK"),
+    ("dlpack_capsule_new_view", "unknown flag bits", lambda cs: cs.args.__setitem__("flags", ctypes.c_uint64(2**63)), "INVALID_FLAGS"),
+    ("dlpack_capsule_new_view", "int8 {4, 2^62, 4}, NULL strides (peer case 49)", lambda cs: _view_overflow_shape(cs.args["tensor"], 4), "OVERFLOW"),
+    ("dlpack_capsule_new_view", "int8 {0, 2^62, 4}, NULL strides: stride 2^64 (peer case 49)", lambda cs: _view_overflow_shape(cs.args["tensor"], 0), "OVERFLOW"),
+    ("dlpack_capsule_import", "unknown flag bits", lambda cs: cs.args.__setitem__("flags", ctypes.c_uint32(2**32 - 1)), "INVALID_ARGUMENT"),
+    ("dlpack_capsule_import", "used capsule", lambda cs: cs.args.__setitem__("capsule", PyObj(_used_capsule())), "CAPSULE_CONSUMED"),
+    ("dlpack_capsule_import", "versioned capsule, legacy-writable flag", lambda cs: (cs.args.__setitem__("capsule", PyObj(_numpy_capsule(True))), cs.args.__setitem__("flags", ctypes.c_uint32(4))), "OK"),
+    ("dlpack_object_query_device", "unknown flag bits", lambda cs: cs.args.__setitem__("flags", ctypes.c_uint32(1)), "INVALID_ARGUMENT"),
+    ("dlpack_object_query_device", "no __dlpack_device__, message mode", lambda cs: (cs.args.__setitem__("obj", PyObj(3)), cs.args.__setitem__("flags", ctypes.c_uint32(0))), "NO_DLPACK_METHOD"),
+    ("dlpack_legacy_tensor_wrap", "unknown option bits", lambda cs: cs.args.__setitem__("options", ctypes.c_uint32(1)), "INVALID_ARGUMENT"),
+    ("dlpack_legacy_tensor_wrap", "NULL strides, stride 2^64 (peer case 49)", lambda cs: _legacy_overflow_shape(cs.args["legacy"]), "OVERFLOW"),
+    ("dlpack_legacy_to_versioned", "NULL strides, stride 2^64 (peer case 49)", lambda cs: _legacy_overflow_shape(cs.args["legacy"]), "OVERFLOW"),
+    ("dlpack_dltensor_fits_allocation", "base + size wraps", lambda cs: (cs.args.__setitem__("base", 2**64 - 16), cs.args.__setitem__("size_in_bytes", 32)), "OVERFLOW"),
+    ("dlpack_dltensor_fits_allocation", "opaque handle, other base", lambda cs: setattr(cs.args["tensor"], "device", DLDevice(4, 0)), None),
+    ("dlpack_dltensor_fits_allocation", "size 0", lambda cs: cs.args.__setitem__("size_in_bytes", 0), "OK"),
     ("dlpack_capsule_new_view", "ndim 0 (a scalar)", _set("tensor.ndim", 0), "OK"),
     ("dlpack_stream_wait", "consumer kind 99", _set("consumer_stream.kind", 99), "INVALID_ARGUMENT"),
     ("dlpack_stream_wait", "consumer kind -1", _set("consumer_stream.kind", -1), "INVALID_ARGUMENT"),

@@ -75,7 +75,8 @@ def test_case_1_2_3_7_8_capsule_state_machine():
                 cap = a.__dlpack__(max_version=(1, 3)) if kind == "v" else a.__dlpack__()
                 pool.append(Item(cap, kind, None))
             else:
-                t = tensors.versioned() if kind == "v" else tensors.legacy()
+                # Valid tensors: a legacy one is validated when consumed as versioned (issue 12).
+                t = tensors.versioned(valid=True) if kind == "v" else tensors.legacy(valid=True)
                 out = ctypes.c_void_p()
                 fn = LIB.dlpack_capsule_new if kind == "v" else LIB.dlpack_legacy_capsule_new
                 assert fn(ctypes.addressof(t), ctypes.addressof(out)) == 0, where

@@ -104,7 +104,8 @@ def rt_typeerror_retry_legacy(alive):
     a = np.arange(ELEMS, dtype=np.float64)
     alive.append(a)
     with dh.import_tensor(Legacy(a)) as t:
-        assert t.version == (1, 0)
+        # The legacy wrap: 1.3 rules (strides filled in), read-only (peer case 50).
+        assert t.version == (1, 3) and t.readonly
 
 
 def rt_pyarrow(alive):

@@ -437,3 +437,98 @@ fn producer_flow_resolve_then_wait() {
     );
     assert_eq!(f.last("cuStreamWaitEvent").0, 0x2);
 }
+
+/// Issue 17: a wait for pinned (`kDLCUDAHost`) or managed (`kDLCUDAManaged`) memory, whose
+/// device id is always 0, runs in the context of the producer's stream (`cuStreamGetCtx`), not
+/// in the calling thread's current context or device 0's primary one: the producer's stream may
+/// belong to another device's context, and the driver refuses to record an event of one context
+/// on a stream of another (the fake does too). Two contexts: device 0's primary context is
+/// current on the calling thread (as after a framework used device 0), the producer's stream
+/// belongs to device 1's; then the same from a thread with no current context.
+#[test]
+fn host_and_managed_wait_in_the_producer_streams_context() {
+    let (f, _g) = fake();
+    let retain: unsafe extern "C" fn(*mut *mut c_void, i32) -> i32 =
+        f.sym(c"cuDevicePrimaryCtxRetain");
+    let push: unsafe extern "C" fn(*mut c_void) -> i32 = f.sym(c"cuCtxPushCurrent_v2");
+    let pop: unsafe extern "C" fn(*mut *mut c_void) -> i32 = f.sym(c"cuCtxPopCurrent_v2");
+    let set_ctx: unsafe extern "C" fn(usize, *mut c_void) = f.sym(c"fake_set_stream_context");
+    let (mut ctx0, mut ctx1) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: the fake driver's C signature; the out-pointer is a live local.
+    assert_eq!(unsafe { retain(&mut ctx0, 0) }, 0);
+    // SAFETY: the fake driver's C signature; the out-pointer is a live local.
+    assert_eq!(unsafe { retain(&mut ctx1, 1) }, 0);
+    assert_ne!(ctx0, ctx1);
+    let (ctx0, ctx1) = (ctx0 as usize, ctx1 as usize);
+    let (producer, consumer) = (0x6100usize, 0x6200usize);
+    // SAFETY: the fake's C signature; it only records the two values.
+    unsafe {
+        set_ctx(producer, ctx1 as *mut c_void);
+        set_ctx(consumer, ctx1 as *mut c_void);
+    }
+    let run = |expect_ctx_current: usize| {
+        for t in [DLDeviceType::kDLCUDAHost, DLDeviceType::kDLCUDAManaged] {
+            f.reset();
+            assert_eq!(
+                wait(dev(t, 0), producer, handle(consumer)),
+                DLPACK_HELPERS_STATUS_OK,
+                "{t:?}: {}",
+                last_error()
+            );
+            assert_eq!(f.last("cuEventRecord").1, producer);
+            assert_eq!(f.last("cuStreamWaitEvent").0, consumer);
+            assert_eq!(f.last("cuStreamGetCtx").0, producer);
+            assert_eq!(
+                f.count("cuCtxPushCurrent_v2"),
+                f.count("cuCtxPopCurrent_v2")
+            );
+            assert_eq!(f.last("cuCtxPushCurrent_v2").0, ctx1);
+            assert_eq!(
+                // SAFETY: the producer stream is an opaque value the fake runtime only records
+                // (never dereferenced).
+                unsafe { dlpack_stream_synchronize(dev(t, 0), producer as *mut c_void) },
+                DLPACK_HELPERS_STATUS_OK,
+                "{}",
+                last_error()
+            );
+            let cur: unsafe extern "C" fn(*mut *mut c_void) -> i32 = f.sym(c"cuCtxGetCurrent");
+            let mut now = std::ptr::null_mut();
+            // SAFETY: the fake driver's C signature; the out-pointer is a live local.
+            assert_eq!(unsafe { cur(&mut now) }, 0);
+            assert_eq!(
+                now as usize, expect_ctx_current,
+                "the caller's context is restored"
+            );
+        }
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // SAFETY: `ctx0` is a context the fake driver returned above.
+            assert_eq!(unsafe { push(ctx0 as *mut c_void) }, 0);
+            run(ctx0);
+            let mut out = std::ptr::null_mut();
+            // SAFETY: the fake driver's C signature; the out-pointer is a live local.
+            assert_eq!(unsafe { pop(&mut out) }, 0);
+        });
+    });
+    std::thread::scope(|s| {
+        s.spawn(|| run(0));
+    });
+    // Special handles (the default streams, NULL included) name a stream of whichever context is
+    // current, so they are not asked: as before, the current context, else device 0's primary.
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for special in [0usize, 0x1, 0x2] {
+                f.reset();
+                assert_eq!(
+                    wait(dev(DLDeviceType::kDLCUDAHost, 0), special, handle(consumer)),
+                    DLPACK_HELPERS_STATUS_OK,
+                    "{}",
+                    last_error()
+                );
+                assert_eq!(f.count("cuStreamGetCtx"), 0);
+                assert_eq!(f.last("cuCtxPushCurrent_v2").0, ctx0);
+            }
+        });
+    });
+}

@@ -4,7 +4,9 @@
 
 use crate::{Input, Out, check_status};
 use dlpack_helpers::abi::{DLDevice, DLManagedTensor, DLManagedTensorVersioned};
+use dlpack_helpers::capi::convert::dlpack_legacy_tensor_wrap;
 use dlpack_helpers::capi::error::*;
+use dlpack_helpers::capi::python::import::DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE;
 use dlpack_helpers::capi::tensor::*;
 use dlpack_helpers::capi::version::dlpack_helpers_version_compat;
 use std::cell::RefCell;
@@ -57,6 +59,16 @@ pub fn run(data: &[u8]) {
             // SAFETY: all-zero DLTensor is valid plain data.
             let mut dl_tensor: dlpack_helpers::abi::DLTensor = unsafe { std::mem::zeroed() };
             dl_tensor.device = device;
+            if op & 0x20 != 0 {
+                // A valid 0-d int8 tensor (so that wraps can succeed).
+                static BYTE: u8 = 0;
+                dl_tensor.data = (&raw const BYTE).cast_mut().cast();
+                dl_tensor.dtype = dlpack_helpers::abi::DLDataType {
+                    code: 0,
+                    bits: 8,
+                    lanes: 1,
+                };
+            }
             if op & 0x10 == 0 {
                 let t = Box::into_raw(Box::new(DLManagedTensorVersioned {
                     version: input.version(),
@@ -86,6 +98,7 @@ pub fn run(data: &[u8]) {
         }
         let i = slot % held.len();
         let Some(h) = held[i].take() else { continue };
+        let mut wrapped = None;
         let keep = match (&h, op % 8) {
             (Held::Versioned(t), 1) => {
                 // SAFETY: a live tensor we own.
@@ -133,6 +146,42 @@ pub fn run(data: &[u8]) {
                 }
                 true
             }
+            (Held::Legacy(t), 3) => {
+                // The one legacy -> versioned conversion (issue 12): on OK the wrapper owns the
+                // legacy tensor and is read-only unless writability was asserted; on failure
+                // nothing was called and we still own it.
+                let writable = input.bool();
+                let options = if writable { DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE } else { 0 }
+                    | if input.u8() < 8 { input.u32() } else { 0 };
+                let extra = input.u64() & if input.bool() { 0x6 } else { u64::MAX };
+                let mut out = Out::<*mut DLManagedTensorVersioned>::new();
+                // SAFETY: a live tensor we own.
+                let s = unsafe { dlpack_legacy_tensor_wrap(*t, extra, options, out.ptr()) };
+                check_status(
+                    "legacy_tensor_wrap",
+                    s,
+                    &[
+                        DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+                        DLPACK_HELPERS_STATUS_INVALID_FLAGS,
+                        DLPACK_HELPERS_STATUS_INVALID_DTYPE,
+                        DLPACK_HELPERS_STATUS_NULL_DATA,
+                        DLPACK_HELPERS_STATUS_INVALID_NDIM,
+                        DLPACK_HELPERS_STATUS_OVERFLOW,
+                    ],
+                );
+                if s == DLPACK_HELPERS_STATUS_OK {
+                    let w = out.get();
+                    // SAFETY: the wrapper we now own.
+                    let flags = unsafe { (*w).flags };
+                    let ro = flags & dlpack_helpers::abi::DLPACK_FLAG_BITMASK_READ_ONLY != 0;
+                    assert_eq!(ro, !writable || extra & 1 != 0, "writability invented");
+                    wrapped = Some(Held::Versioned(w));
+                    false
+                } else {
+                    assert!(out.untouched(), "out_tensor written on failure");
+                    true
+                }
+            }
             (Held::Legacy(t), 1 | 2) => {
                 // SAFETY: a live tensor we own.
                 unsafe { dlpack_legacy_tensor_delete(*t) };
@@ -150,6 +199,9 @@ pub fn run(data: &[u8]) {
         };
         if keep {
             held[i] = Some(h);
+        }
+        if let Some(w) = wrapped {
+            held.push(Some(w));
         }
     }
     // Release everything still held.

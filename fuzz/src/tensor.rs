@@ -149,6 +149,32 @@ pub fn run(data: &[u8]) {
     // SAFETY: as above.
     let s = unsafe { dlpack_dltensor_layout(&mt.dl_tensor, mt.flags, layout.ptr()) };
     check_status("dlpack_dltensor_layout", s, VALIDATION);
+    // The allocation-fit question (issue 12): a status or an answer, never a wrapped range; an
+    // OK answer agrees with the layout's byte range, recomputed exactly in 128 bits.
+    let layout_status = s;
+    let base = input.u64() as usize;
+    let size = input.u64() >> (input.u8() % 64);
+    let mut fits = Out::<bool>::new();
+    // SAFETY: as above.
+    let s = unsafe { dlpack_dltensor_fits_allocation(&mt.dl_tensor, mt.flags, base as *const c_void, size, fits.ptr()) };
+    check_status(
+        "dlpack_dltensor_fits_allocation",
+        s,
+        &[VALIDATION, &[DLPACK_HELPERS_STATUS_OPAQUE_HANDLE]].concat(),
+    );
+    if s == DLPACK_HELPERS_STATUS_OK {
+        assert_eq!(layout_status, DLPACK_HELPERS_STATUS_OK, "fits answered for a tensor without a layout");
+        let (l, f) = (layout.get(), fits.get());
+        let origin = mt.dl_tensor.data as usize as i128;
+        let want = l.numel == 0
+            || (origin + l.lowest_byte as i128 >= base as i128
+                && origin + l.end_byte as i128 <= base as i128 + size as i128);
+        if dlpack_device_is_pointer_addressed(mt.dl_tensor.device) {
+            assert_eq!(f, want, "fits_allocation disagrees with the layout's byte range");
+        }
+    } else {
+        assert!(fits.untouched(), "out_fits written on failure");
+    }
     let mut addr = Out::<*mut c_void>::new();
     // SAFETY: reads only data, device and byte_offset.
     let s = unsafe { dlpack_dltensor_data_address(&mt.dl_tensor, addr.ptr()) };

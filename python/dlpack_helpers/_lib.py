@@ -191,15 +191,18 @@ PROTOTYPES = {
     "dlpack_capsule_new": (status_t, (PV, P(c_void_p))),
     "dlpack_legacy_capsule_new": (status_t, (PL, P(c_void_p))),
     "dlpack_capsule_consume": (status_t, (py_object, P(PV))),
+    "dlpack_capsule_import": (status_t, (py_object, c_uint32, P(PV), P(c_uint32))),
     "dlpack_legacy_capsule_consume": (status_t, (py_object, P(PL))),
     "dlpack_capsule_new_view": (status_t, (P(DLTensor), c_uint64, py_object, c_int32, P(c_void_p))),
     "dlpack_object_import": (status_t, (py_object, P(ImportRequest), P(PV), P(c_uint32))),
     "dlpack_object_get_device": (status_t, (py_object, P(DLDevice))),
+    "dlpack_object_query_device": (status_t, (py_object, c_uint32, P(DLDevice))),
     "dlpack_exchange_api_find": (status_t, (py_object, P(P(DLPackExchangeAPI)))),
     # validation, layout, names, ownership conversions
     "dlpack_tensor_create": (status_t, (c_void_p, DLDevice, c_int32, P(ctypes.c_int64), P(ctypes.c_int64), DLDataType,
                                         c_uint64, c_uint64, ReleaseFn, c_void_p, P(PV))),
     "dlpack_legacy_to_versioned": (status_t, (PL, c_uint64, P(PV))),
+    "dlpack_legacy_tensor_wrap": (status_t, (PL, c_uint64, c_uint32, P(PV))),
     "dlpack_versioned_to_legacy": (status_t, (PV, c_uint32, P(c_uint64), P(PL))),
     "dlpack_tensor_get_flags": (status_t, (PV, P(c_uint64))),
     "dlpack_tensor_set_flags": (status_t, (PV, c_uint64, c_uint64)),
@@ -210,6 +213,7 @@ PROTOTYPES = {
     "dlpack_compact_strides": (status_t, (c_int32, P(ctypes.c_int64), c_bool, P(ctypes.c_int64))),
     "dlpack_device_is_pointer_addressed": (c_bool, (DLDevice,)),
     "dlpack_dltensor_data_address": (status_t, (P(DLTensor), P(c_void_p))),
+    "dlpack_dltensor_fits_allocation": (status_t, (P(DLTensor), c_uint64, c_void_p, c_uint64, P(c_bool))),
     "dlpack_dltensor_data_location": (status_t, (P(DLTensor), P(c_void_p), P(c_uint64))),
     "dlpack_dtype_format": (status_t, (DLDataType, c_char_p, c_size_t, P(c_size_t))),
     "dlpack_dtype_parse": (status_t, (c_char_p, P(DLDataType))),
@@ -237,7 +241,7 @@ EXPORT_LEGACY = 0
 EXPORT_VERSIONED = 1
 PRODUCER_EXPORTS_LEGACY = 0x1
 COPY_IF_NEEDED, COPY_ALWAYS, COPY_NEVER = 0, 1, 2
-IMPORT_EXCHANGE_API = 0x1
+IMPORT_EXCHANGE_API, IMPORT_KEEP_PYTHON_ERROR, IMPORT_LEGACY_WRITABLE = 0x1, 0x2, 0x4
 IMPORTED_LEGACY, IMPORTED_AFTER_RETRY, IMPORTED_EXCHANGE_API = 0x1, 0x2, 0x4
 CAP_CUDA, CAP_ROCM, CAP_PYTHON = 0x1, 0x2, 0x4
 FLAG_READ_ONLY, FLAG_IS_COPIED, FLAG_IS_SUBBYTE_TYPE_PADDED = 1, 2, 4

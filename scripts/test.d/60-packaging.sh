@@ -65,6 +65,15 @@ LIB="$(dirname "$(find "$PREFIX" -name "libdlpack_helpers.so.$VERSION" | head -n
 got_soname="$(readelf -d "$LIB/libdlpack_helpers.so.$VERSION" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')"
 [ "$got_soname" = "$SONAME" ] || fail "SONAME is '$got_soname', expected $SONAME"
 echo "ok: SONAME $got_soname, links and archive installed"
+# Lean by default (no debug information installed); the debug file only as the 'debug' component.
+readelf -S -W "$LIB/libdlpack_helpers.so.$VERSION" "$LIB/libdlpack_helpers.a" | grep -q '\.debug_info' \
+  && fail "the installed library or archive carries debug information"
+[ -e "$LIB/.debug" ] && fail "cmake --install installed lib/.debug without --component debug"
+cmake --install "$WORK/build" --component debug --prefix "$PREFIX" >>"$WORK/install.log" 2>&1 || fail "cmake --install --component debug"
+[ -f "$LIB/.debug/libdlpack_helpers.so.$VERSION.debug" ] || fail "the debug component did not install lib/.debug/libdlpack_helpers.so.$VERSION.debug"
+readelf --string-dump=.gnu_debuglink "$LIB/libdlpack_helpers.so.$VERSION" | grep -q "libdlpack_helpers.so.$VERSION.debug" \
+  || fail ".gnu_debuglink does not name the debug file"
+echo "ok: lean library and archive; the debug file installs with --component debug"
 
 # ---- exported symbols == functions declared in the header ----------------------------------------
 HEADER="$PREFIX/include/dlpack_helpers.h"
@@ -74,7 +83,10 @@ sed -e 's://.*$::' "$HEADER" | awk '
   /\/\*/ { c = 1 } { if (!c) print } /\*\// { c = 0 }' \
   | grep -oE '^[A-Za-z_][A-Za-z0-9_ ]*[ *]+(dlpack_[A-Za-z0-9_]+)\(' \
   | sed -E 's/.*[ *](dlpack_[A-Za-z0-9_]+)\($/\1/' | sort -u >"$WORK/declared.txt"
-nm -D --defined-only "$LIB/libdlpack_helpers.so.$VERSION" | awk '{ print $NF }' | sort -u >"$WORK/exported.txt"
+# Functions only: the version nodes of abi/dlpack_helpers.map are absolute symbols (type A); each
+# function's node is checked by scripts/test.d/62-abi.sh.
+nm -D --defined-only --without-symbol-versions "$LIB/libdlpack_helpers.so.$VERSION" \
+  | awk '$2 != "A" { print $NF }' | sort -u >"$WORK/exported.txt"
 [ -s "$WORK/declared.txt" ] || fail "found no function declarations in $HEADER"
 if ! diff -u "$WORK/declared.txt" "$WORK/exported.txt"; then
   fail "the shared library's exports differ from the header's functions (- declared only, + exported only)"

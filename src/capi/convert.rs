@@ -11,6 +11,7 @@ use crate::abi::{
 use crate::capi::boundary::{self, nonnull, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::layout::{versioned_parts, view_of};
+use crate::capi::python::import::DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE;
 use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
 use crate::rules::layout::{self, MAX_NDIM};
 use crate::rules::validate::{self, Declared, Requirements};
@@ -162,7 +163,7 @@ const LENIENT: Requirements = Requirements {
     },
 };
 
-fn check_known(flags: u64, what: &str) -> Result<(), Error> {
+pub(crate) fn check_known(flags: u64, what: &str) -> Result<(), Error> {
     let unknown = flags & !flags::KNOWN;
     if unknown != 0 {
         return Err(Error::fault(
@@ -171,6 +172,76 @@ fn check_known(flags: u64, what: &str) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// The flag rule of every versioned → legacy conversion (`dlpack_versioned_to_legacy`, a legacy
+/// `dlpack_capsule_new_view`): `READ_ONLY` is refused (`ReadOnly`: the legacy struct cannot
+/// carry it; callers offer their documented opt-in), `IS_SUBBYTE_TYPE_PADDED` on a sub-byte
+/// dtype is refused (`InvalidFlags`: legacy sub-byte data reads as packed); the other bits are
+/// dropped (`IS_COPIED`, and `IS_SUBBYTE_TYPE_PADDED` on a dtype it does not affect).
+pub(crate) fn check_legacy_flags(f: u64, dt: DLDataType, what: &str) -> Result<(), Error> {
+    if f & DLPACK_FLAG_BITMASK_READ_ONLY != 0 {
+        return Err(Error::fault(
+            Fault::ReadOnly,
+            format!(
+                "{what} has READ_ONLY, which a legacy DLManagedTensor cannot carry (a consumer \
+                 would take the memory as writable; peer case 50)"
+            ),
+        ));
+    }
+    if f & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED != 0 && dtype::element(dt, true)?.sub_byte {
+        return Err(Error::fault(
+            Fault::InvalidFlags,
+            format!(
+                "{what} has IS_SUBBYTE_TYPE_PADDED on a sub-byte dtype; a legacy tensor's \
+                 sub-byte data reads as packed, so the conversion would misplace every element"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The one legacy → versioned conversion (`dlpack_legacy_to_versioned`,
+/// `dlpack_legacy_tensor_wrap`, `dlpack_capsule_import`/`_consume`, `dlpack_object_import`):
+/// validate as `dlpack_legacy_tensor_validate` with default options, copy shape and strides
+/// into one block (compact row-major strides for NULL ones, exact or `Overflow`), version 1.3,
+/// `flags | READ_ONLY` unless `writable` (peer case 50: the legacy struct cannot say whether
+/// the memory may be written, so writability is never invented). On failure nothing was
+/// allocated or released: the caller still owns `legacy`.
+pub(crate) fn wrap_legacy(
+    legacy: *mut DLManagedTensor,
+    flags: u64,
+    writable: bool,
+) -> Result<*mut DLManagedTensorVersioned, Error> {
+    // SAFETY: caller contract.
+    let m = unsafe { nonnull(legacy.cast_const(), "legacy") }?;
+    check_known(flags, "flags")?;
+    let flags = if writable {
+        flags
+    } else {
+        flags | DLPACK_FLAG_BITMASK_READ_ONLY
+    };
+    let o = Requirements::default();
+    // SAFETY: caller contract.
+    let view = unsafe { view_of(&m.dl_tensor, Declared::Legacy, &o) }?;
+    validate::check_view(&view, Declared::Legacy, &o)?;
+    let head = DLManagedTensorVersioned {
+        version: DLPackVersion::CURRENT,
+        manager_ctx: legacy.cast(),
+        deleter: Some(versioned_deleter),
+        flags,
+        dl_tensor: m.dl_tensor,
+    };
+    alloc_block(
+        head,
+        Source::Legacy(legacy),
+        view.shape,
+        view.strides,
+        |h, s, r| {
+            h.dl_tensor.shape = s;
+            h.dl_tensor.strides = r;
+        },
+    )
 }
 
 /// Create an owned DLPack 1.3 versioned managed tensor describing the caller's own buffer, for a
@@ -258,21 +329,26 @@ pub unsafe extern "C" fn dlpack_tensor_create(
     })
 }
 
-/// Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data.
+/// Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data. The
+/// result is always read-only: it is `dlpack_legacy_tensor_wrap(legacy, flags, 0, out_tensor)`.
 ///
 /// - `legacy`: validated first (as `dlpack_legacy_tensor_validate` with default options). On OK
 ///   the wrapper owns it: the wrapper's deleter calls `legacy`'s deleter exactly once (after
 ///   freeing the wrapper); the caller must not release `legacy` itself any more. On failure the
 ///   caller still owns it and nothing was called.
-/// - `flags`: the wrapper's `flags` (DLPack 1.3 bits only): the legacy struct cannot say
-///   read-only, copied or padded, so the caller states what it knows (for example
-///   `DLPACK_FLAG_BITMASK_READ_ONLY` for an array from a producer that exports read-only data).
-///   Legacy sub-byte data is packed; setting `IS_SUBBYTE_TYPE_PADDED` claims otherwise.
+/// - `flags`: further flags of the wrapper (DLPack 1.3 bits only), stated by the caller, who
+///   knows its producer: `IS_COPIED` (the producer made a copy), `IS_SUBBYTE_TYPE_PADDED`
+///   (legacy sub-byte data is packed; setting it claims otherwise). The result always has
+///   `DLPACK_FLAG_BITMASK_READ_ONLY` as well: a legacy struct cannot say whether its memory may
+///   be written, and this signature has no way to assert that it may (peer case 50: writability
+///   is never invented). To assert it, call `dlpack_legacy_tensor_wrap` with
+///   `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`.
 /// - `out_tensor`: receives the wrapper. Its `shape` and `strides` are copies in the wrapper's
 ///   own allocation (compact row-major strides when the legacy tensor had NULL strides), its
 ///   `manager_ctx` is `legacy`, its version 1.3.
 ///
-/// Returns `DLPACK_HELPERS_STATUS_OK`; the statuses of `dlpack_legacy_tensor_validate`;
+/// Returns `DLPACK_HELPERS_STATUS_OK`; the statuses of `dlpack_legacy_tensor_validate`
+/// (`OVERFLOW` when a filled-in stride does not fit in `int64_t`: peer case 49);
 /// `INVALID_FLAGS`; `OUT_OF_MEMORY`; `NULL_POINTER`. One allocation. Thread-safety: as the
 /// legacy tensor's deleter.
 #[unsafe(no_mangle)]
@@ -283,29 +359,44 @@ pub unsafe extern "C" fn dlpack_legacy_to_versioned(
 ) -> dlpack_helpers_status {
     boundary::status(|| {
         let out = out_ptr(out_tensor, "out_tensor")?;
-        // SAFETY: caller contract.
-        let m = unsafe { nonnull(legacy.cast_const(), "legacy") }?;
-        check_known(flags, "flags")?;
-        let o = Requirements::default();
-        // SAFETY: caller contract.
-        let view = unsafe { view_of(&m.dl_tensor, Declared::Legacy, &o) }?;
-        validate::check_view(&view, Declared::Legacy, &o)?;
-        let head = DLManagedTensorVersioned {
-            version: DLPackVersion::CURRENT,
-            manager_ctx: legacy.cast(),
-            deleter: Some(versioned_deleter),
+        let p = wrap_legacy(legacy, flags, false)?;
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(p) };
+        Ok(())
+    })
+}
+
+/// Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data, saying
+/// whether its memory may be written.
+///
+/// - `legacy`, `out_tensor`, ownership: as `dlpack_legacy_to_versioned`.
+/// - `flags`: further flags of the wrapper (DLPack 1.3 bits), as `dlpack_legacy_to_versioned`.
+/// - `options`: 0, or `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` ("I know the producer's memory
+///   is writable"). Without it the wrapper has `DLPACK_FLAG_BITMASK_READ_ONLY` (whatever
+///   `flags` says); with it, the wrapper's flags are exactly `flags`. Other bits:
+///   `INVALID_ARGUMENT`.
+///
+/// Returns as `dlpack_legacy_to_versioned`, plus `INVALID_ARGUMENT`. One allocation.
+/// Thread-safety: as the legacy tensor's deleter. The same conversion serves
+/// `dlpack_capsule_import` and `dlpack_object_import` for legacy capsules (peer cases 49, 50).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_legacy_tensor_wrap(
+    legacy: *mut DLManagedTensor,
+    flags: u64,
+    options: u32,
+    out_tensor: *mut *mut DLManagedTensorVersioned,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_tensor, "out_tensor")?;
+        if options & !DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE != 0 {
+            return Err(Error::invalid(format!(
+                "options has bits {options:#x}; only DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE applies"
+            )));
+        }
+        let p = wrap_legacy(
+            legacy,
             flags,
-            dl_tensor: m.dl_tensor,
-        };
-        let p = alloc_block(
-            head,
-            Source::Legacy(legacy),
-            view.shape,
-            view.strides,
-            |h, s, r| {
-                h.dl_tensor.shape = s;
-                h.dl_tensor.strides = r;
-            },
+            options & DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE != 0,
         )?;
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(p) };
@@ -356,24 +447,16 @@ pub unsafe extern "C" fn dlpack_versioned_to_legacy(
         let Declared::Versioned { flags: f, .. } = producer else {
             unreachable!("versioned")
         };
-        if f & DLPACK_FLAG_BITMASK_READ_ONLY != 0
-            && options & DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY == 0
-        {
-            return Err(Error::fault(
-                Fault::ReadOnly,
-                "tensor->flags has READ_ONLY, which a legacy DLManagedTensor cannot carry (pass \
-                 DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY to drop it)",
-            ));
-        }
-        if f & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED != 0
-            && dtype::element(view.dtype, true)?.sub_byte
-        {
-            return Err(Error::fault(
-                Fault::InvalidFlags,
-                "tensor->flags has IS_SUBBYTE_TYPE_PADDED on a sub-byte dtype; a legacy tensor's \
-                 sub-byte data reads as packed, so the conversion would misplace every element",
-            ));
-        }
+        let checked = if options & DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY != 0 {
+            f & !DLPACK_FLAG_BITMASK_READ_ONLY
+        } else {
+            f
+        };
+        check_legacy_flags(
+            checked,
+            view.dtype,
+            "tensor->flags (pass DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY to drop READ_ONLY)",
+        )?;
         let head = DLManagedTensor {
             dl_tensor: *t,
             manager_ctx: tensor.cast(),

@@ -140,6 +140,17 @@ pub const DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID: dlpack_helpers_status = 69
 /// The object's type has neither `__dlpack_c_exchange_api__` (DLPack 1.3) nor
 /// `__c_dlpack_exchange_api__` (DLPack 1.2) (`AttributeError`).
 pub const DLPACK_HELPERS_STATUS_NO_EXCHANGE_API: dlpack_helpers_status = 70;
+/// A Python exception caused the failure and is **still set** (the thread's pending exception,
+/// the same object the producer or the Python C API raised, with its type and traceback): return
+/// NULL from your C function to propagate it, or handle it; do not raise another one. Returned
+/// by `dlpack_object_import`, `dlpack_object_query_device` and `dlpack_capsule_import` when the
+/// caller passes `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, and by every Python entry point for
+/// an exception that does not derive from `Exception` (`KeyboardInterrupt`, `SystemExit`,
+/// `GeneratorExit`, other `BaseException` subclasses), which this library never catches or
+/// clears. `dlpack_last_error_message()` names the exception's type and message.
+/// `dlpack_status_python_exception` names `RuntimeError` for it only as a fallback for a
+/// binding that does not check: the pending exception is the one to raise.
+pub const DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET: dlpack_helpers_status = 71;
 
 /// The status of an error; the one place where errors become codes.
 pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
@@ -166,6 +177,7 @@ pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
         Error::BadProducerResult(_) => DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT,
         Error::ExchangeApiInvalid(_) => DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID,
         Error::NoExchangeApi(_) => DLPACK_HELPERS_STATUS_NO_EXCHANGE_API,
+        Error::PythonErrorSet(_) => DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET,
         Error::Tensor { fault, .. } => match fault {
             Fault::InvalidNdim => DLPACK_HELPERS_STATUS_INVALID_NDIM,
             Fault::NullShape => DLPACK_HELPERS_STATUS_NULL_SHAPE,
@@ -216,6 +228,7 @@ const STATUSES: &[(dlpack_helpers_status, &CStr, &CStr)] = &[
     (DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT, c"BAD_PRODUCER_RESULT", c"TypeError"),
     (DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID, c"EXCHANGE_API_INVALID", c"BufferError"),
     (DLPACK_HELPERS_STATUS_NO_EXCHANGE_API, c"NO_EXCHANGE_API", c"AttributeError"),
+    (DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET, c"PYTHON_ERROR_SET", c"RuntimeError"),
     (DLPACK_HELPERS_STATUS_INVALID_NDIM, c"INVALID_NDIM", c"BufferError"),
     (DLPACK_HELPERS_STATUS_NULL_SHAPE, c"NULL_SHAPE", c"BufferError"),
     (DLPACK_HELPERS_STATUS_NULL_STRIDES, c"NULL_STRIDES", c"BufferError"),

@@ -146,7 +146,8 @@ pub(crate) unsafe fn versioned_parts<'a>(
     ))
 }
 
-const LENIENT: Requirements = Requirements {
+/// Default requirements, with NULL strides read as compact row-major at any version.
+pub(crate) const LENIENT: Requirements = Requirements {
     flags: validate::LENIENT_NULL_STRIDES,
     max_ndim: 0,
     data_alignment: 0,
@@ -260,6 +261,58 @@ pub unsafe extern "C" fn dlpack_compact_strides(
         layout::compact_strides(shape, !column_major, &mut tmp[..n])?;
         // SAFETY: non-NULL, caller guarantees room for n elements.
         unsafe { core::ptr::copy_nonoverlapping(tmp.as_ptr(), out, n) };
+        Ok(())
+    })
+}
+
+/// Whether a tensor fits in the allocation it claims to view: is every byte its elements
+/// occupy inside `[base, base + size_in_bytes)`? The question every importer of an untrusted
+/// tensor must ask before reading or writing it.
+///
+/// - `tensor`: borrowed; `shape` and `strides` hold `ndim` elements when non-NULL (NULL strides
+///   read as compact row-major, as `dlpack_dltensor_layout`).
+/// - `flags`: the `DLManagedTensorVersioned.flags` that go with it (only
+///   `IS_SUBBYTE_TYPE_PADDED` matters); 0 for a legacy tensor.
+/// - `base`, `size_in_bytes`: the allocation, in bytes. For pointer-addressed device types
+///   (`dlpack_device_is_pointer_addressed`) `base` is its first byte; for opaque handles it must
+///   be the tensor's own `data` handle, and the range is checked as offsets from it. `base`
+///   may be NULL: it is only compared as an address, never dereferenced.
+/// - `out_fits`: receives true when every element lies inside: the bytes from
+///   `data + lowest_byte` to `data + end_byte` of `dlpack_dltensor_layout`, so negative strides
+///   (which reach below `data + byte_offset`) and `byte_offset` are both counted. An empty
+///   tensor touches nothing and fits any allocation; a 0-d tensor is one element.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK` (answer in `*out_fits`); `NULL_POINTER`; the statuses of
+/// `dlpack_dltensor_layout` (`OVERFLOW` when the byte range does not fit in `int64_t`);
+/// `OVERFLOW` when `base + size_in_bytes` passes the end of the address space;
+/// `OPAQUE_HANDLE` (opaque handle and `base != data`). Arithmetic is exact (128-bit), never
+/// clamped. No allocation; thread-safe (reads only).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_dltensor_fits_allocation(
+    tensor: *const DLTensor,
+    flags: u64,
+    base: *const c_void,
+    size_in_bytes: u64,
+    out_fits: *mut bool,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_fits, "out_fits")?;
+        // SAFETY: caller contract for non-NULL pointers.
+        let t = unsafe { nonnull(tensor, "tensor") }?;
+        let producer = Declared::Versioned {
+            version: crate::abi::DLPackVersion::CURRENT,
+            flags: flags & crate::rules::flags::KNOWN,
+        };
+        // SAFETY: caller contract.
+        let view = unsafe { view_of(t, producer, &LENIENT) }?;
+        let fits = layout::fits_allocation(
+            &view,
+            flags & crate::abi::DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED != 0,
+            base as usize,
+            size_in_bytes,
+        )?;
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(fits) };
         Ok(())
     })
 }

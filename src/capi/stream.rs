@@ -601,8 +601,10 @@ fn synchronize(device: DLDevice, stream_handle: usize) -> Result<(), Error> {
 /// Otherwise records a pooled event on the producer stream and makes the consumer stream wait
 /// on it: after the first call per context (CUDA) or device (HIP), one event record and one
 /// stream wait per call, no event creation. The driver is loaded and initialized on first use;
-/// CUDA calls run in the primary context of the device (the current one when it already is).
-/// Streams must be live and belong to that device.
+/// CUDA calls for `kDLCUDA` run in the primary context of the device (the current one when it
+/// already is); for `kDLCUDAHost`/`kDLCUDAManaged`, whose device id is always 0, in the context
+/// of the producer's stream (`cuStreamGetCtx`; for NULL, 0x1 and 0x2 the current context, else
+/// device 0's primary one). Streams must be live and belong to that device.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` (driver absent, `cuInit` failed,
 /// no backend for the device type), `_DEVICE_ERROR` (the driver's error, named in the message),
@@ -627,6 +629,7 @@ pub unsafe extern "C" fn dlpack_stream_wait(
 ///
 /// - `device`: selects the backend as for `dlpack_stream_wait`; `kDLCPU` does nothing.
 /// - `stream`: the native stream to drain (normally the producer's); NULL for the default stream.
+///   The context is chosen as for `dlpack_stream_wait`, with `stream` as the producer's.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` or `_DEVICE_ERROR`. Thread-safe.
 #[unsafe(no_mangle)]

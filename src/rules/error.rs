@@ -84,6 +84,11 @@ pub enum Error {
     /// The object's type offers no C exchange API.
     #[error("{0}")]
     NoExchangeApi(String),
+    /// A Python exception caused the failure and was left set for the caller (the
+    /// `KEEP_PYTHON_ERROR` request flag, or an exception that does not derive from `Exception`,
+    /// which is never cleared). The message describes it; the exception itself is the answer.
+    #[error("{0}")]
+    PythonErrorSet(String),
     /// A tensor breaks a DLPack rule or a caller's requirement (validation, layout, names,
     /// ownership conversions). `fault` says which rule; it maps to one status code.
     #[error("{message}")]

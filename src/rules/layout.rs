@@ -468,5 +468,57 @@ pub const fn first_element_alignment(
     }
 }
 
+/// Whether every byte the view's elements occupy lies inside the allocation `[base, base +
+/// size_in_bytes)` (issue 12; the peer fault: an extent check that ignored negative strides
+/// with a non-zero `byte_offset`). Exact: the byte range is [`layout`]'s `lowest_byte ..
+/// end_byte` (negative strides reach below the first element), taken relative to `data`, in
+/// 128-bit arithmetic.
+///
+/// - An empty view (an extent of 0) touches no byte: it fits any allocation.
+/// - A 0-d view has one element at `data + byte_offset`.
+/// - Opaque handles (see [`is_pointer_addressed`]): `base` must be the same handle as `data`
+///   (the range is then checked as offsets from it), else `OpaqueHandle`.
+///
+/// Errors: the layout's (`InvalidShape`, `InvalidDtype`, `Overflow`), `Overflow` when `base +
+/// size_in_bytes` passes the end of the address space, `OpaqueHandle` as above.
+pub fn fits_allocation(
+    view: &TensorView<'_>,
+    padded: bool,
+    base: usize,
+    size_in_bytes: u64,
+) -> Result<bool, Error> {
+    let l = layout(view, padded)?;
+    let alloc_end = base as i128 + size_in_bytes as i128;
+    if alloc_end > usize::MAX as i128 + 1 {
+        return Err(Error::fault(
+            Fault::Overflow,
+            format!(
+                "base + size_in_bytes ({base:#x} + {size_in_bytes}) passes the end of the address \
+                 space"
+            ),
+        ));
+    }
+    let origin = if is_pointer_addressed(view.device.device_type) {
+        view.data as i128
+    } else if view.data == base {
+        base as i128
+    } else {
+        return Err(Error::fault(
+            Fault::OpaqueHandle,
+            format!(
+                "tensor.device.device_type {} has an opaque data handle: base must be that same \
+                 handle ({:#x}), got {base:#x}",
+                view.device.device_type.0, view.data
+            ),
+        ));
+    };
+    if l.numel == 0 {
+        return Ok(true);
+    }
+    let lo = origin + l.lowest_byte as i128;
+    let hi = origin + l.end_byte as i128;
+    Ok(lo >= base as i128 && hi <= alloc_end)
+}
+
 #[cfg(test)]
 mod tests;

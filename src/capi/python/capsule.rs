@@ -2,16 +2,23 @@
 //! them (ownership moves by renaming, before any step that can fail), and exporting a view of a
 //! tensor kept alive by a Python object.
 
+use super::import::{
+    DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE,
+    DLPACK_HELPERS_IMPORTED_LEGACY,
+};
 use super::runtime::{self, Api, PyObject};
 use crate::abi::{DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
 use crate::capi::boundary::{self, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
+use crate::capi::layout::{LENIENT, view_of};
 use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
 use crate::capi::version::{
     DLPACK_HELPERS_EXPORT_LEGACY, DLPACK_HELPERS_EXPORT_VERSIONED, dlpack_helpers_export_kind,
 };
 use crate::rules::Error;
+use crate::rules::layout;
 use crate::rules::python::{self as rules, CapsuleState};
+use crate::rules::validate::{self, Declared};
 use core::ffi::{CStr, c_void};
 
 // The capsule names reach C as the DLPACK_HELPERS_CAPSULE_* macros (cbindgen.toml `trailer`;
@@ -113,8 +120,7 @@ fn new_capsule(
     let c = unsafe { (api.PyCapsule_New)(ptr, name.as_ptr(), DESTRUCTOR) };
     if c.is_null() {
         // SAFETY: GIL held, PyCapsule_New set an exception.
-        let (class, msg) = unsafe { api.take_error() };
-        return Err(runtime::producer_error(class, msg));
+        return Err(unsafe { api.failure(false) });
     }
     Ok(c)
 }
@@ -188,7 +194,10 @@ pub(crate) enum Taken {
 
 /// Take the tensor out of a DLPack capsule: check the name, rename it to its `used_` form (the
 /// moment ownership moves, before anything that can fail: peer case 1), return the pointer.
-pub(crate) fn take(api: &'static Api, capsule: *mut PyObject) -> Result<Taken, Error> {
+///
+/// `keep`: a Python exception from the C API calls stays set (`PythonErrorSet`) instead of
+/// becoming a message (see `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`).
+pub(crate) fn take(api: &'static Api, capsule: *mut PyObject, keep: bool) -> Result<Taken, Error> {
     // SAFETY: GIL held, `capsule` a live object (caller contract).
     if !unsafe { api.is_capsule(capsule) } {
         return Err(Error::NotACapsule(
@@ -217,59 +226,20 @@ pub(crate) fn take(api: &'static Api, capsule: *mut PyObject) -> Result<Taken, E
     // SAFETY: GIL held, the name matches.
     let p = unsafe { (api.PyCapsule_GetPointer)(capsule, fresh.as_ptr()) };
     if p.is_null() {
-        // SAFETY: GIL held.
-        let (class, msg) = unsafe { api.take_error() };
-        return Err(runtime::producer_error(class, msg));
+        // SAFETY: GIL held, an exception is set.
+        return Err(unsafe { api.failure(keep) });
     }
     // Ownership moves here, before any step that can fail.
     // SAFETY: GIL held; `used` is static.
     if unsafe { (api.PyCapsule_SetName)(capsule, used.as_ptr()) } != 0 {
         // SAFETY: GIL held. The capsule kept its name, so it still owns the tensor.
-        let (class, msg) = unsafe { api.take_error() };
-        return Err(runtime::producer_error(class, msg));
+        return Err(unsafe { api.failure(keep) });
     }
     Ok(if fresh == rules::CAPSULE_LEGACY {
         Taken::Legacy(p.cast())
     } else {
         Taken::Versioned(p.cast())
     })
-}
-
-#[repr(C)]
-struct LegacyWrap {
-    versioned: DLManagedTensorVersioned,
-    legacy: *mut DLManagedTensor,
-}
-
-unsafe extern "C" fn legacy_wrap_deleter(t: *mut DLManagedTensorVersioned) {
-    boundary::value((), || {
-        if t.is_null() {
-            return;
-        }
-        // SAFETY: `t` is the first field of a LegacyWrap made by `wrap_legacy`, released once.
-        let wrap = unsafe { Box::from_raw(t.cast::<LegacyWrap>()) };
-        // SAFETY: the wrapper owns the legacy tensor.
-        unsafe { dlpack_legacy_tensor_delete(wrap.legacy) };
-    })
-}
-
-/// Present an owned legacy tensor as a versioned one: version 1.0 (whose rules match the legacy
-/// struct: NULL strides mean compact row-major), flags 0 (the legacy struct cannot say
-/// read-only or copied). Its deleter releases the legacy tensor, then the wrapper.
-pub(crate) fn wrap_legacy(legacy: *mut DLManagedTensor) -> *mut DLManagedTensorVersioned {
-    // SAFETY: the caller owns `legacy`, a live legacy tensor; only `dl_tensor` is copied.
-    let dl_tensor = unsafe { (*legacy).dl_tensor };
-    let wrap = Box::new(LegacyWrap {
-        versioned: DLManagedTensorVersioned {
-            version: DLPackVersion::new(1, 0),
-            manager_ctx: legacy.cast(),
-            deleter: Some(legacy_wrap_deleter),
-            flags: 0,
-            dl_tensor,
-        },
-        legacy,
-    });
-    Box::into_raw(wrap).cast()
 }
 
 /// Check the version of a tensor the caller now owns; on a major this library cannot read,
@@ -289,22 +259,126 @@ pub(crate) fn accept_versioned(
     Ok(t)
 }
 
-/// Consume a DLPack capsule and return its tensor as a versioned managed tensor.
+/// Make a taken tensor the caller's versioned tensor: a versioned one is version-checked
+/// (`accept_versioned`); a legacy one is converted by the one legacy→versioned path
+/// (`convert::wrap_legacy`: validated, strides filled in, `READ_ONLY` unless `flags` has
+/// `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`), and released through its deleter if that fails.
+/// The bool says "came from legacy".
+pub(crate) fn accept(
+    taken: Taken,
+    flags: u32,
+) -> Result<(*mut DLManagedTensorVersioned, bool), Error> {
+    match taken {
+        Taken::Versioned(t) => Ok((accept_versioned(t)?, false)),
+        Taken::Legacy(l) => {
+            let writable = flags & DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE != 0;
+            match crate::capi::convert::wrap_legacy(l, 0, writable) {
+                Ok(t) => Ok((t, true)),
+                Err(e) => {
+                    // SAFETY: we own `l` since the rename; it is released once, here.
+                    unsafe { dlpack_legacy_tensor_delete(l) };
+                    Err(e)
+                }
+            }
+        }
+    }
+}
+
+/// The body of `dlpack_capsule_import` (and of the fast path for a capsule): take, then accept.
+pub(crate) fn import_capsule(
+    api: &'static Api,
+    capsule: *mut PyObject,
+    flags: u32,
+) -> Result<(*mut DLManagedTensorVersioned, u32), Error> {
+    if flags & !(DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR | DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE)
+        != 0
+    {
+        return Err(Error::invalid(format!(
+            "flags has bits 0x{flags:x}; only DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR and \
+             DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE apply to a capsule"
+        )));
+    }
+    let keep = flags & DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR != 0;
+    let (t, legacy) = accept(take(api, capsule, keep)?, flags)?;
+    Ok((
+        t,
+        if legacy {
+            DLPACK_HELPERS_IMPORTED_LEGACY
+        } else {
+            0
+        },
+    ))
+}
+
+/// Consume a DLPack capsule of either kind and return its tensor as a versioned managed tensor,
+/// saying whether it was legacy.
 ///
 /// - `capsule`: a `PyCapsule` (`PyObject *`, borrowed) named `"dltensor_versioned"` or
 ///   `"dltensor"`. It is renamed to `"used_dltensor_versioned"` / `"used_dltensor"` the moment
 ///   ownership moves, before any step that can fail (peer case 1), so its destructor will not
 ///   call the deleter again (peer case 2).
+/// - `flags`: `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` ("I know the producer's memory is
+///   writable") and/or `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`; other bits are
+///   `_INVALID_ARGUMENT` (capsule untouched).
 /// - `out_tensor`: receives the tensor; the caller owns it and releases it exactly once with
-///   `dlpack_tensor_delete` when done (peer case 7). A legacy tensor is wrapped: version 1.0,
-///   flags 0 (the legacy struct cannot signal read-only), and releasing the wrapper calls the
-///   legacy deleter.
+///   `dlpack_tensor_delete` (peer case 7). A versioned tensor is handed over as it is (its own
+///   flags kept). A legacy tensor is converted as `dlpack_legacy_tensor_wrap` does: validated
+///   (as `dlpack_legacy_tensor_validate`), version 1.3, shape and strides copied (compact
+///   row-major strides filled in for NULL strides, `OVERFLOW` when they do not fit: peer case
+///   49), flags `DLPACK_FLAG_BITMASK_READ_ONLY` unless `LEGACY_WRITABLE` (the legacy struct
+///   cannot say read-only: peer case 50), `IS_COPIED` and `IS_SUBBYTE_TYPE_PADDED` clear (the
+///   legacy struct says neither; its sub-byte data is packed). Releasing it calls the legacy
+///   deleter once.
+/// - `out_how`: may be NULL; receives `DLPACK_HELPERS_IMPORTED_LEGACY` for a legacy capsule,
+///   else 0.
 ///
 /// Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED` (`used_` name);
 /// `_CAPSULE_NAME` (any other name; capsule untouched); `_UNSUPPORTED_VERSION` (versioned
-/// capsule of another major: the capsule was consumed and the tensor released through its
-/// deleter, the only allowed action); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds
-/// the GIL. No Python exception is left set.
+/// capsule of another major); a validation status or `_OUT_OF_MEMORY` for a legacy tensor
+/// that cannot be converted; `_INVALID_ARGUMENT`; `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`;
+/// `_PYTHON_ERROR_SET` (a Python exception left set: with `KEEP_PYTHON_ERROR`, or one not
+/// deriving from `Exception`). After a failure past the rename the capsule is consumed and the
+/// tensor was released through its deleter, the only allowed action. The caller holds the GIL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_capsule_import(
+    capsule: *mut c_void,
+    flags: u32,
+    out_tensor: *mut *mut DLManagedTensorVersioned,
+    out_how: *mut u32,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_tensor, "out_tensor")?;
+        if capsule.is_null() {
+            return Err(Error::NullPointer("capsule"));
+        }
+        let api = runtime::require("dlpack_capsule_import")?;
+        let (t, how) = import_capsule(api, capsule, flags)?;
+        // SAFETY: non-NULL caller storage; `out_how` optional.
+        unsafe {
+            out.write(t);
+            if !out_how.is_null() {
+                out_how.write(how);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Consume a DLPack capsule and return its tensor as a versioned managed tensor: exactly
+/// `dlpack_capsule_import(capsule, 0, out_tensor, NULL)`.
+///
+/// A legacy `"dltensor"` capsule's tensor is therefore converted and marked
+/// `DLPACK_FLAG_BITMASK_READ_ONLY` (the legacy struct cannot say read-only: peer case 50); call
+/// `dlpack_capsule_import` with `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` to assert writability,
+/// or to learn whether the capsule was legacy. Ownership, renaming and GIL as
+/// `dlpack_capsule_import`.
+///
+/// Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED`; `_CAPSULE_NAME`;
+/// `_UNSUPPORTED_VERSION`; for a legacy tensor that cannot be converted `_OVERFLOW`,
+/// `_INVALID_NDIM`, `_NULL_SHAPE`, `_INVALID_SHAPE`, `_INVALID_DTYPE`, `_NULL_DATA`,
+/// `_OUT_OF_MEMORY` (the capsule is consumed and the tensor released); `_NULL_POINTER`;
+/// `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET` (only for an exception not deriving from
+/// `Exception`: no other Python exception is left set).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_capsule_consume(
     capsule: *mut c_void,
@@ -316,10 +390,7 @@ pub unsafe extern "C" fn dlpack_capsule_consume(
             return Err(Error::NullPointer("capsule"));
         }
         let api = runtime::require("dlpack_capsule_consume")?;
-        let t = match take(api, capsule)? {
-            Taken::Versioned(t) => accept_versioned(t)?,
-            Taken::Legacy(l) => wrap_legacy(l),
-        };
+        let (t, _) = import_capsule(api, capsule, 0)?;
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(t) };
         Ok(())
@@ -352,7 +423,7 @@ pub unsafe extern "C" fn dlpack_legacy_capsule_consume(
                     .into(),
             ));
         }
-        match take(api, capsule)? {
+        match take(api, capsule, false)? {
             Taken::Legacy(l) => {
                 // SAFETY: non-NULL caller storage.
                 unsafe { out.write(l) };
@@ -437,15 +508,30 @@ unsafe extern "C" fn view_legacy_deleter(t: *mut DLManagedTensor) {
 /// reference only on the thread holding the GIL (so views alive at exit still release their
 /// owner, once); after finalization it does nothing (a leak on purpose: DLPack #103/#140).
 ///
-/// - `tensor`: borrowed; `tensor->data` must stay valid while `owner` lives.
-/// - `flags`: `DLPACK_FLAG_BITMASK_*` for the versioned export (ignored for legacy).
+/// - `tensor`: borrowed; `tensor->data` must stay valid while `owner` lives. It is checked as
+///   `dlpack_tensor_validate` does with `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` (so a
+///   shape whose element count or byte extent does not fit in `int64_t` is `OVERFLOW`), and
+///   NULL strides become the exact compact row-major strides, or `OVERFLOW` when one does not
+///   fit in `int64_t` (peer case 49: never a clamped or wrapped stride).
+/// - `flags`: `DLPACK_FLAG_BITMASK_*` (DLPack 1.3 bits only, else `INVALID_FLAGS`). Versioned
+///   export: stored as given. Legacy export (the struct has no flags), each flag is refused or
+///   dropped, never silently: `READ_ONLY` is refused with `DLPACK_HELPERS_STATUS_READ_ONLY`
+///   (`BufferError`, as NumPy raises for a read-only array asked for the legacy struct; peer
+///   case 50), as `dlpack_versioned_to_legacy` does. The documented opt-in is to clear
+///   `READ_ONLY` in `flags` yourself, which states that the consumer may write (or that you
+///   accept it might). `IS_SUBBYTE_TYPE_PADDED` on a sub-byte dtype is refused with
+///   `INVALID_FLAGS` (legacy sub-byte data reads as packed); on other dtypes it means nothing
+///   and is dropped, as is `IS_COPIED` (the legacy struct cannot say "copied"; a consumer then
+///   assumes shared memory, the safe reading).
 /// - `owner`: any Python object (`PyObject *`), borrowed; a new reference is taken.
 /// - `kind`: `DLPACK_HELPERS_EXPORT_VERSIONED` (capsule `"dltensor_versioned"`, version 1.3) or
 ///   `DLPACK_HELPERS_EXPORT_LEGACY` (capsule `"dltensor"`), as chosen by
 ///   `dlpack_version_negotiate`.
 /// - `out_capsule`: receives a new reference to a capsule with `dlpack_capsule_destructor`.
 ///
-/// Returns OK; `_NULL_POINTER`; `_INVALID_ARGUMENT` (unknown `kind`, negative `ndim`);
+/// Returns OK; `_NULL_POINTER`; `_INVALID_ARGUMENT` (unknown `kind`); `_READ_ONLY`;
+/// `_INVALID_FLAGS`; `_OVERFLOW`; the other statuses of `dlpack_tensor_validate`
+/// (`INVALID_NDIM`, `NULL_SHAPE`, `INVALID_SHAPE`, `INVALID_DTYPE`, `NULL_DATA`, ...);
 /// `_PYTHON_UNAVAILABLE`; `_PRODUCER_ERROR` (Python could not allocate). On failure nothing
 /// is kept. The caller holds the GIL.
 #[unsafe(no_mangle)]
@@ -468,29 +554,26 @@ pub unsafe extern "C" fn dlpack_capsule_new_view(
                 "kind is {kind}, not a DLPACK_HELPERS_EXPORT_* value"
             )));
         }
-        let ndim = usize::try_from(t.ndim)
-            .map_err(|_| Error::invalid(format!("tensor->ndim is {}", t.ndim)))?;
-        let api = runtime::require("dlpack_capsule_new_view")?;
-        let shape: Vec<i64> = if ndim == 0 {
-            Vec::new()
-        } else {
-            // SAFETY: shape holds ndim elements (DLPack).
-            unsafe {
-                core::slice::from_raw_parts(boundary::nonnull(t.shape, "tensor->shape")?, ndim)
-            }
-            .to_vec()
+        let producer = Declared::Versioned {
+            version: DLPackVersion::CURRENT,
+            flags,
         };
-        let strides: Vec<i64> = if ndim == 0 {
-            Vec::new()
-        } else if t.strides.is_null() {
-            let mut s = vec![1i64; ndim];
-            for i in (0..ndim.saturating_sub(1)).rev() {
-                s[i] = s[i + 1].saturating_mul(shape[i + 1]);
+        crate::capi::convert::check_known(flags, "flags")?;
+        // SAFETY: caller contract: non-NULL shape/strides hold ndim elements.
+        let view = unsafe { view_of(&t, producer, &LENIENT) }?;
+        validate::check_view(&view, producer, &LENIENT)?;
+        if kind == DLPACK_HELPERS_EXPORT_LEGACY {
+            crate::capi::convert::check_legacy_flags(flags, view.dtype, "flags")?;
+        }
+        let api = runtime::require("dlpack_capsule_new_view")?;
+        let shape: Vec<i64> = view.shape.to_vec();
+        let strides: Vec<i64> = match view.strides {
+            Some(s) => s.to_vec(),
+            None => {
+                let mut s = vec![0i64; shape.len()];
+                layout::compact_strides(&shape, true, &mut s)?;
+                s
             }
-            s
-        } else {
-            // SAFETY: strides holds ndim elements.
-            unsafe { core::slice::from_raw_parts(t.strides, ndim) }.to_vec()
         };
         let ctx = ViewCtx {
             shape,

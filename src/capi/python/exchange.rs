@@ -11,9 +11,21 @@ use core::ffi::c_void;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// type address → the lookup's result (table address). The cache holds a strong reference to
-/// each type, so an address is never reused while cached.
+/// type address → the lookup's result (the address of the major-1 table, or why there is
+/// none). The cache holds a strong reference to each type, so an address is never reused while
+/// cached.
+///
+/// Lock rule (issue 12): the lock is never held while foreign code runs. The attribute lookup
+/// runs arbitrary Python (a metaclass property, a descriptor, a garbage-collection callback),
+/// which may re-enter this library or release the GIL; so `find_table` looks up without the
+/// lock and takes it only to read the map or to insert, and releases type references only
+/// after unlocking.
 static CACHE: Mutex<Option<HashMap<usize, Result<usize, Error>>>> = Mutex::new(None);
+
+fn cache_get(key: usize) -> Option<Result<usize, Error>> {
+    let cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    cache.as_ref().and_then(|m| m.get(&key).cloned())
+}
 
 const MAX_CHAIN: usize = 64;
 
@@ -35,7 +47,7 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<*const DLPackExchangeA
         };
         if p.is_null() {
             // SAFETY: GIL held.
-            let (_, msg) = unsafe { api.take_error() };
+            let (_, msg) = unsafe { api.take_error() }?;
             return Err(Error::ExchangeApiInvalid(format!(
                 "type(obj).__dlpack_c_exchange_api__ is not a capsule named \"dlpack_exchange_api\" ({msg})"
             )));
@@ -43,7 +55,7 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<*const DLPackExchangeA
         return Ok(p.cast());
     }
     // SAFETY: GIL held.
-    let (class, msg) = unsafe { api.take_error() };
+    let (class, msg) = unsafe { api.take_error() }?;
     if class != ExcClass::Attribute {
         return Err(runtime::producer_error(class, msg));
     }
@@ -52,25 +64,33 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<*const DLPackExchangeA
     if let Some(attr) = Owned::new(api, unsafe {
         (api.PyObject_GetAttrString)(ty, c"__c_dlpack_exchange_api__".as_ptr())
     }) {
+        // An address is a non-negative integer that fits in a pointer: a negative value (for
+        // example -1) is refused, never reinterpreted as a huge address.
+        // SAFETY: GIL held; OverflowError for negative or > 2**64-1, TypeError for non-ints.
+        let v = unsafe { (api.PyLong_AsUnsignedLongLong)(attr.as_ptr()) };
         // SAFETY: GIL held.
-        let p = unsafe { (api.PyLong_AsVoidPtr)(attr.as_ptr()) };
-        // SAFETY: GIL held.
-        if p.is_null() && !unsafe { (api.PyErr_Occurred)() }.is_null() {
+        if v == u64::MAX && !unsafe { (api.PyErr_Occurred)() }.is_null() {
             // SAFETY: GIL held.
-            let (_, msg) = unsafe { api.take_error() };
+            let (_, msg) = unsafe { api.take_error() }?;
             return Err(Error::ExchangeApiInvalid(format!(
-                "type(obj).__c_dlpack_exchange_api__ is not an integer address (DLPack 1.2): {msg}"
+                "type(obj).__c_dlpack_exchange_api__ is not an address, a non-negative integer \
+                 below 2**64 (DLPack 1.2): {msg}"
             )));
         }
-        if p.is_null() {
+        let Ok(p) = usize::try_from(v) else {
+            return Err(Error::ExchangeApiInvalid(format!(
+                "type(obj).__c_dlpack_exchange_api__ is {v}, above this process's address space"
+            )));
+        };
+        if p == 0 {
             return Err(Error::ExchangeApiInvalid(
                 "type(obj).__c_dlpack_exchange_api__ is 0: a NULL exchange API table".into(),
             ));
         }
-        return Ok(p.cast());
+        return Ok(p as *const DLPackExchangeAPIHeader);
     }
     // SAFETY: GIL held.
-    let (class, msg) = unsafe { api.take_error() };
+    let (class, msg) = unsafe { api.take_error() }?;
     if class != ExcClass::Attribute {
         return Err(runtime::producer_error(class, msg));
     }
@@ -81,8 +101,9 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<*const DLPackExchangeA
     ))
 }
 
-/// Walk `prev_api` to a table of major 1 and check its required pointers (DLPack 1.3 §
-/// DLPackExchangeAPI: only `dltensor_from_py_object_no_sync` may be NULL).
+/// Walk `prev_api` to a table of major 1 (DLPack 1.3 § DLPackExchangeAPI). The function
+/// pointers are checked by the user of the table: `check_all` for `dlpack_exchange_api_find`,
+/// only the import function for an import.
 fn select(head: *const DLPackExchangeAPIHeader) -> Result<*const DLPackExchangeAPI, Error> {
     let mut h = head;
     let mut newest = None;
@@ -100,32 +121,7 @@ fn select(head: *const DLPackExchangeAPIHeader) -> Result<*const DLPackExchangeA
         let (v, prev) = unsafe { ((*h).version, (*h).prev_api) };
         newest.get_or_insert(v);
         if v.major == 1 {
-            let t = h.cast::<DLPackExchangeAPI>();
-            // SAFETY: major 1: the table has the DLPack 1.2/1.3 layout.
-            let tr = unsafe { &*t };
-            let missing = [
-                (
-                    "managed_tensor_allocator",
-                    tr.managed_tensor_allocator.is_none(),
-                ),
-                (
-                    "managed_tensor_from_py_object_no_sync",
-                    tr.managed_tensor_from_py_object_no_sync.is_none(),
-                ),
-                (
-                    "managed_tensor_to_py_object_no_sync",
-                    tr.managed_tensor_to_py_object_no_sync.is_none(),
-                ),
-                ("current_work_stream", tr.current_work_stream.is_none()),
-            ];
-            if let Some((name, _)) = missing.iter().find(|(_, m)| *m) {
-                return Err(Error::ExchangeApiInvalid(format!(
-                    "the exchange API table (DLPack {}.{}) has a NULL {name}, which DLPack 1.3 says \
-                     may not be NULL",
-                    v.major, v.minor
-                )));
-            }
-            return Ok(t);
+            return Ok(h.cast::<DLPackExchangeAPI>());
         }
         h = prev;
     }
@@ -134,11 +130,52 @@ fn select(head: *const DLPackExchangeAPIHeader) -> Result<*const DLPackExchangeA
     )))
 }
 
-/// Find, check and cache the exchange API of `type(obj)`.
-pub(crate) fn find(
-    api: &'static Api,
-    obj: *mut PyObject,
-) -> Result<*const DLPackExchangeAPI, Error> {
+/// Every function pointer DLPack 1.3 says may not be NULL (`dltensor_from_py_object_no_sync`
+/// may be NULL: "not supported").
+fn check_all(t: *const DLPackExchangeAPI) -> Result<*const DLPackExchangeAPI, Error> {
+    // SAFETY: `select` found a major-1 table: the DLPack 1.2/1.3 layout.
+    let tr = unsafe { &*t };
+    let missing = [
+        (
+            "managed_tensor_allocator",
+            tr.managed_tensor_allocator.is_none(),
+        ),
+        (
+            "managed_tensor_from_py_object_no_sync",
+            tr.managed_tensor_from_py_object_no_sync.is_none(),
+        ),
+        (
+            "managed_tensor_to_py_object_no_sync",
+            tr.managed_tensor_to_py_object_no_sync.is_none(),
+        ),
+        ("current_work_stream", tr.current_work_stream.is_none()),
+    ];
+    if let Some((name, _)) = missing.iter().find(|(_, m)| *m) {
+        let v = tr.header.version;
+        return Err(Error::ExchangeApiInvalid(format!(
+            "the exchange API table (DLPack {}.{}) has a NULL {name}, which DLPack 1.3 says \
+             may not be NULL",
+            v.major, v.minor
+        )));
+    }
+    Ok(t)
+}
+
+/// Whether a lookup's answer is a fact about the type (cached for the process) rather than a
+/// transient failure (a Python exception raised by the lookup: not cached, asked again).
+fn definitive(r: &Result<usize, Error>) -> bool {
+    !matches!(
+        r,
+        Err(Error::ProducerError(_)
+            | Error::ProducerBufferError(_)
+            | Error::ProducerTypeError(_)
+            | Error::PythonErrorSet(_))
+    )
+}
+
+/// Find the major-1 table of `type(obj)`, cached per type. No lock is held while Python runs
+/// (see `CACHE`): look up, then lock only to insert; the first answer inserted wins.
+fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<*const DLPackExchangeAPI, Error> {
     // SAFETY: GIL held; never fails.
     let Some(ty) = Owned::new(api, unsafe { (api.PyObject_Type)(obj) }) else {
         return Err(runtime::producer_error(
@@ -147,36 +184,74 @@ pub(crate) fn find(
         ));
     };
     let key = ty.as_ptr() as usize;
-    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-    let map = cache.get_or_insert_with(HashMap::new);
-    if let Some(r) = map.get(&key) {
-        return r.clone().map(|p| p as *const DLPackExchangeAPI);
+    if let Some(r) = cache_get(key) {
+        return r.map(|p| p as *const DLPackExchangeAPI);
     }
+    // Foreign code: no lock held.
     let r = locate(api, ty.as_ptr())
         .and_then(select)
         .map(|p| p as usize);
-    // Keep the type alive while cached (its address is the key).
-    let _ = ty.into_raw();
-    map.insert(key, r.clone());
-    r.map(|p| p as *const DLPackExchangeAPI)
+    if !definitive(&r) {
+        return r.map(|p| p as *const DLPackExchangeAPI);
+    }
+    let (answer, inserted) = {
+        let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+        let map = cache.get_or_insert_with(HashMap::new);
+        match map.get(&key) {
+            Some(first) => (first.clone(), false),
+            None => {
+                map.insert(key, r.clone());
+                (r, true)
+            }
+        }
+    };
+    if inserted {
+        // Keep the type alive while cached (its address is the key).
+        let _ = ty.into_raw();
+    } // else `ty` is released here, after the lock (a release may run Python code).
+    answer.map(|p| p as *const DLPackExchangeAPI)
+}
+
+/// Find, check and cache the exchange API of `type(obj)` (every required pointer checked).
+pub(crate) fn find(
+    api: &'static Api,
+    obj: *mut PyObject,
+) -> Result<*const DLPackExchangeAPI, Error> {
+    find_table(api, obj).and_then(check_all)
+}
+
+/// The import function of a table (`managed_tensor_from_py_object_no_sync`).
+pub(crate) type ImportFn =
+    unsafe extern "C" fn(*mut c_void, *mut *mut DLManagedTensorVersioned) -> core::ffi::c_int;
+
+/// The import function of `type(obj)`'s exchange API. Decision (issue 12): an import needs only
+/// `managed_tensor_from_py_object_no_sync`, the one function it calls; a table whose other
+/// pointers are NULL (apache-tvm-ffi publishes a DLPack 1.3 table with a NULL
+/// `managed_tensor_allocator`) still serves imports. `dlpack_exchange_api_find`, which hands
+/// the whole table to a caller, keeps checking every required pointer.
+pub(crate) fn find_import(api: &'static Api, obj: *mut PyObject) -> Result<ImportFn, Error> {
+    let t = find_table(api, obj)?;
+    // SAFETY: a major-1 table (`select`).
+    unsafe { (*t).managed_tensor_from_py_object_no_sync }.ok_or_else(|| {
+        Error::ExchangeApiInvalid(
+            "the exchange API table has a NULL managed_tensor_from_py_object_no_sync".into(),
+        )
+    })
 }
 
 /// Import through a checked table's `managed_tensor_from_py_object_no_sync`.
 pub(crate) fn import_no_sync(
     api: &'static Api,
-    table: *const DLPackExchangeAPI,
+    f: ImportFn,
     obj: *mut PyObject,
+    keep: bool,
 ) -> Result<*mut DLManagedTensorVersioned, Error> {
-    // SAFETY: `select` checked the table and this pointer.
-    let f = unsafe { (*table).managed_tensor_from_py_object_no_sync }
-        .ok_or_else(|| Error::ExchangeApiInvalid("NULL".into()))?;
     let mut out: *mut DLManagedTensorVersioned = core::ptr::null_mut();
     // SAFETY: the producer's export for an object of the type the table was found on; GIL held.
     let rc = unsafe { f(obj, &mut out) };
     if rc != 0 {
         // SAFETY: GIL held; the producer set a Python exception (DLPack 1.3).
-        let (class, msg) = unsafe { api.take_error() };
-        return Err(runtime::producer_error(class, msg));
+        return Err(unsafe { api.failure(keep) });
     }
     if out.is_null() {
         return Err(Error::BadProducerResult(
@@ -192,16 +267,25 @@ pub(crate) fn import_no_sync(
 ///
 /// The table is checked before it is returned: its `header.version.major` must be 1, else the
 /// `prev_api` chain is walked to a major-1 table; the function pointers DLPack 1.3 says may not
-/// be NULL are checked (`dltensor_from_py_object_no_sync` may be NULL: "not supported"). The
-/// result, success or failure, is cached per type for the life of the process (the spec makes
-/// the attribute a static property of the type; the cache keeps a reference to the type).
+/// be NULL are checked (`dltensor_from_py_object_no_sync` may be NULL: "not supported"). (An
+/// import with `DLPACK_HELPERS_IMPORT_EXCHANGE_API` needs only
+/// `managed_tensor_from_py_object_no_sync`: a table with, say, a NULL
+/// `managed_tensor_allocator` still serves imports, while this function refuses it.) The 1.2
+/// integer must be a non-negative address below 2**64 (0, negative values and larger ones are
+/// `_EXCHANGE_API_INVALID`). The answer about the type (a table, or why there is none) is
+/// cached per type for the life of the process (the spec makes the attribute a static property
+/// of the type; the cache keeps a reference to the type); an exception raised by the lookup is
+/// not cached. No lock of this library is held while the lookup runs Python code, so the
+/// lookup may re-enter this library or release the GIL.
 ///
 /// - `obj`: any Python object (`PyObject *`), borrowed.
 /// - `out_api`: receives the process-lifetime table.
 ///
 /// Returns OK; `_NO_EXCHANGE_API`; `_EXCHANGE_API_INVALID` (NULL table, wrong capsule, NULL
-/// required pointer, `prev_api` cycle); `_UNSUPPORTED_VERSION` (no major-1 table in the chain);
-/// `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
+/// required pointer, `prev_api` cycle, bad 1.2 integer); `_UNSUPPORTED_VERSION` (no major-1
+/// table in the chain); `_PRODUCER_ERROR` (the attribute lookup raised; the exception is
+/// cleared); `_PYTHON_ERROR_SET` (it raised an exception not deriving from `Exception`, left
+/// set); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_exchange_api_find(
     obj: *mut c_void,

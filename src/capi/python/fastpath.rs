@@ -12,7 +12,7 @@
 //! destructor calls the tensor's deleter, so releasing it is dropping the last reference: no
 //! second foreign call, and no `__del__` on the Python side.
 
-use super::capsule::{self, Taken};
+use super::capsule;
 use super::import::{self as imp, dlpack_helpers_import_request};
 use super::runtime::{self, Api, METH_FASTCALL, METH_O, PyMethodDef, PyObject};
 use crate::abi::DLManagedTensorVersioned;
@@ -82,11 +82,18 @@ fn import_any(
 ) -> Result<(*mut DLManagedTensorVersioned, u32), Error> {
     // SAFETY: GIL held, `obj` a live object.
     if unsafe { api.is_capsule(obj) } {
-        let t = match capsule::take(api, obj)? {
-            Taken::Versioned(t) => capsule::accept_versioned(t)?,
-            Taken::Legacy(l) => capsule::wrap_legacy(l),
-        };
-        return Ok((t, 0));
+        if req.flags & !imp::IMPORT_FLAGS != 0 {
+            return Err(Error::invalid(format!(
+                "request->flags has unknown bits 0x{:x}",
+                req.flags
+            )));
+        }
+        // A capsule has no type-level exchange API: that bit does not apply here.
+        return capsule::import_capsule(
+            api,
+            obj,
+            req.flags & !imp::DLPACK_HELPERS_IMPORT_EXCHANGE_API,
+        );
     }
     imp::import(api, obj, req)
 }
@@ -127,6 +134,9 @@ unsafe extern "C" fn import_owned(
         };
         let (t, how) = match import_any(api, obj, &req) {
             Ok(r) => r,
+            // A Python exception left set (KEEP_PYTHON_ERROR in the request, or one that does
+            // not derive from Exception): a builtin propagates it by returning NULL.
+            Err(Error::PythonErrorSet(_)) => return core::ptr::null_mut(),
             Err(e) => return status_object(api, e),
         };
         // SAFETY: GIL held; the capsule owns `t` from here (its destructor deletes it).
@@ -134,8 +144,11 @@ unsafe extern "C" fn import_owned(
             let cap = (api.PyCapsule_New)(t.cast(), OWNED_CAPSULE.as_ptr(), Some(owned_destructor));
             if cap.is_null() {
                 dlpack_tensor_delete(t);
-                let (class, msg) = api.take_error();
-                return status_object(api, runtime::producer_error(class, msg));
+                return match api.failure(false) {
+                    // Never cleared: propagate it (a builtin returns NULL with it set).
+                    Error::PythonErrorSet(_) => core::ptr::null_mut(),
+                    e => status_object(api, e),
+                };
             }
             if how != 0 {
                 (api.PyCapsule_SetContext)(cap, how as usize as *mut c_void);
@@ -189,12 +202,15 @@ unsafe extern "C" fn owned_info(_module: *mut PyObject, cap: *mut PyObject) -> *
 /// of builtin function objects (`PyObject *`), implemented by this library.
 ///
 /// - `import_owned(obj, request_address=None)`: imports `obj` as `dlpack_object_import` does
-///   (or consumes it as `dlpack_capsule_consume` when it is a DLPack capsule), with the request
-///   at `request_address` (an `int`, the address of a `dlpack_helpers_import_request`) or the
-///   defaults. Returns a capsule named `"dlpack_helpers.owned_tensor"` that owns the tensor:
-///   its destructor calls the tensor's deleter exactly once, when the capsule dies. On failure
-///   it returns the `int` status instead (no Python exception is set) and
-///   `dlpack_last_error_message()` has the detail.
+///   (or consumes it as `dlpack_capsule_import` when it is a DLPack capsule, with the request's
+///   `flags`), with the request at `request_address` (an `int`, the address of a
+///   `dlpack_helpers_import_request`) or the defaults. Returns a capsule named
+///   `"dlpack_helpers.owned_tensor"` that owns the tensor: its destructor calls the tensor's
+///   deleter exactly once, when the capsule dies. On failure it returns the `int` status
+///   instead (no Python exception is set) and `dlpack_last_error_message()` has the detail,
+///   except when the failure is a Python exception left set
+///   (`DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET`: `KEEP_PYTHON_ERROR` in the request, or an
+///   exception that does not derive from `Exception`): then it raises that exception.
 /// - `owned_info(capsule)`: `(address of the DLManagedTensorVersioned, DLPACK_HELPERS_IMPORTED_*
 ///   bits)`, or an `int` status for any other object. The address is valid while the capsule
 ///   lives.
@@ -210,11 +226,8 @@ pub unsafe extern "C" fn dlpack_python_fastpath_new(
     boundary::status(|| {
         let out = out_ptr(out_functions, "out_functions")?;
         let api = runtime::require("dlpack_python_fastpath_new")?;
-        let err = || {
-            // SAFETY: GIL held, an exception is set.
-            let (class, msg) = unsafe { api.take_error() };
-            runtime::producer_error(class, msg)
-        };
+        // SAFETY: GIL held, an exception is set.
+        let err = || unsafe { api.failure(false) };
         // SAFETY: GIL held; DEFS is static (CPython keeps the pointer).
         unsafe {
             let t = runtime::Owned::new(api, (api.PyTuple_New)(2)).ok_or_else(err)?;

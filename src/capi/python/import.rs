@@ -1,6 +1,6 @@
 //! Importing any object that implements `__dlpack__`, and `__dlpack_device__`.
 
-use super::capsule::{self, Taken};
+use super::capsule;
 use super::exchange;
 use super::runtime::{self, Api, ExcClass, Owned, PyObject};
 use crate::abi::{DLDevice, DLDeviceType, DLManagedTensorVersioned, DLPackVersion};
@@ -21,9 +21,31 @@ use crate::capi::stream::{
 /// consumer of device memory must launch on the producer's current stream
 /// (`current_work_stream`). Without a usable table the call falls back to `__dlpack__`.
 pub const DLPACK_HELPERS_IMPORT_EXCHANGE_API: u32 = 0x1;
+/// Request flag (also a `flags` bit of `dlpack_object_query_device` and `dlpack_capsule_import`):
+/// when a Python exception causes the failure (the producer's `__dlpack__` or
+/// `__dlpack_device__` raised, or a Python C-API call failed), leave that exception set (the
+/// same object, with its type and traceback) and return `DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET`,
+/// so a C extension can propagate it by returning NULL. The `TypeError` that triggers the
+/// keyword-less retry (see `dlpack_object_import`) is still consumed when the retry applies.
+/// Without this flag exceptions deriving from `Exception` are cleared and become a status and
+/// a message (for ctypes callers); exceptions that do not derive from `Exception`
+/// (`KeyboardInterrupt`, `SystemExit`, ...) are never cleared in either mode.
+pub const DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR: u32 = 0x2;
+/// Request flag (also a `flags` bit of `dlpack_capsule_import` and an option of
+/// `dlpack_legacy_tensor_wrap`): "I know the producer's memory is writable". A legacy
+/// `DLManagedTensor` cannot say read-only (peer case 50), so without this flag every legacy
+/// tensor converted to a versioned one is marked `DLPACK_FLAG_BITMASK_READ_ONLY`; with it the
+/// flag is left clear. Versioned tensors are never affected: their own flags are kept.
+pub const DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE: u32 = 0x4;
+/// Every `DLPACK_HELPERS_IMPORT_*` request flag this version knows.
+pub(crate) const IMPORT_FLAGS: u32 = DLPACK_HELPERS_IMPORT_EXCHANGE_API
+    | DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR
+    | DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE;
 
-/// Out bit of `dlpack_object_import`: the producer returned a legacy `"dltensor"` capsule, which
-/// was wrapped (version 1.0, flags 0).
+/// Out bit of `dlpack_object_import` and `dlpack_capsule_import`: the producer handed over a
+/// legacy `"dltensor"` capsule, which was converted as `dlpack_legacy_tensor_wrap` does:
+/// version 1.3, strides filled in, `READ_ONLY` unless `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`
+/// was passed (the legacy struct cannot say whether the memory may be written).
 pub const DLPACK_HELPERS_IMPORTED_LEGACY: u32 = 0x1;
 /// Out bit: the producer raised `TypeError` for `max_version` and the keyword-less retry
 /// succeeded (a producer older than the array API 2023.12).
@@ -66,85 +88,111 @@ impl Default for dlpack_helpers_import_request {
     }
 }
 
-fn set(api: &'static Api, d: &Owned, key: &CStr, value: *mut PyObject) -> Result<(), Error> {
+fn set(
+    api: &'static Api,
+    keep: bool,
+    d: &Owned,
+    key: &CStr,
+    value: *mut PyObject,
+) -> Result<(), Error> {
     let Some(v) = Owned::new(api, value) else {
-        return Err(pyerr(api));
+        return Err(pyerr(api, keep));
     };
     // SAFETY: GIL held; SetItemString does not steal.
     if unsafe { (api.PyDict_SetItemString)(d.as_ptr(), key.as_ptr(), v.as_ptr()) } != 0 {
-        return Err(pyerr(api));
+        return Err(pyerr(api, keep));
     }
     Ok(())
 }
 
-fn pyerr(api: &'static Api) -> Error {
+/// A failed Python C-API call of ours (building arguments): never a retry signal.
+fn pyerr(api: &'static Api, keep: bool) -> Error {
     // SAFETY: GIL held, an exception is set.
-    let (class, msg) = unsafe { api.take_error() };
-    runtime::producer_error(class, msg)
+    match unsafe { api.catch(keep, |_| false) } {
+        Ok((_, msg)) => Error::ProducerError(msg),
+        Err(e) => e,
+    }
 }
 
-fn pair(api: &'static Api, a: i64, b: i64) -> Result<Owned, Error> {
+fn pair(api: &'static Api, keep: bool, a: i64, b: i64) -> Result<Owned, Error> {
     // SAFETY: GIL held.
     unsafe {
-        let t = Owned::new(api, (api.PyTuple_New)(2)).ok_or_else(|| pyerr(api))?;
+        let t = Owned::new(api, (api.PyTuple_New)(2)).ok_or_else(|| pyerr(api, keep))?;
         for (i, x) in [a, b].into_iter().enumerate() {
             let v = (api.PyLong_FromLong)(x as c_long);
             if v.is_null() || (api.PyTuple_SetItem)(t.as_ptr(), i as isize, v) != 0 {
-                return Err(pyerr(api));
+                return Err(pyerr(api, keep));
             }
         }
         Ok(t)
     }
 }
 
-fn call_dlpack(
-    api: &'static Api,
-    method: &Owned,
-    req: &dlpack_helpers_import_request,
+/// The error of a failed `__dlpack__` call: a `TypeError` that the retry rule will consume is
+/// always cleared (`ProducerTypeError`); anything else follows `keep` (see `Api::catch`).
+fn call_failed(api: &'static Api, keep: bool, kw: Keywords) -> Error {
+    let retry = rules::retry_after_type_error(kw, "").is_ok();
+    // SAFETY: GIL held, the call set an exception.
+    match unsafe { api.catch(keep, |c| c == ExcClass::Type && retry) } {
+        Ok((class, msg)) => runtime::producer_error(class, msg),
+        Err(e) => e,
+    }
+}
+
+/// One call of `__dlpack__`: the request, the `max_version` to pass, which keywords, and whether
+/// a Python exception stays set.
+#[derive(Clone, Copy)]
+struct Attempt<'a> {
+    req: &'a dlpack_helpers_import_request,
     max: DLPackVersion,
     kw: Keywords,
-) -> Result<Owned, (ExcClass, String)> {
+    keep: bool,
+}
+
+fn call_dlpack(api: &'static Api, method: &Owned, a: Attempt<'_>) -> Result<Owned, Error> {
+    let Attempt { req, max, kw, keep } = a;
     // SAFETY: GIL held (every caller).
     if let (Some(vc), Some(names)) = (api.PyObject_Vectorcall, unsafe { api.names() }) {
-        return call_dlpack_vectorcall(api, vc, names, method, req, max, kw);
+        return call_dlpack_vectorcall(api, vc, names, method, a);
     }
     let build = || -> Result<Owned, Error> {
         // SAFETY: GIL held.
-        let d = Owned::new(api, unsafe { (api.PyDict_New)() }).ok_or_else(|| pyerr(api))?;
+        let d = Owned::new(api, unsafe { (api.PyDict_New)() }).ok_or_else(|| pyerr(api, keep))?;
         if kw.max_version {
-            let t = pair(api, max.major.into(), max.minor.into())?;
-            set(api, &d, c"max_version", t.into_raw())?;
+            let t = pair(api, keep, max.major.into(), max.minor.into())?;
+            set(api, keep, &d, c"max_version", t.into_raw())?;
         }
         if kw.stream {
             // SAFETY: GIL held; a new reference for `set` to release.
             unsafe { (api.Py_IncRef)(req.stream) };
-            set(api, &d, c"stream", req.stream)?;
+            set(api, keep, &d, c"stream", req.stream)?;
         }
         if kw.dl_device {
             let t = pair(
                 api,
+                keep,
                 req.dl_device.device_type.0.into(),
                 req.dl_device.device_id.into(),
             )?;
-            set(api, &d, c"dl_device", t.into_raw())?;
+            set(api, keep, &d, c"dl_device", t.into_raw())?;
         }
         if kw.copy {
             // SAFETY: GIL held.
-            set(api, &d, c"copy", unsafe {
+            set(api, keep, &d, c"copy", unsafe {
                 (api.PyBool_FromLong)((req.copy == DLPACK_HELPERS_COPY_ALWAYS) as c_long)
             })?;
         }
         Ok(d)
     };
-    let kwargs = build().map_err(|e| (ExcClass::Other, e.to_string()))?;
+    let kwargs = build()?;
     // SAFETY: GIL held.
     unsafe {
-        let args = Owned::new(api, (api.PyTuple_New)(0)).ok_or_else(|| api.take_error())?;
+        let args = Owned::new(api, (api.PyTuple_New)(0)).ok_or_else(|| pyerr(api, keep))?;
         Owned::new(
             api,
             (api.PyObject_Call)(method.as_ptr(), args.as_ptr(), kwargs.as_ptr()),
         )
-        .ok_or_else(|| api.take_error())
+        .ok_or_else(|| call_failed(api, keep, kw))
     }
 }
 
@@ -163,10 +211,9 @@ fn call_dlpack_vectorcall(
     vc: Vectorcall,
     names: &'static runtime::Names,
     method: &Owned,
-    req: &dlpack_helpers_import_request,
-    max: DLPackVersion,
-    kw: Keywords,
-) -> Result<Owned, (ExcClass, String)> {
+    a: Attempt<'_>,
+) -> Result<Owned, Error> {
+    let Attempt { req, max, kw, keep } = a;
     let only_max = kw.max_version && !kw.stream && !kw.dl_device && !kw.copy;
     if only_max && max == DLPackVersion::CURRENT {
         let args = [names.current_version];
@@ -174,15 +221,14 @@ fn call_dlpack_vectorcall(
         return Owned::new(api, unsafe {
             vc(method.as_ptr(), args.as_ptr(), 0, names.kw_max_version)
         })
-        .ok_or_else(|| unsafe { api.take_error() });
+        .ok_or_else(|| call_failed(api, keep, kw));
     }
     // General case: up to four keyword values, owned here, and a kwnames tuple made per call.
-    let err = |e: Error| (ExcClass::Other, e.to_string());
     let mut vals: [Option<Owned>; 4] = [None, None, None, None];
     let mut keys: [*mut PyObject; 4] = [core::ptr::null_mut(); 4];
     let mut n = 0;
     if kw.max_version {
-        vals[n] = Some(pair(api, max.major.into(), max.minor.into()).map_err(err)?);
+        vals[n] = Some(pair(api, keep, max.major.into(), max.minor.into())?);
         keys[n] = names.max_version;
         n += 1;
     }
@@ -196,10 +242,10 @@ fn call_dlpack_vectorcall(
     if kw.dl_device {
         let t = pair(
             api,
+            keep,
             req.dl_device.device_type.0.into(),
             req.dl_device.device_id.into(),
-        )
-        .map_err(err)?;
+        )?;
         vals[n] = Some(t);
         keys[n] = names.dl_device;
         n += 1;
@@ -208,13 +254,13 @@ fn call_dlpack_vectorcall(
         // SAFETY: GIL held.
         let b =
             unsafe { (api.PyBool_FromLong)((req.copy == DLPACK_HELPERS_COPY_ALWAYS) as c_long) };
-        vals[n] = Some(Owned::new(api, b).ok_or_else(|| err(pyerr(api)))?);
+        vals[n] = Some(Owned::new(api, b).ok_or_else(|| pyerr(api, keep))?);
         keys[n] = names.copy;
         n += 1;
     }
     // SAFETY: GIL held.
     let kwnames = Owned::new(api, unsafe { (api.PyTuple_New)(n as isize) })
-        .ok_or_else(|| unsafe { api.take_error() })?;
+        .ok_or_else(|| pyerr(api, keep))?;
     let mut args = [core::ptr::null_mut(); 4];
     for i in 0..n {
         args[i] = vals[i]
@@ -230,10 +276,18 @@ fn call_dlpack_vectorcall(
     Owned::new(api, unsafe {
         vc(method.as_ptr(), args.as_ptr(), 0, kwnames.as_ptr())
     })
-    .ok_or_else(|| unsafe { api.take_error() })
+    .ok_or_else(|| call_failed(api, keep, kw))
 }
 
-fn get_method(api: &'static Api, obj: *mut PyObject, name: &CStr) -> Result<Owned, Error> {
+/// `getattr(obj, name)`. `AttributeError` is the array API's "does not implement DLPack"
+/// (`NoDlpackMethod` in message mode; with `keep` the `AttributeError` itself stays set, as
+/// NumPy's `from_dlpack` raises it).
+fn get_method(
+    api: &'static Api,
+    obj: *mut PyObject,
+    name: &CStr,
+    keep: bool,
+) -> Result<Owned, Error> {
     // SAFETY: GIL held. The interned name (cached) saves decoding `name` on every call.
     let attr = unsafe {
         match api.names() {
@@ -245,7 +299,7 @@ fn get_method(api: &'static Api, obj: *mut PyObject, name: &CStr) -> Result<Owne
         Some(m) => Ok(m),
         None => {
             // SAFETY: GIL held, an exception is set.
-            let (class, msg) = unsafe { api.take_error() };
+            let (class, msg) = unsafe { api.catch(keep, |_| false) }?;
             if class == ExcClass::Attribute {
                 Err(Error::NoDlpackMethod(format!(
                     "the object has no {} method, so it does not implement DLPack (array API: \
@@ -282,48 +336,55 @@ pub(crate) fn import(
             req.copy
         )));
     }
-    if req.flags & !DLPACK_HELPERS_IMPORT_EXCHANGE_API != 0 {
+    if req.flags & !IMPORT_FLAGS != 0 {
         return Err(Error::invalid(format!(
             "request->flags has unknown bits 0x{:x}",
             req.flags
         )));
     }
+    let keep = req.flags & DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR != 0;
     if req.flags & DLPACK_HELPERS_IMPORT_EXCHANGE_API != 0
         && req.stream.is_null()
         && !req.has_dl_device
         && !copy_given
     {
-        if let Ok(table) = exchange::find(api, obj) {
-            return exchange::import_no_sync(api, table, obj)
-                .map(|t| (t, DLPACK_HELPERS_IMPORTED_EXCHANGE_API));
+        // Only the import function of the table is needed here (see `exchange::find_import`);
+        // any other answer falls back to `__dlpack__`, except an exception that must stay set.
+        match exchange::find_import(api, obj) {
+            Ok(f) => {
+                return exchange::import_no_sync(api, f, obj, keep)
+                    .map(|t| (t, DLPACK_HELPERS_IMPORTED_EXCHANGE_API));
+            }
+            Err(e @ Error::PythonErrorSet(_)) => return Err(e),
+            Err(_) => {}
         }
     }
-    let method = get_method(api, obj, c"__dlpack__")?;
+    let method = get_method(api, obj, c"__dlpack__", keep)?;
     let mut kw = rules::first_attempt(!req.stream.is_null(), req.has_dl_device, copy_given);
     let mut how = 0;
     let result = loop {
-        match call_dlpack(api, &method, req, max, kw) {
+        match call_dlpack(api, &method, Attempt { req, max, kw, keep }) {
             Ok(r) => break r,
-            Err((ExcClass::Type, msg)) => {
+            Err(Error::ProducerTypeError(msg)) => {
                 kw = rules::retry_after_type_error(kw, &msg)?;
                 how |= DLPACK_HELPERS_IMPORTED_AFTER_RETRY;
             }
-            Err((class, msg)) => return Err(runtime::producer_error(class, msg)),
+            Err(e) => return Err(e),
         }
     };
-    let taken = capsule::take(api, result.as_ptr()).map_err(|e| match e {
-        Error::NotACapsule(_) | Error::CapsuleName(_) | Error::CapsuleConsumed(_) => {
+    let taken = capsule::take(api, result.as_ptr(), keep).map_err(|e| match e {
+        Error::NotACapsule(_) | Error::CapsuleName(_) => {
             Error::BadProducerResult(format!("__dlpack__ returned an unusable value: {e}"))
         }
+        Error::CapsuleConsumed(m) => Error::CapsuleConsumed(format!(
+            "__dlpack__ returned a capsule that was already consumed: {m}"
+        )),
         e => e,
     })?;
-    let t = match taken {
-        Taken::Versioned(t) => capsule::accept_versioned(t)?,
-        Taken::Legacy(l) => {
-            how |= DLPACK_HELPERS_IMPORTED_LEGACY;
-            capsule::wrap_legacy(l)
-        }
-    };
+    let (t, legacy) = capsule::accept(taken, req.flags)?;
+    if legacy {
+        how |= DLPACK_HELPERS_IMPORTED_LEGACY;
+    }
     Ok((t, how))
 }
 
@@ -334,11 +395,16 @@ pub(crate) fn import(
 /// (an older producer) retries without `max_version`, but only when neither `dl_device` nor
 /// `copy` was requested (peer case 21; other exceptions, such as `NotImplementedError`, are
 /// never retried). Consumes the returned capsule (rename first: peer case 1), checks the version
-/// it got (a major other than 1 is released and refused: peer case 20), and wraps a legacy
-/// tensor as versioned (version 1.0, flags 0).
+/// it got (a major other than 1 is released and refused: peer case 20), and converts a legacy
+/// tensor as `dlpack_legacy_tensor_wrap` does: validated, version 1.3, strides filled in, and
+/// marked `DLPACK_FLAG_BITMASK_READ_ONLY` unless the request has
+/// `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` (the legacy struct cannot say read-only: peer case
+/// 50); `out_how` then has `DLPACK_HELPERS_IMPORTED_LEGACY`. A legacy tensor that fails
+/// validation (for example `OVERFLOW`: its implied strides do not fit, peer case 49) is released
+/// through its deleter and refused.
 ///
 /// - `obj`: any Python object (`PyObject *`), borrowed.
-/// - `request`: may be NULL for the defaults (max_version 1.3, nothing else passed).
+/// - `request`: may be NULL for the defaults (max_version 1.3, nothing else passed, flags 0).
 /// - `out_tensor`: receives the tensor; the caller owns it and calls `dlpack_tensor_delete`
 ///   exactly once when done (peer case 7).
 /// - `out_how`: may be NULL; receives `DLPACK_HELPERS_IMPORTED_*` bits.
@@ -346,10 +412,20 @@ pub(crate) fn import(
 /// Returns OK; `_NO_DLPACK_METHOD` (no `__dlpack__`: `AttributeError`); `_PRODUCER_BUFFER_ERROR`
 /// (the producer raised `BufferError`: kept as `BufferError`); `_PRODUCER_TYPE_ERROR` (a
 /// `TypeError` with no retry left); `_PRODUCER_ERROR` (any other exception; the message starts
-/// with its type); `_BAD_PRODUCER_RESULT` (no DLPack capsule returned); `_UNSUPPORTED_VERSION`;
-/// `_INVALID_ARGUMENT` (bad `copy` or `flags`); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. Python
-/// exceptions are cleared: the status and `dlpack_last_error_message()` carry them. The caller
-/// holds the GIL.
+/// with its type); `_BAD_PRODUCER_RESULT` (no DLPack capsule returned); `_CAPSULE_CONSUMED`
+/// (the producer returned an already consumed `"used_…"` capsule); `_UNSUPPORTED_VERSION`; the
+/// validation statuses of `dlpack_legacy_tensor_validate` for a legacy tensor;
+/// `_OUT_OF_MEMORY`; `_INVALID_ARGUMENT` (bad `copy` or unknown `flags` bits);
+/// `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET`.
+///
+/// Python exceptions: in the default (message) mode an exception deriving from `Exception` is
+/// cleared and the status and `dlpack_last_error_message()` carry it. With
+/// `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR` every failure caused by a Python exception (the
+/// producer's, including the `AttributeError` of a missing `__dlpack__`, or a failed Python
+/// C-API call) leaves that exception set, unchanged, and returns `_PYTHON_ERROR_SET`; the
+/// `TypeError` consumed by the retry rule is the one exception still cleared. In both modes an
+/// exception that does not derive from `Exception` (`KeyboardInterrupt`, `SystemExit`, ...) is
+/// never caught: it stays set and the status is `_PYTHON_ERROR_SET`. The caller holds the GIL.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_object_import(
     obj: *mut c_void,
@@ -377,29 +453,34 @@ pub unsafe extern "C" fn dlpack_object_import(
     })
 }
 
-fn as_i64(api: &'static Api, item: &Owned) -> Option<i64> {
+/// An `int` (or a plain `Enum` member's `.value`) as `i64`: `Ok(None)` when it is not one (the
+/// ordinary exception cleared); an exception that must stay set (`keep`, or not an
+/// `Exception`) is `Err(PythonErrorSet)`.
+fn as_i64(api: &'static Api, item: &Owned, keep: bool) -> Result<Option<i64>, Error> {
     // SAFETY: GIL held.
     unsafe {
         let v = (api.PyLong_AsLongLong)(item.as_ptr());
         if v == -1 && !(api.PyErr_Occurred)().is_null() {
-            (api.PyErr_Clear)();
+            // Not an int: the TypeError/OverflowError is part of this check, but a
+            // non-Exception is never swallowed.
+            api.catch(false, |_| true)?;
             // A plain Enum member: use its value.
             let value = Owned::new(
                 api,
                 (api.PyObject_GetAttrString)(item.as_ptr(), c"value".as_ptr()),
             );
             let Some(value) = value else {
-                (api.PyErr_Clear)();
-                return None;
+                api.catch(keep, |c| c == ExcClass::Attribute)?;
+                return Ok(None);
             };
             let v = (api.PyLong_AsLongLong)(value.as_ptr());
             if v == -1 && !(api.PyErr_Occurred)().is_null() {
-                (api.PyErr_Clear)();
-                return None;
+                api.catch(false, |_| true)?;
+                return Ok(None);
             }
-            return Some(v);
+            return Ok(Some(v));
         }
-        Some(v)
+        Ok(Some(v))
     }
 }
 
@@ -410,61 +491,102 @@ fn as_i64(api: &'static Api, item: &Owned) -> Option<i64> {
 ///
 /// Returns OK; `_NO_DLPACK_METHOD` (`AttributeError`); `_PRODUCER_BUFFER_ERROR`,
 /// `_PRODUCER_TYPE_ERROR`, `_PRODUCER_ERROR` (the method raised); `_BAD_PRODUCER_RESULT` (not a
-/// pair of integers, or out of `int32` range); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller
-/// holds the GIL; no Python exception is left set.
+/// pair of integers, or out of `int32` range); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`;
+/// `_PYTHON_ERROR_SET` (an exception not deriving from `Exception`, left set). The caller
+/// holds the GIL. It is `dlpack_object_query_device(obj, 0, out_device)`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_object_get_device(
     obj: *mut c_void,
     out_device: *mut DLDevice,
 ) -> dlpack_helpers_status {
-    boundary::status(|| {
-        let out = out_ptr(out_device, "out_device")?;
-        if obj.is_null() {
-            return Err(Error::NullPointer("obj"));
+    boundary::status(|| query_device("dlpack_object_get_device", obj, 0, out_device))
+}
+
+/// `dlpack_object_get_device` with request flags: `flags` may have
+/// `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR` (any other bit is `_INVALID_ARGUMENT`). With it,
+/// a failure caused by a Python exception (`__dlpack_device__` missing or raising, or its
+/// result raising while it is read as a pair) leaves that exception set, unchanged, and returns
+/// `DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET`; a result that is readable but not a pair of
+/// `int32` integers is still `_BAD_PRODUCER_RESULT` (no exception involved). Statuses, GIL and
+/// outputs otherwise as `dlpack_object_get_device`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_object_query_device(
+    obj: *mut c_void,
+    flags: u32,
+    out_device: *mut DLDevice,
+) -> dlpack_helpers_status {
+    boundary::status(|| query_device("dlpack_object_query_device", obj, flags, out_device))
+}
+
+fn query_device(
+    function: &'static str,
+    obj: *mut c_void,
+    flags: u32,
+    out_device: *mut DLDevice,
+) -> Result<(), Error> {
+    let out = out_ptr(out_device, "out_device")?;
+    if obj.is_null() {
+        return Err(Error::NullPointer("obj"));
+    }
+    if flags & !DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR != 0 {
+        return Err(Error::invalid(format!(
+            "flags has bits 0x{flags:x}; only DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR applies"
+        )));
+    }
+    let keep = flags & DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR != 0;
+    let api = runtime::require(function)?;
+    let m = get_method(api, obj, c"__dlpack_device__", keep)?;
+    // SAFETY: GIL held.
+    let r = unsafe {
+        let args = Owned::new(api, (api.PyTuple_New)(0)).ok_or_else(|| pyerr(api, keep))?;
+        Owned::new(
+            api,
+            (api.PyObject_Call)(m.as_ptr(), args.as_ptr(), core::ptr::null_mut()),
+        )
+        .ok_or_else(|| api.failure(keep))?
+    };
+    let bad = || {
+        Error::BadProducerResult(
+            "__dlpack_device__ did not return a (device_type, device_id) pair of int32 integers"
+                .into(),
+        )
+    };
+    // A Python exception raised while the result is read: with `keep` it stays set; else an
+    // ordinary one is cleared and the result is "bad"; a non-Exception always stays set.
+    let read_failed = || -> Error {
+        // SAFETY: GIL held, an exception is set.
+        match unsafe { api.catch(keep, |_| false) } {
+            Ok(_) => bad(),
+            Err(e) => e,
         }
-        let api = runtime::require("dlpack_object_get_device")?;
-        let m = get_method(api, obj, c"__dlpack_device__")?;
+    };
+    // SAFETY: GIL held.
+    let n = unsafe { (api.PySequence_Size)(r.as_ptr()) };
+    if n < 0 {
+        return Err(read_failed());
+    }
+    if n != 2 {
+        return Err(bad());
+    }
+    let mut vals = [0i64; 2];
+    for (i, slot) in vals.iter_mut().enumerate() {
         // SAFETY: GIL held.
-        let r = unsafe {
-            let args = Owned::new(api, (api.PyTuple_New)(0)).ok_or_else(|| pyerr(api))?;
-            Owned::new(
-                api,
-                (api.PyObject_Call)(m.as_ptr(), args.as_ptr(), core::ptr::null_mut()),
-            )
-            .ok_or_else(|| pyerr(api))?
+        let item = Owned::new(api, unsafe {
+            (api.PySequence_GetItem)(r.as_ptr(), i as isize)
+        });
+        let Some(item) = item else {
+            return Err(read_failed());
         };
-        let bad = || {
-            Error::BadProducerResult("__dlpack_device__ did not return a (device_type, device_id) pair of int32 integers".into())
-        };
-        // SAFETY: GIL held.
-        let n = unsafe { (api.PySequence_Size)(r.as_ptr()) };
-        if n != 2 {
-            // SAFETY: GIL held.
-            unsafe { (api.PyErr_Clear)() };
-            return Err(bad());
-        }
-        let mut vals = [0i64; 2];
-        for (i, slot) in vals.iter_mut().enumerate() {
-            // SAFETY: GIL held.
-            let item = Owned::new(api, unsafe {
-                (api.PySequence_GetItem)(r.as_ptr(), i as isize)
-            });
-            let Some(item) = item else {
-                // SAFETY: GIL held.
-                unsafe { (api.PyErr_Clear)() };
-                return Err(bad());
-            };
-            *slot = as_i64(api, &item).ok_or_else(bad)?;
-        }
-        let dt = i32::try_from(vals[0]).map_err(|_| bad())?;
-        let id = i32::try_from(vals[1]).map_err(|_| bad())?;
-        // SAFETY: non-NULL caller storage.
-        unsafe {
-            out.write(DLDevice {
-                device_type: DLDeviceType(dt),
-                device_id: id,
-            })
-        };
-        Ok(())
-    })
+        *slot = as_i64(api, &item, keep)?.ok_or_else(bad)?;
+    }
+    let dt = i32::try_from(vals[0]).map_err(|_| bad())?;
+    let id = i32::try_from(vals[1]).map_err(|_| bad())?;
+    // SAFETY: non-NULL caller storage.
+    unsafe {
+        out.write(DLDevice {
+            device_type: DLDeviceType(dt),
+            device_id: id,
+        })
+    };
+    Ok(())
 }

@@ -91,6 +91,8 @@ python_api! {
     PyExc_TypeError: *mut *mut PyObject,
     PyExc_AttributeError: *mut *mut PyObject,
     PyExc_ValueError: *mut *mut PyObject,
+    PyExc_Exception: *mut *mut PyObject,
+    PyLong_AsUnsignedLongLong: unsafe extern "C" fn(*mut PyObject) -> u64,
     PyObject_GetAttr: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
     PyUnicode_InternFromString: unsafe extern "C" fn(*const c_char) -> *mut PyObject,
     PyCFunction_NewEx: unsafe extern "C" fn(*mut PyMethodDef, *mut PyObject, *mut PyObject) -> *mut PyObject,
@@ -191,27 +193,84 @@ impl Drop for Owned {
 }
 
 impl Api {
-    /// Take the pending Python exception (clearing it) as its class and `"Type: message"`.
+    /// Take the pending Python exception (clearing it) as its class and `"Type: message"`, for
+    /// the message-only paths; an exception that does not derive from `Exception` is left set
+    /// and becomes `Err(PythonErrorSet)` (see [`Api::catch`]).
     ///
     /// # Safety
     /// GIL held.
-    pub unsafe fn take_error(&'static self) -> (ExcClass, String) {
+    pub unsafe fn take_error(&'static self) -> Result<(ExcClass, String), Error> {
+        // SAFETY: GIL held (caller contract).
+        unsafe { self.catch(false, |_| true) }
+    }
+
+    /// Decide the fate of the pending Python exception that made a call fail.
+    ///
+    /// - An exception that does not derive from `Exception` (`KeyboardInterrupt`, `SystemExit`,
+    ///   `GeneratorExit`, a custom `BaseException` subclass) is never caught: it is left set,
+    ///   unchanged, and the answer is `Err(PythonErrorSet)`.
+    /// - Else, when `keep` and `clear_anyway(class)` is false, it is left set the same way (the
+    ///   `KEEP_PYTHON_ERROR` mode: the same object, type and traceback reach the caller).
+    /// - Else it is cleared and returned as its class and `"Type: message"` (message mode).
+    ///
+    /// `clear_anyway` lets a caller consume an exception that is part of the protocol (the
+    /// `TypeError` that triggers the keyword-less retry). No exception pending: `Ok((Other, …))`.
+    ///
+    /// # Safety
+    /// GIL held.
+    pub unsafe fn catch(
+        &'static self,
+        keep: bool,
+        clear_anyway: impl FnOnce(ExcClass) -> bool,
+    ) -> Result<(ExcClass, String), Error> {
         let (mut t, mut v, mut tb) = (
             core::ptr::null_mut(),
             core::ptr::null_mut(),
             core::ptr::null_mut(),
         );
-        // SAFETY: GIL held; out-pointers are local.
+        // SAFETY: GIL held; out-pointers are local. The references fetched are either restored
+        // (`PyErr_Restore` steals them) or released.
         unsafe {
             (self.PyErr_Fetch)(&mut t, &mut v, &mut tb);
             if t.is_null() {
-                return (
+                return Ok((
                     ExcClass::Other,
                     "unknown error (no Python exception was set)".to_owned(),
-                );
+                ));
             }
             (self.PyErr_NormalizeException)(&mut t, &mut v, &mut tb);
-            let class = if (self.PyErr_GivenExceptionMatches)(t, *self.PyExc_BufferError) != 0 {
+            let class = self.class_of(t);
+            let ordinary = (self.PyErr_GivenExceptionMatches)(t, *self.PyExc_Exception) != 0;
+            let text = self.describe(t, v);
+            if !ordinary || (keep && !clear_anyway(class)) {
+                (self.PyErr_Restore)(t, v, tb);
+                let why = if ordinary {
+                    "the caller asked for it with DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR"
+                } else {
+                    "it does not derive from Exception, so this library never catches it"
+                };
+                return Err(Error::PythonErrorSet(format!(
+                    "a Python exception is set and was left for the caller ({why}): {text}"
+                )));
+            }
+            (self.Py_DecRef)(t);
+            for p in [v, tb] {
+                if !p.is_null() {
+                    (self.Py_DecRef)(p);
+                }
+            }
+            Ok((class, text))
+        }
+    }
+
+    /// The array API class of an exception type.
+    ///
+    /// # Safety
+    /// GIL held, `t` a live exception type.
+    unsafe fn class_of(&'static self, t: *mut PyObject) -> ExcClass {
+        // SAFETY: GIL held.
+        unsafe {
+            if (self.PyErr_GivenExceptionMatches)(t, *self.PyExc_BufferError) != 0 {
                 ExcClass::Buffer
             } else if (self.PyErr_GivenExceptionMatches)(t, *self.PyExc_TypeError) != 0 {
                 ExcClass::Type
@@ -219,26 +278,27 @@ impl Api {
                 ExcClass::Attribute
             } else {
                 ExcClass::Other
-            };
+            }
+        }
+    }
+
+    /// `"Type: message"` of a fetched, normalized exception (errors while formatting are
+    /// cleared; the exception itself is not pending while this runs).
+    ///
+    /// # Safety
+    /// GIL held, `t` a live type, `v` NULL or a live value.
+    unsafe fn describe(&'static self, t: *mut PyObject, v: *mut PyObject) -> String {
+        // SAFETY: GIL held.
+        unsafe {
             let name = self
                 .str_attr(t, c"__name__")
                 .unwrap_or_else(|| "Exception".to_owned());
             let msg = if v.is_null() { None } else { self.str_of(v) }.unwrap_or_default();
-            (self.Py_DecRef)(t);
-            if !v.is_null() {
-                (self.Py_DecRef)(v);
+            if msg.is_empty() {
+                name
+            } else {
+                format!("{name}: {msg}")
             }
-            if !tb.is_null() {
-                (self.Py_DecRef)(tb);
-            }
-            (
-                class,
-                if msg.is_empty() {
-                    name
-                } else {
-                    format!("{name}: {msg}")
-                },
-            )
         }
     }
 
@@ -305,6 +365,22 @@ impl Api {
         unsafe {
             (self.PyErr_SetString)(*self.PyExc_ValueError, c.as_ptr());
             (self.PyErr_WriteUnraisable)(obj);
+        }
+    }
+}
+
+impl Api {
+    /// The error of a failed Python call: the pending exception cleared and mapped to a
+    /// `PRODUCER_*` error (message mode), or left set as `PythonErrorSet` (`keep`, or not an
+    /// `Exception`). See [`Api::catch`].
+    ///
+    /// # Safety
+    /// GIL held.
+    pub unsafe fn failure(&'static self, keep: bool) -> Error {
+        // SAFETY: GIL held (caller contract).
+        match unsafe { self.catch(keep, |_| false) } {
+            Ok((class, msg)) => producer_error(class, msg),
+            Err(e) => e,
         }
     }
 }

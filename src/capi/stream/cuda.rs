@@ -4,9 +4,12 @@
 //! `kDLCUDA` device N is served in the primary context of N (the one PyTorch, CuPy, JAX and the
 //! CUDA runtime use); when the calling thread's current context already is that context it is
 //! used as is, otherwise the primary context is pushed for the call and popped afterwards.
-//! Pinned (`kDLCUDAHost`) and managed (`kDLCUDAManaged`) memory, whose device id is 0, use the
-//! current context when there is one, else the primary context of device 0. Primary contexts are
-//! retained once per device and kept for the life of the process.
+//! Pinned (`kDLCUDAHost`) and managed (`kDLCUDAManaged`) memory, whose device id is always 0,
+//! say nothing about the device the work runs on: they use the context of the producer's stream
+//! (`cuStreamGetCtx`), which may be another device's; for the special handles (NULL, 0x1, 0x2,
+//! which name a stream of whichever context is current) the current context when there is one,
+//! else the primary context of device 0. Primary contexts are retained once per device and kept
+//! for the life of the process.
 
 use super::dl::{EventPool, Lib};
 use crate::abi::{DLDevice, DLDeviceType};
@@ -44,6 +47,8 @@ pub(crate) struct Cuda {
     event_record: unsafe extern "C" fn(Handle, Handle) -> CUresult,
     stream_wait_event: unsafe extern "C" fn(Handle, Handle, c_uint) -> CUresult,
     stream_synchronize: unsafe extern "C" fn(Handle) -> CUresult,
+    /// `cuStreamGetCtx` (CUDA 9.2 and newer); without it the stream's context is not asked.
+    stream_get_ctx: Option<unsafe extern "C" fn(Handle, *mut Handle) -> CUresult>,
     pointer_get_attribute: unsafe extern "C" fn(*mut c_void, c_int, u64) -> CUresult,
     get_error_name: Option<unsafe extern "C" fn(CUresult, *mut *const c_char) -> CUresult>,
     primary: [OnceLock<Result<usize, Error>>; MAX_DEVICES],
@@ -61,12 +66,19 @@ static CUDA: OnceLock<Result<Cuda, Error>> = OnceLock::new();
 /// Whether the backend loaded, without cloning the cached error (no allocation: `dlpack_get_info`
 /// is a query path).
 pub(crate) fn available() -> bool {
-    CUDA.get_or_init(load).is_ok()
+    super::dl::init_outside(&CUDA, load).is_some_and(Result::is_ok)
 }
 
 /// The loaded driver, loading it on first use (thread-safe; lock-free once loaded).
 pub(crate) fn get() -> Result<&'static Cuda, Error> {
-    CUDA.get_or_init(load).as_ref().map_err(Clone::clone)
+    match super::dl::init_outside(&CUDA, load) {
+        Some(r) => r.as_ref().map_err(Clone::clone),
+        None => Err(Error::BackendUnavailable(
+            "the CUDA driver was used from inside its own initialisation (a re-entrant call from the \
+             library's constructor or init function); refused instead of deadlocking"
+                .to_owned(),
+        )),
+    }
 }
 
 fn load() -> Result<Cuda, Error> {
@@ -86,6 +98,7 @@ fn load() -> Result<Cuda, Error> {
         event_record: lib.sym(c"cuEventRecord")?,
         stream_wait_event: lib.sym(c"cuStreamWaitEvent")?,
         stream_synchronize: lib.sym(c"cuStreamSynchronize")?,
+        stream_get_ctx: lib.sym_opt(c"cuStreamGetCtx"),
         pointer_get_attribute: lib.sym(c"cuPointerGetAttribute")?,
         get_error_name: lib.sym_opt(c"cuGetErrorName"),
         primary: [const { OnceLock::new() }; MAX_DEVICES],
@@ -164,7 +177,8 @@ impl Cuda {
                     device.device_type.0, device.device_id
                 ))
             })?;
-        slot.get_or_init(|| {
+        // No lock held while the driver runs (see `dl::init_outside`).
+        super::dl::init_outside(slot, || {
             let mut dev: c_int = 0;
             self.check(
                 "cuDeviceGet",
@@ -182,11 +196,19 @@ impl Cuda {
             )?;
             Ok(ctx as usize)
         })
+        .ok_or_else(|| {
+            Error::DeviceError(format!(
+                "device ({}, {}): the primary context was requested from inside its own \
+                 creation (a re-entrant driver call)",
+                device.device_type.0, device.device_id
+            ))
+        })?
         .clone()
     }
 
-    /// Make the right context current for `device` (see the module docs).
-    fn enter(&self, device: DLDevice) -> Result<Entered<'_>, Error> {
+    /// Make the right context current for `device`, whose work runs on the producer's `stream`
+    /// (see the module docs).
+    fn enter(&self, device: DLDevice, stream: usize) -> Result<Entered<'_>, Error> {
         let mut cur: Handle = core::ptr::null_mut();
         self.check(
             "cuCtxGetCurrent",
@@ -196,6 +218,16 @@ impl Cuda {
         )?;
         let want = if device.device_type == DLDeviceType::kDLCUDA {
             self.primary(device.device_id, device)?
+        } else if let (Some(get_ctx), false) = (self.stream_get_ctx, stream <= 2) {
+            let mut ctx: Handle = core::ptr::null_mut();
+            self.check(
+                "cuStreamGetCtx (producer stream)",
+                // SAFETY: `stream` is a live stream of the caller's (the documented contract; the
+                // special values 0..=2 were excluded above); `ctx` is a live local out-pointer.
+                unsafe { get_ctx(stream as Handle, &mut ctx) },
+                device,
+            )?;
+            ctx as usize
         } else if !cur.is_null() {
             cur as usize
         } else {
@@ -230,7 +262,7 @@ impl Cuda {
         producer: usize,
         consumer: usize,
     ) -> Result<(), Error> {
-        let entered = self.enter(device)?;
+        let entered = self.enter(device, producer)?;
         let event = match self.events.take(entered.ctx) {
             Some(e) => e,
             None => {
@@ -258,7 +290,7 @@ impl Cuda {
 
     /// Block the host until all work queued on `stream` is complete.
     pub(crate) fn synchronize(&self, device: DLDevice, stream: usize) -> Result<(), Error> {
-        let _entered = self.enter(device)?;
+        let _entered = self.enter(device, stream)?;
         // SAFETY: caller's stream of this device.
         let r = unsafe { (self.stream_synchronize)(stream as Handle) };
         self.check("cuStreamSynchronize", r, device)
@@ -285,7 +317,7 @@ impl Cuda {
             Err(CUDA_ERROR_INVALID_VALUE) => return Ok(cpu),
             Err(CUDA_ERROR_INVALID_CONTEXT) => {
                 // No current context on this thread: ask again inside device 0's primary one.
-                let _entered = self.enter(d(DLDeviceType::kDLCUDA, 0))?;
+                let _entered = self.enter(d(DLDeviceType::kDLCUDA, 0), 0)?;
                 return self.pointer_device_in_context(p);
             }
             Err(r) => return Err(self.fail("cuPointerGetAttribute(IS_MANAGED)", r, cpu)),

@@ -110,3 +110,102 @@ impl EventPool {
         }
     }
 }
+
+std::thread_local! {
+    /// Cells this thread is initialising in [`init_outside`] (by address), to refuse re-entry.
+    static INITIALISING: core::cell::RefCell<Vec<usize>> = const { core::cell::RefCell::new(Vec::new()) };
+}
+
+/// Initialise a process-wide cell without holding any lock while `init` runs (issue 12: no lock
+/// of this library is held while foreign code runs: `dlopen` runs library constructors,
+/// `cuInit`/`hipInit`/`cuDevicePrimaryCtxRetain` run the driver, which may call back into this
+/// library). `OnceLock::get_or_init` would hold the cell's lock across `init`, so a re-entrant
+/// call deadlocks. Here two racing threads may both run `init`; the first value stored wins and
+/// the other is dropped (libraries are never closed, and a duplicate primary-context retain
+/// is never released anyway). A call re-entering from inside `init` on the same thread gets
+/// `None` (the caller reports "re-entered while loading") instead of a deadlock or an endless
+/// recursion.
+pub(crate) fn init_outside<T>(
+    cell: &std::sync::OnceLock<T>,
+    init: impl FnOnce() -> T,
+) -> Option<&T> {
+    if let Some(v) = cell.get() {
+        return Some(v);
+    }
+    let key = cell as *const _ as usize;
+    let entered = INITIALISING
+        .try_with(|s| {
+            let mut s = s.borrow_mut();
+            if s.contains(&key) {
+                false
+            } else {
+                s.push(key);
+                true
+            }
+        })
+        .unwrap_or(false);
+    if !entered {
+        return None;
+    }
+    struct Leave(usize);
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            let _ = INITIALISING.try_with(|s| s.borrow_mut().retain(|k| *k != self.0));
+        }
+    }
+    let _leave = Leave(key);
+    let v = init();
+    // The first stored value wins; a racer's is dropped here, outside any lock of ours.
+    let _ = cell.set(v);
+    cell.get()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::init_outside;
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Issue 12: an initializer that re-enters the same cell gets `None` (no deadlock, no
+    /// endless recursion), and the outer initialisation still stores its value.
+    #[test]
+    fn reentrant_initialisation_is_refused_not_deadlocked() {
+        static CELL: OnceLock<u32> = OnceLock::new();
+        let inner = init_outside(&CELL, || {
+            assert!(
+                init_outside(&CELL, || 2).is_none(),
+                "re-entry must be refused"
+            );
+            1
+        });
+        assert_eq!(inner, Some(&1));
+        assert_eq!(init_outside(&CELL, || 3), Some(&1));
+    }
+
+    /// 8 racing threads: every one gets the one stored value; no lock is held while `init` runs
+    /// (an `init` that waits for all threads to be inside it at once would hang under a lock).
+    #[test]
+    fn eight_threads_share_one_value_and_run_init_concurrently() {
+        static CELL: OnceLock<usize> = OnceLock::new();
+        static INSIDE: AtomicUsize = AtomicUsize::new(0);
+        let barrier = std::sync::Barrier::new(8);
+        let got: Vec<usize> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|i| {
+                    let b = &barrier;
+                    s.spawn(move || {
+                        *init_outside(&CELL, || {
+                            INSIDE.fetch_add(1, Ordering::SeqCst);
+                            b.wait(); // all 8 inside `init` at once: impossible under a lock
+                            i
+                        })
+                        .unwrap()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(INSIDE.load(Ordering::SeqCst), 8);
+        assert!(got.iter().all(|&v| v == got[0]));
+    }
+}

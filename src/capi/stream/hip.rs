@@ -39,12 +39,19 @@ static HIP: OnceLock<Result<Hip, Error>> = OnceLock::new();
 /// Whether the backend loaded, without cloning the cached error (no allocation: `dlpack_get_info`
 /// is a query path).
 pub(crate) fn available() -> bool {
-    HIP.get_or_init(load).is_ok()
+    super::dl::init_outside(&HIP, load).is_some_and(Result::is_ok)
 }
 
 /// The loaded runtime, loading it on first use (thread-safe; lock-free once loaded).
 pub(crate) fn get() -> Result<&'static Hip, Error> {
-    HIP.get_or_init(load).as_ref().map_err(Clone::clone)
+    match super::dl::init_outside(&HIP, load) {
+        Some(r) => r.as_ref().map_err(Clone::clone),
+        None => Err(Error::BackendUnavailable(
+            "the HIP runtime was used from inside its own initialisation (a re-entrant call from the \
+             library's constructor or init function); refused instead of deadlocking"
+                .to_owned(),
+        )),
+    }
 }
 
 fn load() -> Result<Hip, Error> {

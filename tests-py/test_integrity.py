@@ -1,0 +1,484 @@
+"""Issue 12 through the C API, against real producers (NumPy, PyArrow) and test doubles:
+writability of legacy tensors is never invented (peer case 50), implied strides never clamp
+(peer case 49), the producer's exception is kept (KEEP_PYTHON_ERROR, BaseException never
+caught), CAPSULE_CONSUMED from a producer, and no lock held while Python runs (exchange API)."""
+import ctypes
+import faulthandler
+import gc
+import sys
+import threading
+import time
+from ctypes import POINTER, byref, c_int64, c_uint32, c_void_p
+
+import numpy as np
+import pytest
+
+import dlpack_helpers as dh
+from dlpack_helpers import _lib
+from dlpack_helpers._lib import lib
+from producers import Counter, Producer, take
+
+PV = POINTER(_lib.DLManagedTensorVersioned)
+PL = POINTER(_lib.DLManagedTensor)
+READ_ONLY = _lib.FLAG_READ_ONLY
+KEEP, WRITABLE = _lib.IMPORT_KEEP_PYTHON_ERROR, _lib.IMPORT_LEGACY_WRITABLE
+OVERFLOW, READ_ONLY_STATUS, CAPSULE_CONSUMED = 24, 32, 63
+WATCHDOG_S = 60  # a hang fails the run (faulthandler exits) instead of hanging CI
+
+
+@pytest.fixture(autouse=True)
+def watchdog():
+    faulthandler.dump_traceback_later(WATCHDOG_S, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+def message():
+    return lib.dlpack_last_error_message().decode()
+
+
+def import_obj(obj, flags=0):
+    """dlpack_object_import → (status, tensor pointer, how)."""
+    req = _lib.ImportRequest()
+    req.flags = flags
+    out, how = PV(), c_uint32()
+    s = lib.dlpack_object_import(obj, byref(req), byref(out), byref(how))
+    return s, out, how.value
+
+
+def writability(t):
+    w = ctypes.c_int32(-1)
+    assert lib.dlpack_tensor_writability(t, byref(w)) == 0
+    return {0: "read-only", 1: "writable", 2: "unknown"}[w.value]
+
+
+class OldProducer:
+    """`__dlpack__(stream=None)` without `max_version`: a producer from before the array API
+    2023.12, returning whatever `make()` gives (a legacy capsule)."""
+
+    def __init__(self, make):
+        self.make = make
+
+    def __dlpack__(self, stream=None):
+        return self.make()
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+# ---------------------------------------------------------------- peer case 50: writability
+
+
+def _check_legacy_import(obj, arr_values):
+    s, t, how = import_obj(obj)
+    assert s == 0, message()
+    assert how & _lib.IMPORTED_LEGACY and how & _lib.IMPORTED_AFTER_RETRY
+    assert t.contents.flags & READ_ONLY and writability(t) == "read-only"
+    opts = _lib.ValidateOptions()
+    opts.struct_size = ctypes.sizeof(opts)
+    opts.flags = 32  # REQUIRE_WRITABLE
+    assert lib.dlpack_tensor_validate(t, byref(opts), None) == READ_ONLY_STATUS
+    lib.dlpack_tensor_delete(t)
+    # With the caller's assertion the same producer is writable.
+    s, t, how = import_obj(obj, WRITABLE)
+    assert s == 0 and how & _lib.IMPORTED_LEGACY and writability(t) == "writable"
+    assert lib.dlpack_tensor_validate(t, byref(opts), None) == 0
+    lib.dlpack_tensor_delete(t)
+    # Through the package: read-only, NumPy imports it read-only, and the legacy re-export of a
+    # read-only tensor is refused (BufferError, as NumPy does).
+    with dh.import_tensor(obj) as t:
+        assert t.readonly and t.how & _lib.IMPORTED_LEGACY
+        back = np.from_dlpack(t)
+        assert not back.flags.writeable
+        np.testing.assert_array_equal(back, arr_values)
+        with pytest.raises(BufferError):
+            t.__dlpack__()
+
+
+def test_case_50_numpy_legacy_without_max_version_is_read_only():
+    arr = np.arange(6.0)
+    _check_legacy_import(OldProducer(lambda: arr.__dlpack__()), arr)
+
+
+def test_case_50_pyarrow_legacy_is_read_only():
+    pa = pytest.importorskip("pyarrow")
+    arr = pa.array([1, 2, 3, 4], type=pa.int32())
+    _check_legacy_import(OldProducer(lambda: arr.__dlpack__()), [1, 2, 3, 4])
+
+
+def test_case_50_versioned_writable_stays_writable():
+    arr = np.arange(4.0)
+    s, t, how = import_obj(arr)
+    assert s == 0 and how == 0 and writability(t) == "writable"
+    lib.dlpack_tensor_delete(t)
+
+
+@pytest.mark.parametrize("entry", ["consume", "import", "import_writable"])
+def test_case_50_raw_legacy_capsules(entry):
+    for cap in (np.arange(5.0).__dlpack__(), Counter().legacy_capsule()):
+        out, how = PV(), c_uint32(99)
+        if entry == "consume":
+            assert lib.dlpack_capsule_consume(cap, byref(out)) == 0
+        else:
+            flags = WRITABLE if entry == "import_writable" else 0
+            assert lib.dlpack_capsule_import(cap, flags, byref(out), byref(how)) == 0
+            assert how.value == _lib.IMPORTED_LEGACY
+        want = "writable" if entry == "import_writable" else "read-only"
+        assert writability(out) == want
+        assert out.contents.version.major == 1 and out.contents.dl_tensor.strides  # 1.3 rules
+        lib.dlpack_tensor_delete(out)
+    # A versioned capsule keeps its own flags and reports nothing.
+    out, how = PV(), c_uint32(99)
+    assert lib.dlpack_capsule_import(np.arange(3.0).__dlpack__(max_version=(1, 3)), WRITABLE, byref(out), byref(how)) == 0
+    assert how.value == 0 and writability(out) == "writable"
+    lib.dlpack_tensor_delete(out)
+
+
+def test_case_50_hand_made_legacy_tensor():
+    c = Counter()
+    t = c.legacy()
+    w = ctypes.c_int32()
+    assert lib.dlpack_legacy_tensor_writability(t, byref(w)) == 0 and w.value == 2  # unknown
+    out = PV()
+    assert lib.dlpack_legacy_to_versioned(t, 0, byref(out)) == 0
+    assert writability(out) == "read-only"
+    lib.dlpack_tensor_delete(out)
+    t = c.legacy()
+    assert lib.dlpack_legacy_tensor_wrap(t, 0, WRITABLE, byref(out)) == 0
+    assert writability(out) == "writable"
+    lib.dlpack_tensor_delete(out)
+    assert c.calls == 2 and not c.live
+
+
+def test_package_capsule_import_with_the_exchange_flag():
+    # A capsule has no exchange API: the flag is ignored there, the legacy rule applies.
+    with dh.import_tensor(np.arange(3.0).__dlpack__(), use_exchange_api=True) as t:
+        assert t.readonly and t.how == _lib.IMPORTED_LEGACY
+
+
+def test_case_50_new_view_refuses_read_only_legacy():
+    arr = np.arange(4.0)
+    dl = _lib.DLTensor()
+    shape = (c_int64 * 1)(4)
+    dl.data, dl.device, dl.ndim = arr.ctypes.data, _lib.DLDevice(1, 0), 1
+    dl.dtype, dl.shape = _lib.DLDataType(2, 64, 1), ctypes.cast(shape, POINTER(c_int64))
+    out = c_void_p()
+    assert lib.dlpack_capsule_new_view(byref(dl), READ_ONLY, arr, _lib.EXPORT_LEGACY, byref(out)) == READ_ONLY_STATUS
+    assert lib.dlpack_status_python_exception(READ_ONLY_STATUS) == b"BufferError"
+    # The documented opt-in: clear READ_ONLY yourself.
+    assert lib.dlpack_capsule_new_view(byref(dl), 0, arr, _lib.EXPORT_LEGACY, byref(out)) == 0
+    take(out)
+    # Versioned: the flag is kept.
+    assert lib.dlpack_capsule_new_view(byref(dl), READ_ONLY, arr, _lib.EXPORT_VERSIONED, byref(out)) == 0
+    cap = take(out)
+    res = PV()
+    assert lib.dlpack_capsule_consume(cap, byref(res)) == 0 and res.contents.flags == READ_ONLY
+    lib.dlpack_tensor_delete(res)
+
+
+# ---------------------------------------------------------------- peer case 49: no clamping
+
+
+class _Legacy8:
+    """A legacy int8 tensor with NULL strides and the given shape (data: one real byte)."""
+
+    def __init__(self, shape):
+        self.buf = (ctypes.c_int8 * 1)()
+        self.shape = (c_int64 * len(shape))(*shape)
+        self.calls = 0
+        self.deleter = _lib.LegacyDeleter(self._delete) if hasattr(_lib, "LegacyDeleter") else \
+            ctypes.CFUNCTYPE(None, PL)(self._delete)
+        mt = _lib.DLManagedTensor()
+        dl = mt.dl_tensor
+        dl.data, dl.device, dl.ndim = ctypes.addressof(self.buf), _lib.DLDevice(1, 0), len(shape)
+        dl.dtype, dl.shape, dl.strides = _lib.DLDataType(0, 8, 1), ctypes.cast(self.shape, POINTER(c_int64)), None
+        mt.deleter = self.deleter
+        self.mt = mt
+
+    def _delete(self, p):
+        self.calls += 1
+
+    def capsule(self):
+        out = c_void_p()
+        assert lib.dlpack_legacy_capsule_new(ctypes.pointer(self.mt), byref(out)) == 0
+        return take(out)
+
+
+P62 = 2**62
+BOUNDARIES = [  # (shape, implied stride of dimension 0 fits in int64_t)
+    ((1, 2**63 - 1, 1), True),
+    ((0, 2**63 - 1, 1), True),
+    ((2, P62, 2), False),  # 2^63
+    ((0, P62, 2), False),
+    ((0, P62, 4), False),  # 2^64: the peer case's shape
+    ((4, P62, 4), False),
+]
+
+
+@pytest.mark.parametrize("shape,fits", BOUNDARIES)
+def test_case_49_consume_import_and_view_never_clamp(shape, fits):
+    exact = shape[1] * shape[2]
+    assert (exact <= 2**63 - 1) == fits
+    # Consume with wrapping: OVERFLOW, and the legacy tensor is released exactly once.
+    for entry in ("consume", "import", "object"):
+        src = _Legacy8(shape)
+        cap = src.capsule()
+        out = PV()
+        if entry == "consume":
+            s = lib.dlpack_capsule_consume(cap, byref(out))
+        elif entry == "import":
+            s = lib.dlpack_capsule_import(cap, 0, byref(out), None)
+        else:
+            s, out, _ = import_obj(Producer(lambda kw: cap))
+        if fits:
+            assert s == 0, message()
+            assert out.contents.dl_tensor.strides[0] == exact  # exact, never clamped
+            lib.dlpack_tensor_delete(out)
+        else:
+            assert s == OVERFLOW, (entry, s, message())
+            assert not out
+        del cap
+        gc.collect()
+        assert src.calls == 1, entry
+    # Re-export / new view with NULL strides.
+    src = _Legacy8(shape)
+    out = c_void_p()
+    s = lib.dlpack_capsule_new_view(byref(src.mt.dl_tensor), 0, src, _lib.EXPORT_VERSIONED, byref(out))
+    if fits:
+        assert s == 0, message()
+        cap = take(out)
+        res = PV()
+        assert lib.dlpack_capsule_consume(cap, byref(res)) == 0
+        assert res.contents.dl_tensor.strides[0] == exact
+        lib.dlpack_tensor_delete(res)
+    else:
+        assert s == OVERFLOW, message()
+
+
+# ---------------------------------------------------------------- the producer's exception
+
+
+class Boom(BaseException):
+    """Not an Exception: must never be caught or cleared."""
+
+
+RAISES = [BufferError, TypeError, ValueError, NotImplementedError, MemoryError, RuntimeError, Boom, KeyboardInterrupt]
+MESSAGE_MODE = {BufferError: 65, TypeError: 66, ValueError: 67, NotImplementedError: 67, MemoryError: 67,
+                RuntimeError: 67}
+
+
+class Raiser:
+    def __init__(self, exc_type):
+        self.exc_type = exc_type
+        self.raised = []
+
+    def _raise(self):
+        e = self.exc_type(f"producer says no #{len(self.raised)}")
+        self.raised.append(e)
+        raise e
+
+    def __dlpack__(self, **kw):
+        self._raise()
+
+    def __dlpack_device__(self):
+        self._raise()
+
+
+@pytest.mark.parametrize("exc_type", RAISES, ids=lambda e: e.__name__)
+def test_producer_exception_kept_with_the_flag(exc_type):
+    p = Raiser(exc_type)
+    # With KEEP_PYTHON_ERROR the very exception object stays set (ctypes.PyDLL raises it).
+    with pytest.raises(exc_type) as ei:
+        import_obj(p, KEEP)
+    assert ei.value is p.raised[-1]
+    assert ei.value.__traceback__ is not None
+    assert "left for the caller" in message()
+    if exc_type is TypeError:
+        assert len(p.raised) == 2  # the first TypeError was the retry signal, consumed
+    p2 = Raiser(exc_type)
+    with pytest.raises(exc_type) as ei:
+        lib.dlpack_object_query_device(p2, KEEP, byref(_lib.DLDevice()))
+    assert ei.value is p2.raised[-1]
+
+
+@pytest.mark.parametrize("exc_type", RAISES, ids=lambda e: e.__name__)
+def test_producer_exception_without_the_flag(exc_type):
+    p = Raiser(exc_type)
+    if exc_type in MESSAGE_MODE:
+        s, out, _ = import_obj(p)
+        assert s == MESSAGE_MODE[exc_type] and not out
+        assert exc_type.__name__ in message()
+        assert sys.exc_info() == (None, None, None)
+        d = _lib.DLDevice()
+        assert lib.dlpack_object_get_device(Raiser(exc_type), byref(d)) in (65, 66, 67)
+    else:
+        # Not an Exception: never caught, never cleared, in either mode (also through the
+        # package's fast path).
+        with pytest.raises(exc_type) as ei:
+            import_obj(p)
+        assert ei.value is p.raised[-1]
+        with pytest.raises(exc_type):
+            lib.dlpack_object_get_device(Raiser(exc_type), byref(_lib.DLDevice()))
+        p3 = Raiser(exc_type)
+        with pytest.raises(exc_type) as ei:
+            dh.import_tensor(p3)
+        assert ei.value is p3.raised[-1]
+
+
+def test_missing_dlpack_keeps_attribute_error_with_the_flag():
+    with pytest.raises(AttributeError):
+        import_obj(object(), KEEP)
+    s, _, _ = import_obj(object())
+    assert s == 64  # NO_DLPACK_METHOD
+
+
+def test_producer_returning_a_used_capsule_is_capsule_consumed():
+    cap = np.arange(3.0).__dlpack__(max_version=(1, 3))
+    out = PV()
+    assert lib.dlpack_capsule_consume(cap, byref(out)) == 0
+    lib.dlpack_tensor_delete(out)
+    s, out, _ = import_obj(Producer(lambda kw: cap))
+    assert s == CAPSULE_CONSUMED and "already consumed" in message()
+
+
+# ---------------------------------------------------------------- no lock held while Python runs
+
+
+class _Meta(type):
+    """A metaclass whose `__dlpack_c_exchange_api__` property re-enters the library (an import
+    with the exchange flag) and then raises AttributeError (no table)."""
+    depth = 0
+
+    @property
+    def __dlpack_c_exchange_api__(cls):
+        if _Meta.depth < 2:
+            _Meta.depth += 1
+            try:
+                s, t, how = import_obj(np.arange(2.0), _lib.IMPORT_EXCHANGE_API)
+                assert s == 0
+                lib.dlpack_tensor_delete(t)
+                with dh.import_tensor(Reentrant(np.arange(2.0)), use_exchange_api=True) as inner:
+                    assert inner.shape == (2,)
+            finally:
+                _Meta.depth -= 1
+        time.sleep(0)  # lets other threads run (releases the GIL)
+        raise AttributeError("no table")
+
+
+class Reentrant(metaclass=_Meta):
+    def __init__(self, arr):
+        self.arr = arr
+
+    def __dlpack__(self, **kw):
+        return self.arr.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def _run_threads(fn, n=8, rounds=20):
+    errors = []
+
+    def work():
+        try:
+            for _ in range(rounds):
+                fn()
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+    threads = [threading.Thread(target=work) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WATCHDOG_S)
+        assert not t.is_alive(), "a thread hangs (a lock held while foreign code runs?)"
+    assert not errors, errors
+
+
+def test_exchange_lookup_reentry_does_not_hang():
+    def once():
+        # A fresh type each time: the per-type cache would otherwise answer without a lookup.
+        cls = _Meta("R", (Reentrant,), {})
+        with dh.import_tensor(cls(np.arange(3.0)), use_exchange_api=True) as t:
+            assert t.how == 0 and t.shape == (3,)  # fell back to __dlpack__
+    once()
+    _run_threads(once)
+
+
+def test_exchange_lookup_with_gc_callback_releasing_the_gil():
+    def sleepy(phase, info):
+        time.sleep(0)
+    gc.callbacks.append(sleepy)
+    try:
+        def once():
+            for _ in range(5):
+                H = type("Plain", (), {"__dlpack__": lambda self, **kw: np.arange(2.0).__dlpack__(**kw),
+                                       "__dlpack_device__": lambda self: (1, 0)})
+                gc.collect(0)
+                with dh.import_tensor(H(), use_exchange_api=True) as t:
+                    assert t.shape == (2,)
+        _run_threads(once, rounds=3)
+    finally:
+        gc.callbacks.remove(sleepy)
+
+
+def _holder(attr, value):
+    return type("H", (), {attr: value, "__init__": lambda self, a: setattr(self, "arr", a),
+                          "__dlpack__": lambda self, **kw: self.arr.__dlpack__(**kw),
+                          "__dlpack_device__": lambda self: (1, 0)})
+
+
+@pytest.mark.parametrize("value", [-1, -2**63, 2**64, 2**70, "0x10", 1.5])
+def test_v12_integer_must_be_a_plain_address(value):
+    H = _holder("__c_dlpack_exchange_api__", value)
+    out = POINTER(_lib.DLPackExchangeAPI)()
+    assert lib.dlpack_exchange_api_find(H(np.arange(2.0)), byref(out)) == 69  # EXCHANGE_API_INVALID
+    with dh.import_tensor(H(np.arange(2.0)), use_exchange_api=True) as t:  # falls back
+        assert t.how == 0
+
+
+def test_import_needs_only_the_import_function():
+    """A DLPack 1.3 table with a NULL managed_tensor_allocator (as apache-tvm-ffi publishes):
+    dlpack_exchange_api_find refuses it (not every required pointer), an import uses it."""
+    from producers import NAMES, PyCapsule_New
+    api = _lib.DLPackExchangeAPI()
+    api.header.version = _lib.DLPackVersion(1, 3)
+    calls = []
+
+    def export(obj_ptr, out):
+        calls.append(1)
+        obj = ctypes.cast(obj_ptr, ctypes.py_object).value
+        res = PV()
+        if lib.dlpack_capsule_consume(obj.arr.__dlpack__(max_version=(1, 3)), byref(res)) != 0:
+            return -1
+        out[0] = res
+        return 0
+    cb = type(api.managed_tensor_from_py_object_no_sync)(export)
+    api.managed_tensor_from_py_object_no_sync = cb
+    H = _holder("__dlpack_c_exchange_api__", PyCapsule_New(ctypes.addressof(api), NAMES["dlpack_exchange_api"], None))
+    out = POINTER(_lib.DLPackExchangeAPI)()
+    assert lib.dlpack_exchange_api_find(H(np.arange(2.0)), byref(out)) == 69
+    assert "managed_tensor_allocator" in message()
+    with dh.import_tensor(H(np.arange(2.0)), use_exchange_api=True) as t:
+        assert t.how == _lib.IMPORTED_EXCHANGE_API and t.shape == (2,)
+    assert calls == [1]
+
+
+def test_exchange_lookup_exceptions_are_not_cached_and_base_exceptions_propagate():
+    class Flaky(type):
+        raise_next = [Boom("interrupt the lookup"), RuntimeError("transient")]
+
+        @property
+        def __dlpack_c_exchange_api__(cls):
+            if Flaky.raise_next:
+                raise Flaky.raise_next.pop(0)
+            raise AttributeError("no table")
+
+    F = Flaky("F", (), {"__dlpack__": lambda self, **kw: np.arange(2.0).__dlpack__(**kw),
+                        "__dlpack_device__": lambda self: (1, 0)})
+    out = POINTER(_lib.DLPackExchangeAPI)()
+    with pytest.raises(Boom):  # not an Exception: never caught, left set (ctypes raises it)
+        lib.dlpack_exchange_api_find(F(), byref(out))
+    assert lib.dlpack_exchange_api_find(F(), byref(out)) == 67  # PRODUCER_ERROR: RuntimeError, cleared
+    assert "RuntimeError: transient" in message()
+    assert lib.dlpack_exchange_api_find(F(), byref(out)) == 70  # asked again: a fact, now cached
+    assert lib.dlpack_exchange_api_find(F(), byref(out)) == 70
