@@ -243,6 +243,32 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_CAP_PYTHON 4
 
 /**
+ * Capability bit: the Level Zero loader (`libze_loader.so.1`, override
+ * `DLPACK_HELPERS_LEVEL_ZERO_LIBRARY`) loaded and `zeInit` succeeded. Level Zero serves pointer
+ * classification only; oneAPI stream waits go through a registered backend.
+ */
+#define DLPACK_HELPERS_CAP_LEVEL_ZERO 8
+
+/**
+ * Capability bit: `dlpack_pointer_classify` / `dlpack_pointer_get_device` can ask the CUDA
+ * driver (CUDA device, pinned and managed memory are recognized).
+ */
+#define DLPACK_HELPERS_CAP_POINTER_CUDA 16
+
+/**
+ * Capability bit: pointer classification can ask the HIP runtime (`hipPointerGetAttributes`;
+ * ROCm device, pinned and managed memory are recognized).
+ */
+#define DLPACK_HELPERS_CAP_POINTER_ROCM 32
+
+/**
+ * Capability bit: pointer classification can ask Level Zero (`zeMemGetAllocProperties`; USM
+ * host, device and shared memory are recognized) when given a `ze_context_handle_t`
+ * (argument or `dlpack_level_zero_context_set`).
+ */
+#define DLPACK_HELPERS_CAP_POINTER_LEVEL_ZERO 64
+
+/**
  * Newest DLPack major version this library reads (the ABI major of `DLManagedTensorVersioned`).
  */
 #define DLPACK_HELPERS_DLPACK_MAJOR_VERSION 1
@@ -390,11 +416,39 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE 2048
 
 /**
+ * With `REQUIRE_CPU_ACCESSIBLE`: a device type whose host access "depends"
+ * (`dlpack_device_host_access`) is answered from the tensor's memory, as by
+ * `dlpack_tensor_host_access` with the Level Zero context registered by
+ * `dlpack_level_zero_context_set` (`kDLOneAPI`: USM host and shared memory pass, USM device
+ * memory and anything unknown fail with `NOT_CPU_ACCESSIBLE`; a failing driver call is
+ * `DEVICE_ERROR`). Without it, validation is pure and `kDLOneAPI` always fails
+ * `REQUIRE_CPU_ACCESSIBLE`. This check runs after every other rule; no driver is called for
+ * device types the table decides. (Bit 16, so that bits added to the pure options stay
+ * contiguous.)
+ */
+#define DLPACK_HELPERS_VALIDATE_RESOLVE_HOST_ACCESS (1 << 16)
+
+/**
  * Option bit of `dlpack_versioned_to_legacy`: convert a read-only tensor anyway, dropping the
  * `READ_ONLY` flag (the legacy struct cannot carry it; the caller takes responsibility for not
  * writing). Default: refused with `DLPACK_HELPERS_STATUS_READ_ONLY`.
  */
 #define DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY 1
+
+/**
+ * Backend bit of `dlpack_helpers_pointer_info`: the CUDA driver.
+ */
+#define DLPACK_HELPERS_BACKEND_CUDA 1
+
+/**
+ * Backend bit: the HIP runtime.
+ */
+#define DLPACK_HELPERS_BACKEND_HIP 2
+
+/**
+ * Backend bit: the Level Zero loader.
+ */
+#define DLPACK_HELPERS_BACKEND_LEVEL_ZERO 4
 
 /**
  * Flag for `dlpack_stream_decode` and `dlpack_export_request_resolve`: accept any stream integer
@@ -631,6 +685,62 @@ typedef struct dlpack_helpers_validate_options {
 } dlpack_helpers_validate_options;
 
 /**
+ * Memory class of `dlpack_helpers_pointer_info.memory_class`: one of the
+ * `DLPACK_HELPERS_MEMORY_*` values.
+ */
+typedef int32_t dlpack_helpers_memory_class;
+
+/**
+ * What `dlpack_pointer_classify` established about one address. Set `struct_size` to
+ * `sizeof(dlpack_helpers_pointer_info)` before the call; the struct only grows at its end.
+ */
+typedef struct dlpack_helpers_pointer_info {
+  /**
+   * In: the size in bytes of the caller's struct (at least `sizeof(size_t)`). Out: the bytes
+   * filled, only whole fields (as `dlpack_helpers_info.struct_size`).
+   */
+  size_t struct_size;
+  /**
+   * One of the `DLPACK_HELPERS_MEMORY_*` values.
+   */
+  dlpack_helpers_memory_class memory_class;
+  /**
+   * `DLPACK_HELPERS_HOST_ACCESS_ALWAYS` (host, pinned host, managed/shared),
+   * `_NEVER` (device) or `_UNKNOWN`.
+   */
+  dlpack_helpers_host_access host_access;
+  /**
+   * The DLPack device of the memory: `(kDLCPU, 0)` for confirmed host memory;
+   * `(kDLCUDA, ordinal)`, `(kDLCUDAHost, 0)`, `(kDLCUDAManaged, 0)`; `(kDLROCM, device)` for
+   * HIP device and managed memory (DLPack has no ROCm managed type), `(kDLROCMHost, 0)`;
+   * `(kDLOneAPI, -1)` for Level Zero USM (Level Zero names devices by handle, not by the SYCL
+   * ordinal DLPack uses: the id is not established, see `native_device`); `(0, 0)` when
+   * unknown.
+   */
+  DLDevice device;
+  /**
+   * The Level Zero `ze_device_handle_t` of USM device and shared memory (NULL for USM host
+   * memory and for the other backends).
+   */
+  void *native_device;
+  /**
+   * `DLPACK_HELPERS_BACKEND_*` bits of the backends that answered.
+   */
+  uint32_t backends_asked;
+  /**
+   * `DLPACK_HELPERS_BACKEND_*` bits of the backends that could own the memory but could not
+   * be asked: library override naming a missing file, runtime present but failing to
+   * initialize, or Level Zero loaded in the process (or named by its override) while no
+   * context was given.
+   */
+  uint32_t backends_unreachable;
+  /**
+   * The `DLPACK_HELPERS_BACKEND_*` bit of the backend that claimed the memory, 0 if none.
+   */
+  uint32_t answered_by;
+} dlpack_helpers_pointer_info;
+
+/**
  * What a decoded stream argument means: one of the `DLPACK_HELPERS_STREAM_*` values.
  */
 typedef int32_t dlpack_helpers_stream_kind;
@@ -645,7 +755,8 @@ typedef struct dlpack_helpers_stream {
   dlpack_helpers_stream_kind kind;
   /**
    * The native handle (`CUstream`, `hipStream_t`, …): the special values 0x1/0x2 for CUDA's
-   * default streams, NULL for `_NO_SYNC`, `_NONE` and `_DEFAULT`, non-NULL for `_HANDLE`.
+   * default streams, NULL for `_NO_SYNC`, `_NONE` and `_DEFAULT`, non-NULL for `_HANDLE` and
+   * the queue-object kinds (`_SYCL_QUEUE`, `_ZE_COMMAND_QUEUE`, `_ZE_COMMAND_LIST`).
    */
   void *handle;
 } dlpack_helpers_stream;
@@ -760,6 +871,47 @@ typedef struct dlpack_helpers_stream_backend {
    */
   int32_t (*synchronize)(void *ctx, int32_t device_id, void *stream);
 } dlpack_helpers_stream_backend;
+
+/**
+ * Consumer-handle wait of `dlpack_helpers_stream_backend_ex`: make the consumer's queue
+ * (`consumer_kind`: `DLPACK_HELPERS_STREAM_SYCL_QUEUE`, `_ZE_COMMAND_QUEUE` or
+ * `_ZE_COMMAND_LIST`) wait for all work queued so far on the producer's stream, without
+ * blocking the host. Returns 0 on success, any other value on failure.
+ */
+typedef int32_t (*dlpack_helpers_stream_wait_handle_fn)(void *ctx,
+                                                        int32_t device_id,
+                                                        void *producer_stream,
+                                                        dlpack_helpers_stream_kind consumer_kind,
+                                                        void *consumer_handle);
+
+/**
+ * `dlpack_helpers_stream_backend` grown with the wait on queue-object streams (oneAPI). Set
+ * `struct_size` to `sizeof(dlpack_helpers_stream_backend_ex)`; the struct only grows at its end
+ * (fields past `struct_size` count as NULL).
+ */
+typedef struct dlpack_helpers_stream_backend_ex {
+  /**
+   * Size in bytes of the caller's struct; at least up to and including `synchronize`.
+   */
+  size_t struct_size;
+  /**
+   * As in `dlpack_helpers_stream_backend`.
+   */
+  void *ctx;
+  /**
+   * As in `dlpack_helpers_stream_backend` (integer and native-handle streams). Required.
+   */
+  int32_t (*wait)(void *ctx, int32_t device_id, void *producer_stream, void *consumer_stream);
+  /**
+   * As in `dlpack_helpers_stream_backend`. Required.
+   */
+  int32_t (*synchronize)(void *ctx, int32_t device_id, void *stream);
+  /**
+   * Wait on a consumer stream given as a queue object (its kind says which). Optional: without
+   * it, `dlpack_stream_wait` refuses such streams with `_BACKEND_UNAVAILABLE`.
+   */
+  dlpack_helpers_stream_wait_handle_fn wait_handle;
+} dlpack_helpers_stream_backend_ex;
 
 /**
  * What a consumer asks of `__dlpack__` (array API 2023.12 keywords). Zero-initialise it, then
@@ -971,6 +1123,22 @@ typedef struct dlpack_helpers_import_request {
 #define DLPACK_HELPERS_STATUS_DEVICE_ERROR 44
 
 /**
+ * No backend could classify a pointer (`dlpack_pointer_get_device`): no device runtime was
+ * available to ask, or one that could own the memory was unreachable (its library override
+ * names a missing file, it failed to initialize, or Level Zero was given no context). The
+ * memory is not claimed to be host memory: the message names the backends asked and those
+ * that could not be. `dlpack_pointer_classify` gives the same facts as fields.
+ */
+#define DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN 45
+
+/**
+ * A stream object whose type the device family does not define: for example a queue object
+ * for a CUDA tensor, or an object that is neither an `int`, `None` nor a queue exposing
+ * `addressof_ref()` for `kDLOneAPI` (Python's `TypeError`).
+ */
+#define DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE 46
+
+/**
  * No Python interpreter in this process: the Python C API functions did not resolve at run
  * time (this library never links libpython). Returned by every Python entry point with a
  * status (`dlpack_capsule_*`, `dlpack_legacy_capsule_*`, `dlpack_object_*`,
@@ -1113,6 +1281,38 @@ typedef struct dlpack_helpers_import_request {
 #define DLPACK_HELPERS_WRITABILITY_UNKNOWN 2
 
 /**
+ * Host access that could not be established: no backend could classify the tensor's memory
+ * (returned only by the per-tensor calls, never by `dlpack_device_host_access`).
+ */
+#define DLPACK_HELPERS_HOST_ACCESS_UNKNOWN 3
+
+/**
+ * No backend could establish what the memory is (the answer is unknown, never guessed).
+ */
+#define DLPACK_HELPERS_MEMORY_UNKNOWN 0
+
+/**
+ * Ordinary host memory, confirmed: at least one backend was asked, none knows the pointer,
+ * and no backend that could own it was unreachable.
+ */
+#define DLPACK_HELPERS_MEMORY_HOST 1
+
+/**
+ * Device memory (`kDLCUDA`, `kDLROCM`, Level Zero USM device): host code cannot dereference it.
+ */
+#define DLPACK_HELPERS_MEMORY_DEVICE 2
+
+/**
+ * Page-locked host memory (`kDLCUDAHost`, `kDLROCMHost`) or Level Zero USM host memory.
+ */
+#define DLPACK_HELPERS_MEMORY_PINNED_HOST 3
+
+/**
+ * Managed memory (`kDLCUDAManaged`, HIP managed) or Level Zero USM shared memory.
+ */
+#define DLPACK_HELPERS_MEMORY_MANAGED 4
+
+/**
  * `stream = -1`: the producer must not synchronize (also a lenient CPU value).
  */
 #define DLPACK_HELPERS_STREAM_NO_SYNC 0
@@ -1143,6 +1343,24 @@ typedef struct dlpack_helpers_import_request {
  * is never NULL (a NULL handle is always `_DEFAULT`, or CUDA's `_LEGACY_DEFAULT`).
  */
 #define DLPACK_HELPERS_STREAM_HANDLE 5
+
+/**
+ * `kDLOneAPI` only: a SYCL queue given as an object (`sycl::queue *`; dpctl's
+ * `DPCTLSyclQueueRef`, the address `SyclQueue.addressof_ref()` returns); `handle` non-NULL. Has
+ * no integer form (`dlpack_stream_encode_decoded` refuses it).
+ */
+#define DLPACK_HELPERS_STREAM_SYCL_QUEUE 6
+
+/**
+ * `kDLOneAPI` only: a Level Zero command queue (`ze_command_queue_handle_t`); `handle` non-NULL.
+ */
+#define DLPACK_HELPERS_STREAM_ZE_COMMAND_QUEUE 7
+
+/**
+ * `kDLOneAPI` only: a Level Zero command list (`ze_command_list_handle_t`, immediate or not);
+ * `handle` non-NULL.
+ */
+#define DLPACK_HELPERS_STREAM_ZE_COMMAND_LIST 8
 
 /**
  * `copy=None` (the zero value): reuse the memory when possible, copy otherwise.
@@ -1205,7 +1423,7 @@ const char *dlpack_status_string(dlpack_helpers_status status);
  * status, for bindings that raise: `"BufferError"` (the data cannot be exported or imported as
  * asked: unsupported version, no common version, a tensor that breaks a DLPack rule or the
  * caller's requirements, codes 20–33 and 36), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
- * understand), `"ValueError"` (bad arguments, unknown names, a buffer too small), `"RuntimeError"` (internal error and unknown
+ * understand, a stream object of the wrong type), `"ValueError"` (bad arguments, unknown names, a buffer too small), `"RuntimeError"` (internal error and unknown
  * codes), `""` for `DLPACK_HELPERS_STATUS_OK`.
  *
  * The string is static: never free it. Thread-safe. Never fails.
@@ -1769,6 +1987,107 @@ dlpack_helpers_status dlpack_versioned_to_legacy(struct DLManagedTensorVersioned
                                                  DLManagedTensor **out_tensor);
 
 /**
+ * Register the Level Zero context (`ze_context_handle_t`) that pointer queries use when the
+ * caller passes none: `dlpack_pointer_get_device`, `dlpack_*_host_access` with a NULL
+ * `ze_context`, and validation with `DLPACK_HELPERS_VALIDATE_RESOLVE_HOST_ACCESS`.
+ *
+ * USM allocations belong to a context and `zeMemGetAllocProperties` answers only for its own
+ * context's allocations. A SYCL application on the Level Zero backend obtains the handle with
+ * `sycl::get_native<sycl::backend::ext_oneapi_level_zero>(queue.get_context())`. NULL clears
+ * the registration. The handle is not retained: it must stay valid while registered.
+ *
+ * - `ze_context`: the `ze_context_handle_t`, or NULL to clear the registration.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`. Thread-safe (an atomic store).
+ */
+dlpack_helpers_status dlpack_level_zero_context_set(void *ze_context);
+
+/**
+ * Classify the memory at an address: which runtime owns it, what kind of memory it is, whether
+ * host code may dereference it, and which backends were asked.
+ *
+ * Backends are asked in this order, each at most once, stopping at the first that claims the
+ * pointer: the CUDA driver (`cuPointerGetAttribute`, up to three calls), the HIP runtime (one
+ * `hipPointerGetAttributes` call), the Level Zero loader (one `zeMemGetAllocProperties` call in
+ * `ze_context`, or the context registered with `dlpack_level_zero_context_set` when
+ * `ze_context` is NULL). A backend whose library is absent from the process (no override set,
+ * not loadable, not loaded) is skipped: no memory of it can exist. A backend that could own the
+ * memory but cannot be asked (its override names a missing file, it failed to initialize, or
+ * Level Zero is used in the process, or named by its override, but no context was given) is
+ * reported in `backends_unreachable`, and then memory no asked
+ * backend knows is `DLPACK_HELPERS_MEMORY_UNKNOWN`, never host memory. With no backend at all
+ * the answer is also unknown. Any address inside an allocation answers like its base; one
+ * past its end belongs to whatever follows.
+ *
+ * - `ptr`: the address (non-NULL).
+ * - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one (if any).
+ * - `out_info`: `struct_size` set by the caller; receives the answer.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK` (also when the class is unknown: see the fields),
+ * `_NULL_POINTER` (`ptr` or `out_info`), `_INVALID_ARGUMENT` (`struct_size` below
+ * `sizeof(size_t)`) or `_DEVICE_ERROR` (a driver call failed: the message names it). No
+ * allocation on success; thread-safe; drivers are loaded on first use (peer cases 10, 12, 51).
+ */
+dlpack_helpers_status dlpack_pointer_classify(const void *ptr,
+                                              void *ze_context,
+                                              struct dlpack_helpers_pointer_info *out_info);
+
+/**
+ * Whether host code may dereference a tensor's memory, answered per tensor: always, never or
+ * unknown. For a bare `DLTensor` (the other two calls take managed tensors).
+ *
+ * The device table of `dlpack_device_host_access` answers first, with no driver call:
+ * `kDLCPU`, `kDLCUDAHost`, `kDLROCMHost`, `kDLCUDAManaged` → `DLPACK_HELPERS_HOST_ACCESS_ALWAYS`;
+ * `kDLCUDA`, `kDLROCM` and the other device-memory and handle types → `_NEVER`. Only where it
+ * says "depends" is the memory asked about: `kDLOneAPI` through Level Zero
+ * (`zeMemGetAllocProperties` on `tensor->data`, one call, in `ze_context` or the context
+ * registered with `dlpack_level_zero_context_set`): USM host and shared → `_ALWAYS`, USM device
+ * → `_NEVER`, not a USM allocation of that context → `_UNKNOWN`. `_UNKNOWN` also when no context
+ * is known, the loader is not available, `data` is NULL (an empty tensor) or the device type
+ * has no pointer backend (`kDLExtDev`, values DLPack 1.3 does not assign). Never `_DEPENDS`.
+ *
+ * - `tensor`: borrowed; only `device` and `data` are read.
+ * - `ze_context`: a `ze_context_handle_t` or NULL (registered context).
+ * - `out_access`: receives one of `DLPACK_HELPERS_HOST_ACCESS_ALWAYS`, `_NEVER`, `_UNKNOWN`.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR` (the driver call
+ * failed). Thread-safe; no allocation on success (peer case 51).
+ */
+dlpack_helpers_status dlpack_dltensor_host_access(const DLTensor *tensor,
+                                                  void *ze_context,
+                                                  dlpack_helpers_host_access *out_access);
+
+/**
+ * `dlpack_dltensor_host_access` for a versioned managed tensor: its version is checked first
+ * (a major other than 1 is `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` and nothing else is
+ * read), then the same answers.
+ *
+ * - `tensor`: borrowed; only `version`, `dl_tensor.device` and `dl_tensor.data` are read.
+ * - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one.
+ * - `out_access`: receives the answer.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_UNSUPPORTED_VERSION`,
+ * `_NULL_POINTER` or `_DEVICE_ERROR`.
+ */
+dlpack_helpers_status dlpack_tensor_host_access(const struct DLManagedTensorVersioned *tensor,
+                                                void *ze_context,
+                                                dlpack_helpers_host_access *out_access);
+
+/**
+ * `dlpack_dltensor_host_access` for a legacy `DLManagedTensor`: the same answers.
+ *
+ * - `tensor`: borrowed; only `dl_tensor.device` and `dl_tensor.data` are read.
+ * - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one.
+ * - `out_access`: receives the answer.
+ *
+ * Returns
+ * `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR`.
+ */
+dlpack_helpers_status dlpack_legacy_tensor_host_access(const DLManagedTensor *tensor,
+                                                       void *ze_context,
+                                                       dlpack_helpers_host_access *out_access);
+
+/**
  * Decode the `stream` argument of `__dlpack__` for the device the consumer will use.
  *
  * - `device`: the device of the data the consumer receives (the tensor's device, or the
@@ -1805,6 +2124,29 @@ dlpack_helpers_status dlpack_stream_decode(DLDevice device,
                                            int64_t stream,
                                            uint32_t flags,
                                            struct dlpack_helpers_stream *out_stream);
+
+/**
+ * Decode a stream that a consumer passes as an object rather than an integer, where the device
+ * family defines streams that way: `kDLOneAPI`, whose producers (dpctl, dpnp) receive a SYCL
+ * queue as `__dlpack__`'s `stream` (peer case 51). The handle is carried as a pointer-sized
+ * value with its kind, through `dlpack_export_request_resolve_with_stream` and
+ * `dlpack_stream_wait` to a backend registered with `dlpack_stream_backend_register_ex`.
+ *
+ * - `device`: the device the consumer will use (`kDLOneAPI`).
+ * - `kind`: `DLPACK_HELPERS_STREAM_SYCL_QUEUE` (`sycl::queue *`),
+ *   `_ZE_COMMAND_QUEUE` (`ze_command_queue_handle_t`) or `_ZE_COMMAND_LIST`
+ *   (`ze_command_list_handle_t`).
+ * - `handle`: the queue or list (non-NULL; pass no stream for the default queue).
+ * - `out_stream`: receives `{kind, handle}`.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM_TYPE` (a device type other than
+ * `kDLOneAPI`: Python's `TypeError`), `_INVALID_ARGUMENT` (`kind` is not one of the three) or
+ * `_NULL_POINTER` (`handle` or `out_stream`). Pure, thread-safe, no allocation.
+ */
+dlpack_helpers_status dlpack_stream_decode_handle(DLDevice device,
+                                                  dlpack_helpers_stream_kind kind,
+                                                  void *handle,
+                                                  struct dlpack_helpers_stream *out_stream);
 
 /**
  * Encode a native stream into the integer a consumer passes to a Python producer's
@@ -1896,6 +2238,34 @@ dlpack_helpers_status dlpack_export_request_resolve(const struct dlpack_helpers_
                                                     struct dlpack_helpers_export_plan *out_plan);
 
 /**
+ * `dlpack_export_request_resolve` for a consumer whose stream is an object handle rather than
+ * an integer (`kDLOneAPI`: a SYCL queue or Level Zero command queue/list, from
+ * `dlpack_stream_decode_handle` or `dlpack_python_stream_decode`).
+ *
+ * - `stream`: may be NULL (then exactly `dlpack_export_request_resolve`), or a stream whose kind is
+ *   `DLPACK_HELPERS_STREAM_SYCL_QUEUE`, `_ZE_COMMAND_QUEUE` or `_ZE_COMMAND_LIST`; then
+ *   `request->has_stream` must be false (the stream is given once).
+ * - the other arguments as for `dlpack_export_request_resolve`.
+ *
+ * With a handle, the plan is the one made without a stream, with `plan.stream` the handle and
+ * `plan.sync` `DLPACK_HELPERS_SYNC_STREAM_WAIT` (call `dlpack_stream_wait`, served by a backend
+ * registered with `dlpack_stream_backend_register_ex`).
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (also: NULL handle, or a handle with
+ * `dl_device` `(kDLCPU, 0)`), `_INVALID_STREAM_TYPE` (a device type that takes no queue
+ * objects), `_COPY_FORBIDDEN`, `_UNSUPPORTED_DEVICE`, `_NO_COMMON_VERSION`,
+ * `_KEYWORD_NOT_UNDERSTOOD`, `_INVALID_ARGUMENT` (as `dlpack_export_request_resolve`, and both
+ * streams given, or a kind that is not an object handle) or `_NULL_POINTER` (`request` or
+ * `out_plan`). Pure, thread-safe.
+ */
+dlpack_helpers_status dlpack_export_request_resolve_with_stream(const struct dlpack_helpers_export_request *request,
+                                                                const struct dlpack_helpers_stream *stream,
+                                                                DLDevice tensor_device,
+                                                                DLPackVersion producer_version,
+                                                                uint32_t producer_flags,
+                                                                struct dlpack_helpers_export_plan *out_plan);
+
+/**
  * Register stream functions for a device type. A registered backend serves
  * `dlpack_stream_wait` and `dlpack_stream_synchronize` for that device type, and takes
  * precedence over the built-in CUDA and HIP backends (an application with its own runtime).
@@ -1911,6 +2281,23 @@ dlpack_helpers_status dlpack_export_request_resolve(const struct dlpack_helpers_
  */
 dlpack_helpers_status dlpack_stream_backend_register(DLDeviceType device_type,
                                                      const struct dlpack_helpers_stream_backend *backend);
+
+/**
+ * `dlpack_stream_backend_register` with a `dlpack_helpers_stream_backend_ex`, whose optional
+ * `wait_handle` serves consumer streams given as queue objects (`DLPACK_HELPERS_STREAM_SYCL_QUEUE`,
+ * `_ZE_COMMAND_QUEUE`, `_ZE_COMMAND_LIST`; peer case 51). The same rules as
+ * `dlpack_stream_backend_register`.
+ *
+ * - `device_type`: the DLPack device type served (any value but `kDLCPU`).
+ * - `backend`: copied; `struct_size` must reach past `synchronize`; `wait` and `synchronize`
+ *   non-NULL, `wait_handle` optional.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` (`backend`, `wait` or `synchronize`
+ * NULL) or `_INVALID_ARGUMENT` (`struct_size` too small, `kDLCPU`, already registered, or no
+ * slot left). Thread-safe.
+ */
+dlpack_helpers_status dlpack_stream_backend_register_ex(DLDeviceType device_type,
+                                                        const struct dlpack_helpers_stream_backend_ex *backend);
 
 /**
  * Producer's synchronization duty for `DLPACK_HELPERS_SYNC_STREAM_WAIT`: make the consumer's
@@ -1935,9 +2322,17 @@ dlpack_helpers_status dlpack_stream_backend_register(DLDeviceType device_type,
  * of the producer's stream (`cuStreamGetCtx`; for NULL, 0x1 and 0x2 the current context, else
  * device 0's primary one). Streams must be live and belong to that device.
  *
+ * A consumer stream given as a queue object (kinds `DLPACK_HELPERS_STREAM_SYCL_QUEUE`,
+ * `_ZE_COMMAND_QUEUE`, `_ZE_COMMAND_LIST`, `kDLOneAPI` only) goes to the `wait_handle` of the
+ * backend registered for the device type with `dlpack_stream_backend_register_ex`, with its
+ * kind; there is no built-in oneAPI backend.
+ *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` (driver absent, `cuInit` failed,
- * no backend for the device type), `_DEVICE_ERROR` (the driver's error, named in the message),
- * `_INVALID_ARGUMENT` (unknown kind) or `_NULL_POINTER`. Thread-safe: any number of threads may
+ * no backend for the device type, or a registered backend without `wait_handle` for a queue
+ * object), `_DEVICE_ERROR` (the driver's or backend's error, named in the message),
+ * `_INVALID_STREAM_TYPE` (a queue object for a device type other than `kDLOneAPI`),
+ * `_INVALID_STREAM` (a NULL queue object), `_INVALID_ARGUMENT` (unknown kind) or
+ * `_NULL_POINTER`. Thread-safe: any number of threads may
  * call at once; initialization is lock-free after the first call.
  */
 dlpack_helpers_status dlpack_stream_wait(DLDevice device,
@@ -1975,17 +2370,26 @@ dlpack_helpers_status dlpack_stream_backend_check(DLDeviceType device_type);
  * The C counterpart of `__dlpack_device__` for a producer that holds a raw host-visible
  * pointer and has not exported yet: which DLPack device the memory at `ptr` belongs to.
  *
- * With the CUDA driver available (see `dlpack_stream_backend_check`), the driver is asked:
- * managed memory → `(kDLCUDAManaged, 0)` (peer case 12), pinned or registered host memory →
- * `(kDLCUDAHost, 0)` (peer case 10), device memory → `(kDLCUDA, ordinal)`, memory CUDA does
- * not know → `(kDLCPU, 0)`. Without the CUDA driver the answer is `(kDLCPU, 0)`: no CUDA
- * allocation can exist. HIP allocations are not classified (answer `(kDLCPU, 0)` unless CUDA
- * knows the pointer).
+ * The backends are asked as by `dlpack_pointer_classify` (CUDA driver, then HIP runtime, then
+ * Level Zero with the context registered by `dlpack_level_zero_context_set`), and the first
+ * that claims the memory answers: CUDA managed memory → `(kDLCUDAManaged, 0)` (peer case 12),
+ * CUDA pinned or registered host memory → `(kDLCUDAHost, 0)` (peer case 10), CUDA device
+ * memory → `(kDLCUDA, ordinal)`; HIP pinned host memory → `(kDLROCMHost, 0)`, HIP device and
+ * managed memory → `(kDLROCM, device)`; Level Zero USM → `(kDLOneAPI, -1)` (the SYCL ordinal is
+ * not established). `(kDLCPU, 0)` only when the memory is confirmed host memory: at least one
+ * backend was asked, none knows the pointer, and no backend that could own it was unreachable.
+ * Otherwise nothing is written and the status is `_DEVICE_UNKNOWN`, with a message naming the
+ * backends asked and those that could not be: a device is never guessed (earlier builds
+ * answered `(kDLCPU, 0)` without a driver and for HIP memory, the "device memory called CPU"
+ * fault of the peer cases). `dlpack_pointer_classify` gives the same facts as
+ * fields, and `dlpack_get_info`'s `DLPACK_HELPERS_CAP_POINTER_*` bits say which backends can
+ * answer in this process.
  *
  * - `ptr`: any address inside the allocation (non-NULL).
  * - `out_device`: receives the device.
  *
- * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR`. Thread-safe.
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER`, `_DEVICE_UNKNOWN` or `_DEVICE_ERROR` (a
+ * driver call failed). Thread-safe.
  */
 dlpack_helpers_status dlpack_pointer_get_device(const void *ptr, DLDevice *out_device);
 
@@ -2257,6 +2661,39 @@ dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
  * outputs otherwise as `dlpack_object_get_device`.
  */
 dlpack_helpers_status dlpack_object_query_device(void *obj, uint32_t flags, DLDevice *out_device);
+
+/**
+ * Decode `__dlpack__`'s `stream` argument given as a Python object, for the device the consumer
+ * will use: the producer-side counterpart of `dlpack_stream_decode` for bindings that receive
+ * the object itself.
+ *
+ * - `obj`: the `stream` argument (`PyObject *`, borrowed, non-NULL; Python's `None` is the
+ *   `None` object):
+ *   - `None` → as `dlpack_stream_decode` with no stream;
+ *   - an `int` (not a `bool`) or integer-like object (`__index__`, such as a NumPy integer) →
+ *     as `dlpack_stream_decode` with that integer (outside `int64_t`: `_INVALID_STREAM`);
+ *   - for `kDLOneAPI` only, any other object exposing `addressof_ref()` that returns an `int`
+ *     (dpctl's `SyclQueue`, whose documented `addressof_ref()` gives the address of its
+ *     `DPCTLSyclQueueRef`, a `sycl::queue *`) → `{DLPACK_HELPERS_STREAM_SYCL_QUEUE, address}`
+ *     (0 or negative: `_INVALID_STREAM`);
+ *   - anything else → `_INVALID_STREAM_TYPE` (raise `TypeError`).
+ * - `device`: the tensor's device (or the requested `dl_device`).
+ * - `flags`: 0 or `DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM`.
+ * - `out_stream`: receives the decoded stream; pass it to
+ *   `dlpack_export_request_resolve_with_stream` when its kind is a queue object, else use the
+ *   integer path.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM_TYPE`, `_INVALID_STREAM`,
+ * `_INVALID_ARGUMENT` (unknown flags), `_NULL_POINTER`, `_PYTHON_UNAVAILABLE`, or
+ * `_PYTHON_ERROR_SET` when `addressof_ref()` (or the attribute lookup) raised an exception that
+ * does not derive from `Exception` (`KeyboardInterrupt`, `SystemExit`): it is left set,
+ * unchanged, for the caller to propagate. Any other exception is cleared and reported in the
+ * message. The caller holds the GIL. Thread-safe under the GIL (peer case 51).
+ */
+dlpack_helpers_status dlpack_python_stream_decode(void *obj,
+                                                  DLDevice device,
+                                                  uint32_t flags,
+                                                  struct dlpack_helpers_stream *out_stream);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -234,8 +234,8 @@ def compare(base, cur):
             continue
         struct = name.split(".")[0]
         if old is None:
-            if kind == "field" and not (extensible(b, struct) and extensible(c, struct)
-                                        and ("struct", struct) in b
+            if kind == "field" and ("struct", struct) in b \
+                    and not (extensible(b, struct) and extensible(c, struct)
                                         and int(new.split()[1]) >= int(b[("struct", struct)].split()[1])):
                 incompatible.append(f"field {name} added inside a struct consumers allocate ({new})")
             else:

@@ -14,6 +14,7 @@ SCALARS = {
     "uint32_t": c_uint32, "uint64_t": c_uint64, "bool": c_bool, "size_t": c_size_t,
     "DLPackVersion": _lib.DLPackVersion, "DLDevice": _lib.DLDevice, "int64_t": ctypes.c_int64,
     "DLDeviceType": c_int32, "dlpack_helpers_writability": c_int32, "DLDataType": _lib.DLDataType,
+    "dlpack_helpers_stream_kind": c_int32,
 }
 STRUCTS = {
     "DLManagedTensorVersioned": _lib.DLManagedTensorVersioned, "DLManagedTensor": _lib.DLManagedTensor,
@@ -24,6 +25,8 @@ STRUCTS = {
     "int64_t": ctypes.c_int64, "bool": c_bool, "dlpack_helpers_stream": _lib.Stream,
     "dlpack_helpers_export_request": _lib.ExportRequest, "dlpack_helpers_export_plan": _lib.ExportPlan,
     "dlpack_helpers_stream_backend": _lib.StreamBackend, "dlpack_helpers_layout": _lib.Layout,
+    "dlpack_helpers_stream_backend_ex": _lib.StreamBackendEx, "dlpack_helpers_pointer_info": _lib.PointerInfo,
+    "dlpack_helpers_host_access": c_int32,
     "dlpack_helpers_validate_options": _lib.ValidateOptions, "uint64_t": c_uint64, "size_t": c_size_t,
     "dlpack_helpers_writability": c_int32, "DLDataType": _lib.DLDataType,
 }
@@ -108,7 +111,11 @@ def test_constants_match_the_header():
                   ("IMPORT_EXCHANGE_API", "IMPORT_EXCHANGE_API"), ("IMPORTED_LEGACY", "IMPORTED_LEGACY"),
                   ("IMPORTED_AFTER_RETRY", "IMPORTED_AFTER_RETRY"), ("IMPORTED_EXCHANGE_API", "IMPORTED_EXCHANGE_API"),
                   ("EXPORT_LEGACY", "EXPORT_LEGACY"), ("EXPORT_VERSIONED", "EXPORT_VERSIONED"),
-                  ("PRODUCER_EXPORTS_LEGACY", "PRODUCER_EXPORTS_LEGACY"), ("CAP_PYTHON", "CAP_PYTHON")]:
+                  ("PRODUCER_EXPORTS_LEGACY", "PRODUCER_EXPORTS_LEGACY"), ("CAP_PYTHON", "CAP_PYTHON"),
+                  ("CAP_LEVEL_ZERO", "CAP_LEVEL_ZERO"), ("CAP_POINTER_CUDA", "CAP_POINTER_CUDA"),
+                  ("CAP_POINTER_ROCM", "CAP_POINTER_ROCM"), ("CAP_POINTER_LEVEL_ZERO", "CAP_POINTER_LEVEL_ZERO"),
+                  ("STREAM_SYCL_QUEUE", "STREAM_SYCL_QUEUE"), ("STREAM_ZE_COMMAND_QUEUE", "STREAM_ZE_COMMAND_QUEUE"),
+                  ("STREAM_ZE_COMMAND_LIST", "STREAM_ZE_COMMAND_LIST"), ("HOST_ACCESS_UNKNOWN", "HOST_ACCESS_UNKNOWN")]:
         assert int(consts["DLPACK_HELPERS_" + c], 0) == getattr(_lib, py), c
 
 

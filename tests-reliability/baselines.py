@@ -312,9 +312,66 @@ def b_stream_backend_check(c: Ctx):
 
 def b_pointer_get_device(c: Ctx):
     buf = ctypes.create_string_buffer(64)
-    case = Case({"ptr": cabi.addr(buf), "out_device": DLDevice()})
+    # Host memory is confirmed only by a pointer backend; without one the answer is unknown,
+    # never kDLCPU (issue 12 item 3). CAP_POINTER_CUDA | _ROCM: 0x30.
+    info = Info()
+    info.struct_size = ctypes.sizeof(info)
+    assert c.lib.dlpack_get_info(cabi.addr(info)) == 0
+    case = Case({"ptr": cabi.addr(buf), "out_device": DLDevice()},
+                expect="OK" if info.capabilities & 0x30 else "DEVICE_UNKNOWN")
     case.keep = buf
     return case
+
+
+def b_pointer_classify(c: Ctx):
+    buf = ctypes.create_string_buffer(64)
+    info = cabi.PointerInfo()
+    info.struct_size = ctypes.sizeof(info)
+    case = Case({"ptr": cabi.addr(buf), "ze_context": None, "out_info": info}, inout={"out_info"})
+    case.keep = buf
+    return case
+
+
+def b_level_zero_context_set(c: Ctx):
+    return Case({"ze_context": None})
+
+
+def _b_host_access(c: Ctx, kind: str):
+    t = c.tensors.legacy() if kind == "legacy" else c.tensors.versioned()
+
+    def after(s, args):
+        (c.lib.dlpack_legacy_tensor_delete if kind == "legacy" else c.lib.dlpack_tensor_delete)(cabi.addr(t))
+    arg = t.dl_tensor if kind == "dltensor" else t
+    return Case({"tensor": arg, "ze_context": None, "out_access": ctypes.c_int32()}, after)
+
+
+def b_stream_decode_handle(c: Ctx):
+    return Case({"device": DLDevice(14, 0), "kind": 6, "handle": 0x5000, "out_stream": Stream()})
+
+
+def b_export_request_resolve_with_stream(c: Ctx):
+    r = ExportRequest()
+    r.has_max_version, r.max_version = True, DLPackVersion(1, 3)
+    return Case({"request": r, "stream": Stream(6, 0x5000), "tensor_device": DLDevice(14, 0),
+                 "producer_version": DLPackVersion(1, 3), "producer_flags": 0, "out_plan": ExportPlan()})
+
+
+def b_stream_backend_register_ex(c: Ctx):
+    # Registration is permanent: the baseline re-registers the matrix's type (INVALID_ARGUMENT).
+    b = cabi.StreamBackendEx(ctypes.sizeof(cabi.StreamBackendEx), None, c._wait, c._sync)
+    case = Case({"device_type": BACKEND_TYPE, "backend": b}, expect="INVALID_ARGUMENT")
+    return case
+
+
+class _Queue:
+    """A queue-like object as dpctl's SyclQueue: addressof_ref() gives the queue's address."""
+
+    def addressof_ref(self):
+        return 0x5000
+
+
+def b_python_stream_decode(c: Ctx):
+    return Case({"obj": PyObj(_Queue()), "device": DLDevice(14, 0), "flags": 0, "out_stream": Stream()})
 
 
 def _b_delete(c: Ctx, legacy: bool):
@@ -468,6 +525,15 @@ BASELINES = {
     "dlpack_stream_synchronize": b_stream_synchronize,
     "dlpack_stream_backend_check": b_stream_backend_check,
     "dlpack_pointer_get_device": b_pointer_get_device,
+    "dlpack_pointer_classify": b_pointer_classify,
+    "dlpack_level_zero_context_set": b_level_zero_context_set,
+    "dlpack_tensor_host_access": lambda c: _b_host_access(c, "versioned"),
+    "dlpack_legacy_tensor_host_access": lambda c: _b_host_access(c, "legacy"),
+    "dlpack_dltensor_host_access": lambda c: _b_host_access(c, "dltensor"),
+    "dlpack_stream_decode_handle": b_stream_decode_handle,
+    "dlpack_export_request_resolve_with_stream": b_export_request_resolve_with_stream,
+    "dlpack_stream_backend_register_ex": b_stream_backend_register_ex,
+    "dlpack_python_stream_decode": b_python_stream_decode,
     "dlpack_get_device": lambda c: _b_get_device(c, False),
     "dlpack_legacy_get_device": lambda c: _b_get_device(c, True),
     "dlpack_tensor_check_version": b_tensor_check_version,

@@ -72,6 +72,20 @@ class StreamBackend(Structure):
     _fields_ = [("ctx", c_void_p), ("wait", WAIT), ("synchronize", SYNC)]
 
 
+WAIT_HANDLE = ctypes.CFUNCTYPE(c_int32, c_void_p, c_int32, c_void_p, c_int32, c_void_p)
+
+
+class StreamBackendEx(Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("ctx", c_void_p), ("wait", WAIT), ("synchronize", SYNC),
+                ("wait_handle", WAIT_HANDLE)]
+
+
+class PointerInfo(Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("memory_class", c_int32), ("host_access", c_int32),
+                ("device", DLDevice), ("native_device", c_void_p), ("backends_asked", c_uint32),
+                ("backends_unreachable", c_uint32), ("answered_by", c_uint32)]
+
+
 def library_path(env: str = "DLPACK_HELPERS_LIBRARY") -> str:
     p = os.environ.get(env) or str(ROOT / "target" / "release" / "libdlpack_helpers.so")
     if not os.path.isfile(p):

@@ -76,16 +76,22 @@ fn backend_unavailable_is_reported_clearly() {
         unsafe { dlpack_stream_wait(dev(DLDeviceType::kDLCUDA, 0), 0x20 as *mut c_void, &s) },
         DLPACK_HELPERS_STATUS_OK
     );
-    // Pointers are host memory when no CUDA driver is present.
+    // Issue 12 item 3: with the driver overrides naming missing files, no backend can classify
+    // a pointer: DEVICE_UNKNOWN, never (kDLCPU, 0), and nothing is written.
     let x = 5u32;
-    let mut d = dev(DLDeviceType(0), 9);
+    let mut d = dev(DLDeviceType(-7), 9);
     assert_eq!(
         // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
         // values.
         unsafe { dlpack_pointer_get_device(&x as *const u32 as *const c_void, &mut d) },
-        DLPACK_HELPERS_STATUS_OK
+        DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN
     );
-    assert_eq!((d.device_type, d.device_id), (DLDeviceType::kDLCPU, 0));
+    assert_eq!((d.device_type, d.device_id), (DLDeviceType(-7), 9));
+    let m = last_error();
+    assert!(
+        m.contains("backends asked: none") && m.contains("DLPACK_HELPERS_CUDA_LIBRARY"),
+        "{m}"
+    );
     // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
     let mut info: dlpack_helpers_info = unsafe { std::mem::zeroed() };
     info.struct_size = std::mem::size_of::<dlpack_helpers_info>();

@@ -110,6 +110,83 @@ pub fn run(data: &[u8]) {
             assert!(h.untouched() && v.untouched());
         }
 
+        // Queue-object streams (kDLOneAPI only): decode_handle accepts exactly an object kind,
+        // a non-NULL handle and kDLOneAPI; its result has no integer form.
+        let kind = (input.u8() % 11) as i32 - 1;
+        let handle = input.small_i64() as usize as *mut c_void;
+        let hdev = if input.bool() {
+            DLDevice {
+                device_type: DLDeviceType::kDLOneAPI,
+                device_id: device.device_id,
+            }
+        } else {
+            device
+        };
+        let mut hs = Out::<dlpack_helpers_stream>::new();
+        // SAFETY: valid out pointer; the handle is never dereferenced.
+        let e = unsafe { dlpack_stream_decode_handle(hdev, kind, handle, hs.ptr()) };
+        check_status(
+            "dlpack_stream_decode_handle",
+            e,
+            &[
+                DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE,
+                DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+                DLPACK_HELPERS_STATUS_NULL_POINTER,
+            ],
+        );
+        let object_kind = (DLPACK_HELPERS_STREAM_SYCL_QUEUE
+            ..=DLPACK_HELPERS_STREAM_ZE_COMMAND_LIST)
+            .contains(&kind);
+        let expect_ok =
+            object_kind && !handle.is_null() && hdev.device_type == DLDeviceType::kDLOneAPI;
+        assert_eq!(
+            e == DLPACK_HELPERS_STATUS_OK,
+            expect_ok,
+            "decode_handle({hdev:?}, {kind}, {handle:p}) = {e}"
+        );
+        if e == DLPACK_HELPERS_STATUS_OK {
+            let st = hs.get();
+            assert_eq!((st.kind, st.handle), (kind, handle));
+            let (mut h, mut v) = (Out::<bool>::new(), Out::<i64>::new());
+            // SAFETY: valid pointers.
+            let back = unsafe { dlpack_stream_encode_decoded(hdev, &st, h.ptr(), v.ptr()) };
+            assert_eq!(
+                back, DLPACK_HELPERS_STATUS_INVALID_STREAM,
+                "a queue object encoded"
+            );
+            let request = dlpack_helpers_export_request {
+                has_max_version: true,
+                max_version: input.version(),
+                has_stream: input.bool(),
+                stream: 7,
+                has_dl_device: false,
+                dl_device: hdev,
+                copy: DLPACK_HELPERS_COPY_IF_NEEDED,
+            };
+            let mut plan = Out::<dlpack_helpers_export_plan>::new();
+            // SAFETY: valid pointers.
+            let r = unsafe {
+                dlpack_export_request_resolve_with_stream(
+                    &request,
+                    &st,
+                    hdev,
+                    input.version(),
+                    0,
+                    plan.ptr(),
+                )
+            };
+            if r == DLPACK_HELPERS_STATUS_OK {
+                assert!(!request.has_stream, "both streams accepted");
+                let plan = plan.get();
+                assert_eq!(plan.stream, st);
+                assert_eq!(plan.sync, DLPACK_HELPERS_SYNC_STREAM_WAIT);
+            } else {
+                assert!(plan.untouched(), "out_plan written on failure");
+            }
+        } else {
+            assert!(hs.untouched(), "out_stream written on failure");
+        }
+
         // Request resolution.
         let request = dlpack_helpers_export_request {
             has_max_version: input.bool(),
@@ -169,7 +246,7 @@ pub fn run(data: &[u8]) {
         let plan = plan.get();
         assert!(plan.kind == 0 || plan.kind == 1);
         assert!((0..=2).contains(&plan.sync));
-        assert!((0..=5).contains(&plan.stream.kind));
+        assert!((0..=5).contains(&plan.stream.kind)); // integer streams only
         if !plan.copy {
             assert_eq!(
                 plan.flags & DLPACK_FLAG_BITMASK_IS_COPIED,

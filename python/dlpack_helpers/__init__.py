@@ -18,8 +18,10 @@ from ctypes import byref, c_uint32, c_void_p
 
 from . import _lib
 from ._lib import lib
+from ._sdk import get_cmake_dir, get_include, get_library_dir  # the wheel's C/C++ SDK (see _sdk.py)
 
-__all__ = ["info", "device", "is_cpu_accessible", "import_tensor", "Tensor", "DLPackHelpersError", "lib"]
+__all__ = ["info", "device", "is_cpu_accessible", "import_tensor", "Tensor", "DLPackHelpersError", "lib",
+           "get_include", "get_library_dir", "get_cmake_dir"]
 __version__ = "0.1.0"
 
 _Py_DecRef = ctypes.pythonapi.Py_DecRef
@@ -375,7 +377,9 @@ class Tensor:
           the CPU only (compact row-major, ``DLPACK_FLAG_BITMASK_IS_COPIED`` set on a versioned
           export); any other copy is ``BufferError``.
         - ``stream``: validated for the device (``ValueError`` for a value the array API does not
-          allow there, for example any integer for a CPU tensor). This package queues no device
+          allow there, for example any integer for a CPU tensor). For a ``kDLOneAPI`` tensor it
+          may also be a queue object exposing ``addressof_ref()`` (dpctl's ``SyclQueue``);
+          any other non-integer is ``TypeError``. This package queues no device
           work, so it has nothing to make the stream wait for.
 
         In-place exports reference the private owner of the managed tensor, never this Tensor:
@@ -387,7 +391,15 @@ class Tensor:
         if max_version is not None:
             req.has_max_version = True
             req.max_version = _check_version(max_version)
-        if stream is not None:
+        queue = None
+        if stream is not None and not isinstance(stream, int) and not hasattr(type(stream), "__index__"):
+            # A queue object (oneAPI: dpctl's SyclQueue): decoded by the library, which raises
+            # TypeError for anything the tensor's device does not take (peer case 51).
+            queue = _lib.Stream()
+            s = lib.dlpack_python_stream_decode(stream, mt.dl_tensor.device, 0, byref(queue))
+            if s:
+                _raise(s)
+        elif stream is not None:
             req.has_stream = True
             req.stream = _check_stream(stream)
         if dl_device is not None:
@@ -396,8 +408,9 @@ class Tensor:
         req.copy = _check_copy(copy)
         src = mt.dl_tensor.device
         plan = _lib.ExportPlan()
-        s = lib.dlpack_export_request_resolve(byref(req), src, _lib.DLPackVersion(1, 3),
-                                              _lib.PRODUCER_EXPORTS_LEGACY, byref(plan))
+        s = lib.dlpack_export_request_resolve_with_stream(
+            byref(req), byref(queue) if queue is not None and queue.handle else None, src,
+            _lib.DLPackVersion(1, 3), _lib.PRODUCER_EXPORTS_LEGACY, byref(plan))
         if s:
             _raise(s)
         if plan.copy:

@@ -142,6 +142,24 @@ class StreamBackend(Structure):
     _fields_ = [("ctx", c_void_p), ("wait", StreamWaitFn), ("synchronize", StreamSyncFn)]
 
 
+StreamWaitHandleFn = ctypes.CFUNCTYPE(c_int32, c_void_p, c_int32, c_void_p, c_int32, c_void_p)
+
+
+class StreamBackendEx(Structure):
+    """dlpack_helpers_stream_backend_ex"""
+    _fields_ = [("struct_size", c_size_t), ("ctx", c_void_p), ("wait", StreamWaitFn),
+                ("synchronize", StreamSyncFn), ("wait_handle", StreamWaitHandleFn)]
+
+
+class PointerInfo(Structure):
+    """dlpack_helpers_pointer_info"""
+    _fields_ = [
+        ("struct_size", c_size_t), ("memory_class", c_int32), ("host_access", c_int32), ("device", DLDevice),
+        ("native_device", c_void_p), ("backends_asked", c_uint32), ("backends_unreachable", c_uint32),
+        ("answered_by", c_uint32),
+    ]
+
+
 class Layout(Structure):
     """dlpack_helpers_layout"""
     _fields_ = [
@@ -232,6 +250,17 @@ PROTOTYPES = {
     "dlpack_stream_synchronize": (status_t, (DLDevice, c_void_p)),
     "dlpack_stream_backend_check": (status_t, (c_int32,)),
     "dlpack_pointer_get_device": (status_t, (c_void_p, P(DLDevice))),
+    "dlpack_stream_decode_handle": (status_t, (DLDevice, c_int32, c_void_p, P(Stream))),
+    "dlpack_export_request_resolve_with_stream": (status_t, (P(ExportRequest), P(Stream), DLDevice, DLPackVersion,
+                                                             c_uint32, P(ExportPlan))),
+    "dlpack_stream_backend_register_ex": (status_t, (c_int32, P(StreamBackendEx))),
+    # pointer classification, per-tensor host access
+    "dlpack_level_zero_context_set": (status_t, (c_void_p,)),
+    "dlpack_pointer_classify": (status_t, (c_void_p, c_void_p, P(PointerInfo))),
+    "dlpack_dltensor_host_access": (status_t, (P(DLTensor), c_void_p, P(c_int32))),
+    "dlpack_tensor_host_access": (status_t, (PV, c_void_p, P(c_int32))),
+    "dlpack_legacy_tensor_host_access": (status_t, (PL, c_void_p, P(c_int32))),
+    "dlpack_python_stream_decode": (status_t, (py_object, DLDevice, c_uint32, P(Stream))),
     "dlpack_python_fastpath_new": (status_t, (P(c_void_p),)),
 }
 
@@ -244,6 +273,9 @@ COPY_IF_NEEDED, COPY_ALWAYS, COPY_NEVER = 0, 1, 2
 IMPORT_EXCHANGE_API, IMPORT_KEEP_PYTHON_ERROR, IMPORT_LEGACY_WRITABLE = 0x1, 0x2, 0x4
 IMPORTED_LEGACY, IMPORTED_AFTER_RETRY, IMPORTED_EXCHANGE_API = 0x1, 0x2, 0x4
 CAP_CUDA, CAP_ROCM, CAP_PYTHON = 0x1, 0x2, 0x4
+CAP_LEVEL_ZERO, CAP_POINTER_CUDA, CAP_POINTER_ROCM, CAP_POINTER_LEVEL_ZERO = 0x8, 0x10, 0x20, 0x40
+STREAM_SYCL_QUEUE, STREAM_ZE_COMMAND_QUEUE, STREAM_ZE_COMMAND_LIST = 6, 7, 8
+HOST_ACCESS_NEVER, HOST_ACCESS_ALWAYS, HOST_ACCESS_DEPENDS, HOST_ACCESS_UNKNOWN = 0, 1, 2, 3
 FLAG_READ_ONLY, FLAG_IS_COPIED, FLAG_IS_SUBBYTE_TYPE_PADDED = 1, 2, 4
 
 _NAMES = {"linux": "libdlpack_helpers.so", "darwin": "libdlpack_helpers.dylib", "win32": "dlpack_helpers.dll"}

@@ -41,6 +41,14 @@ scripts/abi check --baseline "$OUT/base-additive.txt" >"$OUT/additive.log" 2>&1 
   || { cat "$OUT/additive.log"; fail "an additive difference failed the check"; }
 grep -q 'ADDITIVE + function dlpack_tensor_create' "$OUT/additive.log" || { cat "$OUT/additive.log"; fail "additive difference not printed"; }
 echo "   a new function: passes, printed as ADDITIVE"
+# A whole new struct (here dlpack_helpers_layout, struct_size-less, and its fields) is additive:
+# nothing could allocate it before.
+grep -v -e '^struct dlpack_helpers_layout ' -e '^field dlpack_helpers_layout\.' "$OUT/current.txt" >"$OUT/base-newstruct.txt"
+cmp -s "$OUT/base-newstruct.txt" "$OUT/current.txt" && fail "removing dlpack_helpers_layout from the baseline changed nothing"
+scripts/abi check --baseline "$OUT/base-newstruct.txt" >"$OUT/newstruct.log" 2>&1 \
+  || { cat "$OUT/newstruct.log"; fail "a new struct failed the check"; }
+grep -q 'ADDITIVE + field dlpack_helpers_layout.numel' "$OUT/newstruct.log" || { cat "$OUT/newstruct.log"; fail "new struct's fields not printed as ADDITIVE"; }
+echo "   a new struct: passes, its fields printed as ADDITIVE"
 # An incompatible difference with the same SONAME fails: a moved field, a changed prototype, a
 # removed function, a changed constant, a moved symbol version.
 mutate() {  # mutate <label> <sed expression>

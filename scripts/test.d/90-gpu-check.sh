@@ -58,7 +58,10 @@ echo "no driver: nothing built, installed or imported beyond the probe ($(wc -l 
 
 echo "-- 2. simulated device run (fake CUDA driver)"
 set +e
-env DLPACK_HELPERS_CUDA_LIBRARY="$FAKE" DLPACK_HELPERS_HIP_LIBRARY=/nonexistent PYTHON="$PY" OUT="$W/out2" \
+# No HIP override: an override naming a missing file would make HIP "could own memory but
+# cannot be asked", and plain host memory would then be unknown, not kDLCPU (issue 12 item 3).
+env -u DLPACK_HELPERS_HIP_LIBRARY -u DLPACK_HELPERS_LEVEL_ZERO_LIBRARY \
+  DLPACK_HELPERS_CUDA_LIBRARY="$FAKE" PYTHON="$PY" OUT="$W/out2" \
   bash scripts/gpu-check >"$W/run2" 2>&1
 rc=$?
 set -e

@@ -104,6 +104,16 @@ pub const DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE: dlpack_helpers_status = 42;
 pub const DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE: dlpack_helpers_status = 43;
 /// The device runtime reported an error; the message names the call and the runtime's error.
 pub const DLPACK_HELPERS_STATUS_DEVICE_ERROR: dlpack_helpers_status = 44;
+/// No backend could classify a pointer (`dlpack_pointer_get_device`): no device runtime was
+/// available to ask, or one that could own the memory was unreachable (its library override
+/// names a missing file, it failed to initialize, or Level Zero was given no context). The
+/// memory is not claimed to be host memory: the message names the backends asked and those
+/// that could not be. `dlpack_pointer_classify` gives the same facts as fields.
+pub const DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN: dlpack_helpers_status = 45;
+/// A stream object whose type the device family does not define: for example a queue object
+/// for a CUDA tensor, or an object that is neither an `int`, `None` nor a queue exposing
+/// `addressof_ref()` for `kDLOneAPI` (Python's `TypeError`).
+pub const DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE: dlpack_helpers_status = 46;
 
 /// No Python interpreter in this process: the Python C API functions did not resolve at run
 /// time (this library never links libpython). Returned by every Python entry point with a
@@ -166,6 +176,8 @@ pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
         Error::UnsupportedDevice(_) => DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE,
         Error::BackendUnavailable(_) => DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE,
         Error::DeviceError(_) => DLPACK_HELPERS_STATUS_DEVICE_ERROR,
+        Error::DeviceUnknown(_) => DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN,
+        Error::InvalidStreamType(_) => DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE,
         Error::PythonUnavailable(_) => DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE,
         Error::NotACapsule(_) => DLPACK_HELPERS_STATUS_NOT_A_CAPSULE,
         Error::CapsuleName(_) => DLPACK_HELPERS_STATUS_CAPSULE_NAME,
@@ -217,6 +229,8 @@ const STATUSES: &[(dlpack_helpers_status, &CStr, &CStr)] = &[
     (DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE, c"UNSUPPORTED_DEVICE", c"BufferError"),
     (DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE, c"BACKEND_UNAVAILABLE", c"RuntimeError"),
     (DLPACK_HELPERS_STATUS_DEVICE_ERROR, c"DEVICE_ERROR", c"RuntimeError"),
+    (DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN, c"DEVICE_UNKNOWN", c"RuntimeError"),
+    (DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE, c"INVALID_STREAM_TYPE", c"TypeError"),
     (DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE, c"PYTHON_UNAVAILABLE", c"RuntimeError"),
     (DLPACK_HELPERS_STATUS_NOT_A_CAPSULE, c"NOT_A_CAPSULE", c"TypeError"),
     (DLPACK_HELPERS_STATUS_CAPSULE_NAME, c"CAPSULE_NAME", c"ValueError"),
@@ -313,7 +327,7 @@ pub extern "C" fn dlpack_status_string(status: dlpack_helpers_status) -> *const 
 /// status, for bindings that raise: `"BufferError"` (the data cannot be exported or imported as
 /// asked: unsupported version, no common version, a tensor that breaks a DLPack rule or the
 /// caller's requirements, codes 20–33 and 36), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
-/// understand), `"ValueError"` (bad arguments, unknown names, a buffer too small), `"RuntimeError"` (internal error and unknown
+/// understand, a stream object of the wrong type), `"ValueError"` (bad arguments, unknown names, a buffer too small), `"RuntimeError"` (internal error and unknown
 /// codes), `""` for `DLPACK_HELPERS_STATUS_OK`.
 ///
 /// The string is static: never free it. Thread-safe. Never fails.

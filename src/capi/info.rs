@@ -14,11 +14,29 @@ pub const DLPACK_HELPERS_CAP_CUDA: u64 = 0x1;
 pub const DLPACK_HELPERS_CAP_ROCM: u64 = 0x2;
 /// Capability bit: the Python entry points found a Python interpreter in this process.
 pub const DLPACK_HELPERS_CAP_PYTHON: u64 = 0x4;
+/// Capability bit: the Level Zero loader (`libze_loader.so.1`, override
+/// `DLPACK_HELPERS_LEVEL_ZERO_LIBRARY`) loaded and `zeInit` succeeded. Level Zero serves pointer
+/// classification only; oneAPI stream waits go through a registered backend.
+pub const DLPACK_HELPERS_CAP_LEVEL_ZERO: u64 = 0x8;
+/// Capability bit: `dlpack_pointer_classify` / `dlpack_pointer_get_device` can ask the CUDA
+/// driver (CUDA device, pinned and managed memory are recognized).
+pub const DLPACK_HELPERS_CAP_POINTER_CUDA: u64 = 0x10;
+/// Capability bit: pointer classification can ask the HIP runtime (`hipPointerGetAttributes`;
+/// ROCm device, pinned and managed memory are recognized).
+pub const DLPACK_HELPERS_CAP_POINTER_ROCM: u64 = 0x20;
+/// Capability bit: pointer classification can ask Level Zero (`zeMemGetAllocProperties`; USM
+/// host, device and shared memory are recognized) when given a `ze_context_handle_t`
+/// (argument or `dlpack_level_zero_context_set`).
+pub const DLPACK_HELPERS_CAP_POINTER_LEVEL_ZERO: u64 = 0x40;
 
 const _: () = assert!(
     DLPACK_HELPERS_CAP_CUDA == info::CAP_CUDA
         && DLPACK_HELPERS_CAP_ROCM == info::CAP_ROCM
         && DLPACK_HELPERS_CAP_PYTHON == info::CAP_PYTHON
+        && DLPACK_HELPERS_CAP_LEVEL_ZERO == info::CAP_LEVEL_ZERO
+        && DLPACK_HELPERS_CAP_POINTER_CUDA == info::CAP_POINTER_CUDA
+        && DLPACK_HELPERS_CAP_POINTER_ROCM == info::CAP_POINTER_ROCM
+        && DLPACK_HELPERS_CAP_POINTER_LEVEL_ZERO == info::CAP_POINTER_LEVEL_ZERO
 );
 
 /// Capabilities detected at run time (`DLPACK_HELPERS_CAP_*`).
@@ -29,8 +47,13 @@ const _: () = assert!(
 ///   that the bit means "stream synchronization will work" rather than "a file exists". The
 ///   result is kept for the process, so later calls cost nothing.
 /// - `CAP_PYTHON`: the Python C API resolved in this process.
+/// - `CAP_LEVEL_ZERO`, `CAP_POINTER_*`: which backends can classify pointers (the loaders are
+///   loaded once, as for `CAP_CUDA`). A caller tells "not host memory" from "no backend to
+///   ask" with these bits: without any `CAP_POINTER_*` bit, `dlpack_pointer_get_device`
+///   answers `DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN`.
 pub(crate) fn capabilities() -> u64 {
-    let mut caps = crate::capi::stream::backend_capabilities();
+    let mut caps =
+        crate::capi::stream::backend_capabilities() | crate::capi::pointer::capabilities();
     if crate::capi::python::runtime::available() {
         caps |= info::CAP_PYTHON;
     }

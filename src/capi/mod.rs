@@ -26,6 +26,7 @@ pub mod validate;
 
 pub mod convert;
 
+pub mod pointer;
 pub mod stream;
 
 pub mod python;

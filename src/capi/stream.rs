@@ -4,9 +4,10 @@
 //!
 //! The rules are decided in `rules::stream`; see `docs/streams.md` for examples.
 
-mod cuda;
-mod dl;
-mod hip;
+pub(crate) mod cuda;
+pub(crate) mod dl;
+pub(crate) mod hip;
+pub(crate) mod level_zero;
 
 use crate::abi::{DLDevice, DLDeviceType, DLPackVersion};
 use crate::capi::boundary::{self, nonnull, out_ptr};
@@ -19,6 +20,7 @@ use crate::rules::stream::{self, CopyMode, DecodeOptions, Family, Kind, Request,
 use crate::rules::version::{Export, Exporter};
 use crate::rules::{Error, info};
 use core::ffi::c_void;
+use core::mem::size_of;
 use std::sync::{Mutex, OnceLock};
 
 /// What a decoded stream argument means: one of the `DLPACK_HELPERS_STREAM_*` values.
@@ -37,9 +39,21 @@ pub const DLPACK_HELPERS_STREAM_DEFAULT: dlpack_helpers_stream_kind = 4;
 /// A native stream handle (`CUstream`, `hipStream_t`, or a registered backend's queue); `handle`
 /// is never NULL (a NULL handle is always `_DEFAULT`, or CUDA's `_LEGACY_DEFAULT`).
 pub const DLPACK_HELPERS_STREAM_HANDLE: dlpack_helpers_stream_kind = 5;
+/// `kDLOneAPI` only: a SYCL queue given as an object (`sycl::queue *`; dpctl's
+/// `DPCTLSyclQueueRef`, the address `SyclQueue.addressof_ref()` returns); `handle` non-NULL. Has
+/// no integer form (`dlpack_stream_encode_decoded` refuses it).
+pub const DLPACK_HELPERS_STREAM_SYCL_QUEUE: dlpack_helpers_stream_kind = 6;
+/// `kDLOneAPI` only: a Level Zero command queue (`ze_command_queue_handle_t`); `handle` non-NULL.
+pub const DLPACK_HELPERS_STREAM_ZE_COMMAND_QUEUE: dlpack_helpers_stream_kind = 7;
+/// `kDLOneAPI` only: a Level Zero command list (`ze_command_list_handle_t`, immediate or not);
+/// `handle` non-NULL.
+pub const DLPACK_HELPERS_STREAM_ZE_COMMAND_LIST: dlpack_helpers_stream_kind = 8;
 
 const _: () = assert!(
-    DLPACK_HELPERS_STREAM_NO_SYNC == Kind::NoSync.as_raw()
+    DLPACK_HELPERS_STREAM_SYCL_QUEUE == Kind::SyclQueue.as_raw()
+        && DLPACK_HELPERS_STREAM_ZE_COMMAND_QUEUE == Kind::ZeCommandQueue.as_raw()
+        && DLPACK_HELPERS_STREAM_ZE_COMMAND_LIST == Kind::ZeCommandList.as_raw()
+        && DLPACK_HELPERS_STREAM_NO_SYNC == Kind::NoSync.as_raw()
         && DLPACK_HELPERS_STREAM_NONE == Kind::None.as_raw()
         && DLPACK_HELPERS_STREAM_LEGACY_DEFAULT == Kind::LegacyDefault.as_raw()
         && DLPACK_HELPERS_STREAM_PER_THREAD_DEFAULT == Kind::PerThreadDefault.as_raw()
@@ -54,7 +68,8 @@ pub struct dlpack_helpers_stream {
     /// One of the `DLPACK_HELPERS_STREAM_*` values.
     pub kind: dlpack_helpers_stream_kind,
     /// The native handle (`CUstream`, `hipStream_t`, …): the special values 0x1/0x2 for CUDA's
-    /// default streams, NULL for `_NO_SYNC`, `_NONE` and `_DEFAULT`, non-NULL for `_HANDLE`.
+    /// default streams, NULL for `_NO_SYNC`, `_NONE` and `_DEFAULT`, non-NULL for `_HANDLE` and
+    /// the queue-object kinds (`_SYCL_QUEUE`, `_ZE_COMMAND_QUEUE`, `_ZE_COMMAND_LIST`).
     pub handle: *mut c_void,
 }
 
@@ -131,6 +146,46 @@ pub unsafe extern "C" fn dlpack_stream_decode(
             lenient_cpu: flags & DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0,
         };
         let s = stream::decode(device, has_stream.then_some(stream), opts)?;
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(dlpack_helpers_stream::from_core(s)) };
+        Ok(())
+    })
+}
+
+/// Decode a stream that a consumer passes as an object rather than an integer, where the device
+/// family defines streams that way: `kDLOneAPI`, whose producers (dpctl, dpnp) receive a SYCL
+/// queue as `__dlpack__`'s `stream` (peer case 51). The handle is carried as a pointer-sized
+/// value with its kind, through `dlpack_export_request_resolve_with_stream` and
+/// `dlpack_stream_wait` to a backend registered with `dlpack_stream_backend_register_ex`.
+///
+/// - `device`: the device the consumer will use (`kDLOneAPI`).
+/// - `kind`: `DLPACK_HELPERS_STREAM_SYCL_QUEUE` (`sycl::queue *`),
+///   `_ZE_COMMAND_QUEUE` (`ze_command_queue_handle_t`) or `_ZE_COMMAND_LIST`
+///   (`ze_command_list_handle_t`).
+/// - `handle`: the queue or list (non-NULL; pass no stream for the default queue).
+/// - `out_stream`: receives `{kind, handle}`.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM_TYPE` (a device type other than
+/// `kDLOneAPI`: Python's `TypeError`), `_INVALID_ARGUMENT` (`kind` is not one of the three) or
+/// `_NULL_POINTER` (`handle` or `out_stream`). Pure, thread-safe, no allocation.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_stream_decode_handle(
+    device: DLDevice,
+    kind: dlpack_helpers_stream_kind,
+    handle: *mut c_void,
+    out_stream: *mut dlpack_helpers_stream,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_stream, "out_stream")?;
+        let k = Kind::from_raw(kind).ok_or_else(|| {
+            Error::invalid(format!(
+                "kind is {kind}, not a DLPACK_HELPERS_STREAM_* value"
+            ))
+        })?;
+        if handle.is_null() {
+            return Err(Error::NullPointer("handle"));
+        }
+        let s = stream::decode_handle(device, k, handle as usize)?;
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(dlpack_helpers_stream::from_core(s)) };
         Ok(())
@@ -335,6 +390,80 @@ pub unsafe extern "C" fn dlpack_export_request_resolve(
     out_plan: *mut dlpack_helpers_export_plan,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
+        // SAFETY: caller contract.
+        unsafe {
+            resolve_request(
+                request,
+                None,
+                tensor_device,
+                producer_version,
+                producer_flags,
+                out_plan,
+            )
+        }
+    })
+}
+
+/// `dlpack_export_request_resolve` for a consumer whose stream is an object handle rather than
+/// an integer (`kDLOneAPI`: a SYCL queue or Level Zero command queue/list, from
+/// `dlpack_stream_decode_handle` or `dlpack_python_stream_decode`).
+///
+/// - `stream`: may be NULL (then exactly `dlpack_export_request_resolve`), or a stream whose kind is
+///   `DLPACK_HELPERS_STREAM_SYCL_QUEUE`, `_ZE_COMMAND_QUEUE` or `_ZE_COMMAND_LIST`; then
+///   `request->has_stream` must be false (the stream is given once).
+/// - the other arguments as for `dlpack_export_request_resolve`.
+///
+/// With a handle, the plan is the one made without a stream, with `plan.stream` the handle and
+/// `plan.sync` `DLPACK_HELPERS_SYNC_STREAM_WAIT` (call `dlpack_stream_wait`, served by a backend
+/// registered with `dlpack_stream_backend_register_ex`).
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (also: NULL handle, or a handle with
+/// `dl_device` `(kDLCPU, 0)`), `_INVALID_STREAM_TYPE` (a device type that takes no queue
+/// objects), `_COPY_FORBIDDEN`, `_UNSUPPORTED_DEVICE`, `_NO_COMMON_VERSION`,
+/// `_KEYWORD_NOT_UNDERSTOOD`, `_INVALID_ARGUMENT` (as `dlpack_export_request_resolve`, and both
+/// streams given, or a kind that is not an object handle) or `_NULL_POINTER` (`request` or
+/// `out_plan`). Pure, thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_export_request_resolve_with_stream(
+    request: *const dlpack_helpers_export_request,
+    stream: *const dlpack_helpers_stream,
+    tensor_device: DLDevice,
+    producer_version: DLPackVersion,
+    producer_flags: u32,
+    out_plan: *mut dlpack_helpers_export_plan,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        // SAFETY: caller contract: a non-NULL stream points to a live struct.
+        let s = match unsafe { stream.as_ref() } {
+            Some(s) => Some(s.to_core("stream")?),
+            None => None,
+        };
+        // SAFETY: caller contract.
+        unsafe {
+            resolve_request(
+                request,
+                s,
+                tensor_device,
+                producer_version,
+                producer_flags,
+                out_plan,
+            )
+        }
+    })
+}
+
+/// # Safety
+/// As `dlpack_export_request_resolve`.
+#[inline(always)]
+unsafe fn resolve_request(
+    request: *const dlpack_helpers_export_request,
+    handle: Option<Stream>,
+    tensor_device: DLDevice,
+    producer_version: DLPackVersion,
+    producer_flags: u32,
+    out_plan: *mut dlpack_helpers_export_plan,
+) -> Result<(), Error> {
+    {
         // SAFETY: caller contract: a non-NULL request points to a live struct.
         let r = unsafe { nonnull(request, "request") }?;
         let out = out_ptr(out_plan, "out_plan")?;
@@ -372,7 +501,12 @@ pub unsafe extern "C" fn dlpack_export_request_resolve(
         let opts = DecodeOptions {
             lenient_cpu: producer_flags & DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0,
         };
-        let p = stream::resolve(tensor_device, producer, &req, opts)?;
+        let p = match handle {
+            None => stream::resolve(tensor_device, producer, &req, opts)?,
+            Some(h) => {
+                stream::resolve_with_handle(tensor_device, producer, &req, opts, h.kind, h.handle)?
+            }
+        };
         let (kind, version) = match p.export {
             Export::Legacy => (DLPACK_HELPERS_EXPORT_LEGACY, DLPackVersion::new(0, 0)),
             Export::Versioned(v) => (DLPACK_HELPERS_EXPORT_VERSIONED, v),
@@ -389,7 +523,7 @@ pub unsafe extern "C" fn dlpack_export_request_resolve(
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(plan) };
         Ok(())
-    })
+    }
 }
 
 /// Stream functions an application supplies for a device type (oneAPI queues, Vulkan, Metal, or
@@ -418,10 +552,52 @@ pub struct dlpack_helpers_stream_backend {
         Option<unsafe extern "C" fn(ctx: *mut c_void, device_id: i32, stream: *mut c_void) -> i32>,
 }
 
+/// Consumer-handle wait of `dlpack_helpers_stream_backend_ex`: make the consumer's queue
+/// (`consumer_kind`: `DLPACK_HELPERS_STREAM_SYCL_QUEUE`, `_ZE_COMMAND_QUEUE` or
+/// `_ZE_COMMAND_LIST`) wait for all work queued so far on the producer's stream, without
+/// blocking the host. Returns 0 on success, any other value on failure.
+pub type dlpack_helpers_stream_wait_handle_fn = Option<
+    unsafe extern "C" fn(
+        ctx: *mut c_void,
+        device_id: i32,
+        producer_stream: *mut c_void,
+        consumer_kind: dlpack_helpers_stream_kind,
+        consumer_handle: *mut c_void,
+    ) -> i32,
+>;
+
+/// `dlpack_helpers_stream_backend` grown with the wait on queue-object streams (oneAPI). Set
+/// `struct_size` to `sizeof(dlpack_helpers_stream_backend_ex)`; the struct only grows at its end
+/// (fields past `struct_size` count as NULL).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct dlpack_helpers_stream_backend_ex {
+    /// Size in bytes of the caller's struct; at least up to and including `synchronize`.
+    pub struct_size: usize,
+    /// As in `dlpack_helpers_stream_backend`.
+    pub ctx: *mut c_void,
+    /// As in `dlpack_helpers_stream_backend` (integer and native-handle streams). Required.
+    pub wait: Option<
+        unsafe extern "C" fn(
+            ctx: *mut c_void,
+            device_id: i32,
+            producer_stream: *mut c_void,
+            consumer_stream: *mut c_void,
+        ) -> i32,
+    >,
+    /// As in `dlpack_helpers_stream_backend`. Required.
+    pub synchronize:
+        Option<unsafe extern "C" fn(ctx: *mut c_void, device_id: i32, stream: *mut c_void) -> i32>,
+    /// Wait on a consumer stream given as a queue object (its kind says which). Optional: without
+    /// it, `dlpack_stream_wait` refuses such streams with `_BACKEND_UNAVAILABLE`.
+    pub wait_handle: dlpack_helpers_stream_wait_handle_fn,
+}
+
 #[derive(Clone, Copy)]
 struct Registered {
     device_type: DLDeviceType,
     backend: dlpack_helpers_stream_backend,
+    wait_handle: dlpack_helpers_stream_wait_handle_fn,
 }
 
 // SAFETY: the registrant promises that `ctx` and the functions may be used from any thread.
@@ -462,6 +638,63 @@ pub unsafe extern "C" fn dlpack_stream_backend_register(
     boundary::status(|| {
         // SAFETY: caller contract.
         let b = *unsafe { nonnull(backend, "backend") }?;
+        register(device_type, b, None)
+    })
+}
+
+/// `dlpack_stream_backend_register` with a `dlpack_helpers_stream_backend_ex`, whose optional
+/// `wait_handle` serves consumer streams given as queue objects (`DLPACK_HELPERS_STREAM_SYCL_QUEUE`,
+/// `_ZE_COMMAND_QUEUE`, `_ZE_COMMAND_LIST`; peer case 51). The same rules as
+/// `dlpack_stream_backend_register`.
+///
+/// - `device_type`: the DLPack device type served (any value but `kDLCPU`).
+/// - `backend`: copied; `struct_size` must reach past `synchronize`; `wait` and `synchronize`
+///   non-NULL, `wait_handle` optional.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` (`backend`, `wait` or `synchronize`
+/// NULL) or `_INVALID_ARGUMENT` (`struct_size` too small, `kDLCPU`, already registered, or no
+/// slot left). Thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_stream_backend_register_ex(
+    device_type: DLDeviceType,
+    backend: *const dlpack_helpers_stream_backend_ex,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        // SAFETY: caller contract.
+        let b = unsafe { nonnull(backend, "backend") }?;
+        type B = dlpack_helpers_stream_backend_ex;
+        let base_end = core::mem::offset_of!(B, synchronize) + size_of::<usize>();
+        if b.struct_size < base_end {
+            return Err(Error::invalid(format!(
+                "backend->struct_size is {}, too small to hold ctx, wait and synchronize (set it \
+                 to sizeof(dlpack_helpers_stream_backend_ex))",
+                b.struct_size
+            )));
+        }
+        let wait_handle =
+            if b.struct_size >= core::mem::offset_of!(B, wait_handle) + size_of::<usize>() {
+                b.wait_handle
+            } else {
+                None
+            };
+        register(
+            device_type,
+            dlpack_helpers_stream_backend {
+                ctx: b.ctx,
+                wait: b.wait,
+                synchronize: b.synchronize,
+            },
+            wait_handle,
+        )
+    })
+}
+
+fn register(
+    device_type: DLDeviceType,
+    b: dlpack_helpers_stream_backend,
+    wait_handle: dlpack_helpers_stream_wait_handle_fn,
+) -> Result<(), Error> {
+    {
         if b.wait.is_none() {
             return Err(Error::NullPointer("backend->wait"));
         }
@@ -488,9 +721,10 @@ pub unsafe extern "C" fn dlpack_stream_backend_register(
         let _ = slot.set(Registered {
             device_type,
             backend: b,
+            wait_handle,
         });
         Ok(())
-    })
+    }
 }
 
 fn backend_error(what: &str, code: i32, device: DLDevice) -> Error {
@@ -530,6 +764,34 @@ fn same_stream(family: Family, a: usize, b: usize) -> bool {
 fn wait(device: DLDevice, producer: usize, consumer: Stream) -> Result<(), Error> {
     if !consumer.kind.needs_wait() {
         return Ok(());
+    }
+    if consumer.kind.is_object_handle() {
+        // Validates the device family and the handle as decoding does.
+        let c = stream::decode_handle(device, consumer.kind, consumer.handle)?;
+        let r = registered(device.device_type).ok_or_else(|| unavailable(device))?;
+        let f = r.wait_handle.ok_or_else(|| {
+            Error::BackendUnavailable(format!(
+                "the stream backend registered for device type {} cannot wait on queue objects \
+                 (kind {}): register it with dlpack_stream_backend_register_ex and a wait_handle",
+                device.device_type.0,
+                c.kind.as_raw()
+            ))
+        })?;
+        // SAFETY: the registrant's function with its own context.
+        let code = unsafe {
+            f(
+                r.backend.ctx,
+                device.device_id,
+                producer as *mut c_void,
+                c.kind.as_raw(),
+                c.handle as *mut c_void,
+            )
+        };
+        return if code == 0 {
+            Ok(())
+        } else {
+            Err(backend_error("wait_handle", code, device))
+        };
     }
     let fam = stream::family(device.device_type);
     if same_stream(fam, producer, consumer.handle) {
@@ -606,9 +868,17 @@ fn synchronize(device: DLDevice, stream_handle: usize) -> Result<(), Error> {
 /// of the producer's stream (`cuStreamGetCtx`; for NULL, 0x1 and 0x2 the current context, else
 /// device 0's primary one). Streams must be live and belong to that device.
 ///
+/// A consumer stream given as a queue object (kinds `DLPACK_HELPERS_STREAM_SYCL_QUEUE`,
+/// `_ZE_COMMAND_QUEUE`, `_ZE_COMMAND_LIST`, `kDLOneAPI` only) goes to the `wait_handle` of the
+/// backend registered for the device type with `dlpack_stream_backend_register_ex`, with its
+/// kind; there is no built-in oneAPI backend.
+///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` (driver absent, `cuInit` failed,
-/// no backend for the device type), `_DEVICE_ERROR` (the driver's error, named in the message),
-/// `_INVALID_ARGUMENT` (unknown kind) or `_NULL_POINTER`. Thread-safe: any number of threads may
+/// no backend for the device type, or a registered backend without `wait_handle` for a queue
+/// object), `_DEVICE_ERROR` (the driver's or backend's error, named in the message),
+/// `_INVALID_STREAM_TYPE` (a queue object for a device type other than `kDLOneAPI`),
+/// `_INVALID_STREAM` (a NULL queue object), `_INVALID_ARGUMENT` (unknown kind) or
+/// `_NULL_POINTER`. Thread-safe: any number of threads may
 /// call at once; initialization is lock-free after the first call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_wait(
@@ -687,17 +957,26 @@ pub(crate) fn backend_capabilities() -> u64 {
 /// The C counterpart of `__dlpack_device__` for a producer that holds a raw host-visible
 /// pointer and has not exported yet: which DLPack device the memory at `ptr` belongs to.
 ///
-/// With the CUDA driver available (see `dlpack_stream_backend_check`), the driver is asked:
-/// managed memory → `(kDLCUDAManaged, 0)` (peer case 12), pinned or registered host memory →
-/// `(kDLCUDAHost, 0)` (peer case 10), device memory → `(kDLCUDA, ordinal)`, memory CUDA does
-/// not know → `(kDLCPU, 0)`. Without the CUDA driver the answer is `(kDLCPU, 0)`: no CUDA
-/// allocation can exist. HIP allocations are not classified (answer `(kDLCPU, 0)` unless CUDA
-/// knows the pointer).
+/// The backends are asked as by `dlpack_pointer_classify` (CUDA driver, then HIP runtime, then
+/// Level Zero with the context registered by `dlpack_level_zero_context_set`), and the first
+/// that claims the memory answers: CUDA managed memory → `(kDLCUDAManaged, 0)` (peer case 12),
+/// CUDA pinned or registered host memory → `(kDLCUDAHost, 0)` (peer case 10), CUDA device
+/// memory → `(kDLCUDA, ordinal)`; HIP pinned host memory → `(kDLROCMHost, 0)`, HIP device and
+/// managed memory → `(kDLROCM, device)`; Level Zero USM → `(kDLOneAPI, -1)` (the SYCL ordinal is
+/// not established). `(kDLCPU, 0)` only when the memory is confirmed host memory: at least one
+/// backend was asked, none knows the pointer, and no backend that could own it was unreachable.
+/// Otherwise nothing is written and the status is `_DEVICE_UNKNOWN`, with a message naming the
+/// backends asked and those that could not be: a device is never guessed (earlier builds
+/// answered `(kDLCPU, 0)` without a driver and for HIP memory, the "device memory called CPU"
+/// fault of the peer cases). `dlpack_pointer_classify` gives the same facts as
+/// fields, and `dlpack_get_info`'s `DLPACK_HELPERS_CAP_POINTER_*` bits say which backends can
+/// answer in this process.
 ///
 /// - `ptr`: any address inside the allocation (non-NULL).
 /// - `out_device`: receives the device.
 ///
-/// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR`. Thread-safe.
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER`, `_DEVICE_UNKNOWN` or `_DEVICE_ERROR` (a
+/// driver call failed). Thread-safe.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_pointer_get_device(
     ptr: *const c_void,
@@ -708,15 +987,15 @@ pub unsafe extern "C" fn dlpack_pointer_get_device(
             return Err(Error::NullPointer("ptr"));
         }
         let out = out_ptr(out_device, "out_device")?;
-        let d = match cuda::get() {
-            Ok(c) => c.pointer_device(ptr as usize)?,
-            Err(_) => DLDevice {
-                device_type: DLDeviceType::kDLCPU,
-                device_id: 0,
-            },
-        };
+        let v = crate::capi::pointer::classify(
+            ptr as usize,
+            crate::capi::pointer::registered_context(),
+        )?;
+        if v.class == crate::rules::pointer::MemoryClass::Unknown {
+            return Err(crate::capi::pointer::unknown(ptr as usize, &v));
+        }
         // SAFETY: non-NULL caller storage.
-        unsafe { out.write(d) };
+        unsafe { out.write(v.device) };
         Ok(())
     })
 }

@@ -41,6 +41,16 @@ pub const DLPACK_HELPERS_VALIDATE_REJECT_BROADCAST: u32 = 512;
 pub const DLPACK_HELPERS_VALIDATE_REJECT_NEGATIVE_STRIDES: u32 = 1024;
 /// With `REQUIRE_WRITABLE`: assume legacy tensors are writable.
 pub const DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE: u32 = 2048;
+/// With `REQUIRE_CPU_ACCESSIBLE`: a device type whose host access "depends"
+/// (`dlpack_device_host_access`) is answered from the tensor's memory, as by
+/// `dlpack_tensor_host_access` with the Level Zero context registered by
+/// `dlpack_level_zero_context_set` (`kDLOneAPI`: USM host and shared memory pass, USM device
+/// memory and anything unknown fail with `NOT_CPU_ACCESSIBLE`; a failing driver call is
+/// `DEVICE_ERROR`). Without it, validation is pure and `kDLOneAPI` always fails
+/// `REQUIRE_CPU_ACCESSIBLE`. This check runs after every other rule; no driver is called for
+/// device types the table decides. (Bit 16, so that bits added to the pure options stay
+/// contiguous.)
+pub const DLPACK_HELPERS_VALIDATE_RESOLVE_HOST_ACCESS: u32 = 1 << 16;
 const _: () = assert!(
     DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES == validate::LENIENT_NULL_STRIDES
         && DLPACK_HELPERS_VALIDATE_REQUIRE_C_CONTIGUOUS == validate::REQUIRE_C_CONTIGUOUS
@@ -118,7 +128,7 @@ pub(crate) unsafe fn read_options(
         o
     };
     Ok(Requirements {
-        flags: o.flags,
+        flags: o.flags & !DLPACK_HELPERS_VALIDATE_RESOLVE_HOST_ACCESS,
         max_ndim: o.max_ndim,
         data_alignment: o.data_alignment,
         first_element_alignment: o.first_element_alignment,
@@ -126,10 +136,75 @@ pub(crate) unsafe fn read_options(
     })
 }
 
+/// Whether the caller's options set `DLPACK_HELPERS_VALIDATE_RESOLVE_HOST_ACCESS` (options
+/// already read successfully by `read_options`).
+#[inline(always)]
+fn resolve_bit(p: *const dlpack_helpers_validate_options) -> bool {
+    // SAFETY: `read_options` accepted `p`, so a non-NULL `p` holds `struct_size` readable bytes;
+    // `flags` is read only when the caller's struct includes it.
+    !p.is_null()
+        && unsafe { core::ptr::addr_of!((*p).struct_size).read() }
+            >= core::mem::offset_of!(dlpack_helpers_validate_options, flags) + 4
+        && unsafe { core::ptr::addr_of!((*p).flags).read() }
+            & DLPACK_HELPERS_VALIDATE_RESOLVE_HOST_ACCESS
+            != 0
+}
+
 /// # Safety
 /// As the exports below.
 #[inline(always)]
 unsafe fn run(
+    t: &DLTensor,
+    producer: Declared,
+    o: &Requirements,
+    out_layout: *mut dlpack_helpers_layout,
+    resolve_host_access: bool,
+) -> Result<(), Error> {
+    if resolve_host_access
+        && o.flags & validate::REQUIRE_CPU_ACCESSIBLE != 0
+        && crate::rules::device::host_access(t.device.device_type)
+            == crate::rules::device::HostAccess::Depends
+    {
+        let pure = Requirements {
+            flags: o.flags & !validate::REQUIRE_CPU_ACCESSIBLE,
+            ..*o
+        };
+        // SAFETY: caller contract.
+        unsafe { run_pure(t, producer, &pure, out_layout) }?;
+        let a = crate::capi::pointer::tensor_host_access(
+            t.device,
+            t.data as usize,
+            crate::capi::pointer::registered_context(),
+        )?;
+        if a == crate::capi::device::DLPACK_HELPERS_HOST_ACCESS_ALWAYS {
+            return Ok(());
+        }
+        return Err(Error::Tensor {
+            fault: crate::rules::Fault::NotCpuAccessible,
+            message: format!(
+                "tensor.device.device_type is {} and its memory at tensor.data {:#x} is {} (asked \
+                 through the pointer backends with the registered Level Zero context); the caller \
+                 requires host-accessible memory",
+                t.device.device_type.0,
+                t.data as usize,
+                if a == crate::capi::device::DLPACK_HELPERS_HOST_ACCESS_NEVER {
+                    "device memory"
+                } else {
+                    "of unknown kind"
+                }
+            ),
+        });
+    }
+    // SAFETY: caller contract.
+    unsafe { run_pure(t, producer, o, out_layout) }
+}
+
+/// The pure rules (no driver call).
+///
+/// # Safety
+/// As the exports below.
+#[inline(always)]
+unsafe fn run_pure(
     t: &DLTensor,
     producer: Declared,
     o: &Requirements,
@@ -221,7 +296,7 @@ pub unsafe extern "C" fn dlpack_tensor_validate(
         // SAFETY: non-NULL managed tensor (caller contract).
         let (t, producer) = unsafe { versioned_parts(tensor) }?;
         // SAFETY: caller contract.
-        unsafe { run(t, producer, &o, out_layout) }
+        unsafe { run(t, producer, &o, out_layout, resolve_bit(options)) }
     })
 }
 
@@ -240,7 +315,15 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_validate(
         // SAFETY: caller contract.
         let o = unsafe { read_options(options) }?;
         // SAFETY: caller contract.
-        unsafe { run(&t.dl_tensor, Declared::Legacy, &o, out_layout) }
+        unsafe {
+            run(
+                &t.dl_tensor,
+                Declared::Legacy,
+                &o,
+                out_layout,
+                resolve_bit(options),
+            )
+        }
     })
 }
 
@@ -267,6 +350,6 @@ pub unsafe extern "C" fn dlpack_dltensor_validate(
         // SAFETY: caller contract.
         let o = unsafe { read_options(options) }?;
         // SAFETY: caller contract.
-        unsafe { run(t, producer, &o, out_layout) }
+        unsafe { run(t, producer, &o, out_layout, resolve_bit(options)) }
     })
 }

@@ -49,6 +49,12 @@ pub enum Error {
     /// The device runtime reported an error.
     #[error("{0}")]
     DeviceError(String),
+    /// No backend could classify a pointer: the answer is unknown, never guessed.
+    #[error("{0}")]
+    DeviceUnknown(String),
+    /// A stream object of a type the device family does not define (Python's `TypeError`).
+    #[error("{0}")]
+    InvalidStreamType(String),
     /// No Python interpreter in this process (the Python C API did not resolve at run time).
     #[error(
         "{0}: no Python interpreter in this process (the Python C API functions did not resolve at run time)"

@@ -34,6 +34,16 @@ pub const CAP_CUDA: u64 = 1 << 0;
 pub const CAP_ROCM: u64 = 1 << 1;
 /// Capability bit: the Python embedding entry points found a Python interpreter in the process.
 pub const CAP_PYTHON: u64 = 1 << 2;
+/// Capability bit: the Level Zero loader loaded and initialized (`zeInit`).
+pub const CAP_LEVEL_ZERO: u64 = 1 << 3;
+/// Capability bit: the CUDA driver can classify pointers (`cuPointerGetAttribute`).
+pub const CAP_POINTER_CUDA: u64 = 1 << 4;
+/// Capability bit: the HIP runtime can classify pointers (`hipPointerGetAttributes` and
+/// `hipRuntimeGetVersion` present).
+pub const CAP_POINTER_ROCM: u64 = 1 << 5;
+/// Capability bit: Level Zero can classify USM pointers (`zeMemGetAllocProperties`), given a
+/// context by the caller.
+pub const CAP_POINTER_LEVEL_ZERO: u64 = 1 << 6;
 
 /// A snapshot of what the library supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

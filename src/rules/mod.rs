@@ -10,6 +10,7 @@ pub mod flags;
 pub mod info;
 pub mod layout;
 pub mod names;
+pub mod pointer;
 pub mod python;
 pub mod stream;
 pub mod validate;

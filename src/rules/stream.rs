@@ -81,6 +81,12 @@ pub enum Kind {
     Default,
     /// A native stream handle given by the consumer.
     Handle,
+    /// A SYCL queue (`sycl::queue *`, for example dpctl's `DPCTLSyclQueueRef`), `kDLOneAPI`.
+    SyclQueue,
+    /// A Level Zero command queue (`ze_command_queue_handle_t`), `kDLOneAPI`.
+    ZeCommandQueue,
+    /// A Level Zero command list (`ze_command_list_handle_t`, immediate or not), `kDLOneAPI`.
+    ZeCommandList,
 }
 
 impl Kind {
@@ -93,6 +99,9 @@ impl Kind {
             Kind::PerThreadDefault => 3,
             Kind::Default => 4,
             Kind::Handle => 5,
+            Kind::SyclQueue => 6,
+            Kind::ZeCommandQueue => 7,
+            Kind::ZeCommandList => 8,
         }
     }
     /// The inverse of [`Kind::as_raw`].
@@ -104,6 +113,9 @@ impl Kind {
             3 => Kind::PerThreadDefault,
             4 => Kind::Default,
             5 => Kind::Handle,
+            6 => Kind::SyclQueue,
+            7 => Kind::ZeCommandQueue,
+            8 => Kind::ZeCommandList,
             _ => return None,
         })
     }
@@ -111,6 +123,84 @@ impl Kind {
     pub const fn needs_wait(self) -> bool {
         !matches!(self, Kind::NoSync | Kind::None)
     }
+    /// Whether this kind is an object handle (a queue or command list passed as an object, not
+    /// as a protocol integer): see [`decode_handle`].
+    pub const fn is_object_handle(self) -> bool {
+        matches!(
+            self,
+            Kind::SyclQueue | Kind::ZeCommandQueue | Kind::ZeCommandList
+        )
+    }
+}
+
+/// Whether a device type defines streams as object handles: `kDLOneAPI` (a SYCL queue, or a
+/// Level Zero command queue or command list; dpctl and dpnp pass a `SyclQueue` object as
+/// `__dlpack__`'s `stream`, the array API leaving the meaning device-specific).
+pub const fn takes_object_handles(device_type: DLDeviceType) -> bool {
+    device_type.0 == 14
+}
+
+/// Decode a stream given as an object handle of a declared kind (see [`Kind::is_object_handle`])
+/// for the device the consumer will use. Only `kDLOneAPI` defines such streams: any other device
+/// is [`Error::InvalidStreamType`] (Python's `TypeError`); a NULL handle is
+/// [`Error::InvalidStream`]; a kind that is not an object handle is [`Error::InvalidArgument`]
+/// (integers go through [`decode`]).
+pub fn decode_handle(device: DLDevice, kind: Kind, handle: usize) -> Result<Stream, Error> {
+    if !kind.is_object_handle() {
+        return Err(Error::invalid(format!(
+            "stream kind {} is not an object handle kind (DLPACK_HELPERS_STREAM_SYCL_QUEUE, \
+             _ZE_COMMAND_QUEUE, _ZE_COMMAND_LIST); decode integer streams with \
+             dlpack_stream_decode",
+            kind.as_raw()
+        )));
+    }
+    if !takes_object_handles(device.device_type) {
+        return Err(Error::InvalidStreamType(format!(
+            "device type {} does not take queue objects as streams (only kDLOneAPI does); pass \
+             an integer stream or None",
+            device.device_type.0
+        )));
+    }
+    if handle == 0 {
+        return Err(Error::InvalidStream(format!(
+            "the stream handle of kind {} for device ({}, {}) is NULL; pass None for the default \
+             queue",
+            kind.as_raw(),
+            device.device_type.0,
+            device.device_id
+        )));
+    }
+    Ok(Stream::new(kind, handle))
+}
+
+/// [`resolve`] with the consumer's stream given as an object handle (`req.stream` must be
+/// `None`): the plan is the one [`resolve`] makes without a stream, with the handle as its
+/// stream and [`Sync::StreamWait`]. A handle with `dl_device = (kDLCPU, 0)` for a tensor
+/// elsewhere is refused like an integer stream there ([`Error::InvalidStream`]).
+pub fn resolve_with_handle(
+    tensor: DLDevice,
+    producer: Exporter,
+    req: &Request,
+    opts: DecodeOptions,
+    kind: Kind,
+    handle: usize,
+) -> Result<Plan, Error> {
+    if req.stream.is_some() {
+        return Err(Error::invalid(
+            "request->has_stream is true and a stream handle is given too: give the stream once",
+        ));
+    }
+    let mut plan = resolve(tensor, producer, req, opts)?;
+    if plan.device != tensor || req.dl_device.is_some_and(|d| d != tensor) {
+        return Err(Error::InvalidStream(format!(
+            "a stream handle was given with dl_device ({}, {}), but the data goes to the host, \
+             which has no streams (array API: stream must be None then)",
+            plan.device.device_type.0, plan.device.device_id
+        )));
+    }
+    plan.stream = decode_handle(tensor, kind, handle)?;
+    plan.sync = Sync::StreamWait;
+    Ok(plan)
 }
 
 /// A decoded stream argument: what it means and the native handle to give the runtime.
@@ -275,6 +365,13 @@ pub fn encode_decoded(device: DLDevice, stream: Stream) -> Result<Option<i64>, E
         (Family::Cuda, Kind::PerThreadDefault) if h == CUDA_STREAM_PER_THREAD => Some(2),
         (Family::Rocm, Kind::Default) if h == 0 => Some(0),
         (Family::Other, Kind::Default) if h == 0 => None,
+        (_, Kind::SyclQueue | Kind::ZeCommandQueue | Kind::ZeCommandList) => {
+            return Err(not_decoded(
+                device,
+                stream,
+                "a queue object handle has no integer form: pass the queue object itself",
+            ));
+        }
         (_, Kind::Handle) => match i64::try_from(h) {
             Ok(v) => Some(v),
             Err(_) => {
@@ -650,6 +747,9 @@ mod tests {
                     Kind::LegacyDefault => assert_eq!(s.handle, CUDA_STREAM_LEGACY),
                     Kind::PerThreadDefault => assert_eq!(s.handle, CUDA_STREAM_PER_THREAD),
                     Kind::NoSync | Kind::None | Kind::Default => assert_eq!(s.handle, 0),
+                    Kind::SyclQueue | Kind::ZeCommandQueue | Kind::ZeCommandList => {
+                        panic!("an integer never decodes to a queue object: device {t} value {v}")
+                    }
                 }
             }
             // None decodes to the default, which encodes to its canonical value; that value
@@ -668,11 +768,46 @@ mod tests {
         }
     }
 
+    /// Peer case 51: queue objects are streams of kDLOneAPI only, never NULL, never integers.
+    #[test]
+    fn object_handles_only_for_one_api() {
+        let one = dev(14, 3);
+        for kind in [Kind::SyclQueue, Kind::ZeCommandQueue, Kind::ZeCommandList] {
+            assert!(kind.is_object_handle() && kind.needs_wait());
+            assert_eq!(Kind::from_raw(kind.as_raw()), Some(kind));
+            let s = decode_handle(one, kind, 0x5000).unwrap();
+            assert_eq!((s.kind, s.handle), (kind, 0x5000));
+            assert!(matches!(
+                encode_decoded(one, s),
+                Err(Error::InvalidStream(_))
+            ));
+            assert!(matches!(
+                decode_handle(one, kind, 0),
+                Err(Error::InvalidStream(_))
+            ));
+            for t in CLASSES.into_iter().filter(|&t| t != 14) {
+                assert!(matches!(
+                    decode_handle(dev(t, 0), kind, 0x5000),
+                    Err(Error::InvalidStreamType(_))
+                ));
+            }
+        }
+        for k in [0, 1, 2, 3, 4, 5] {
+            let kind = Kind::from_raw(k).unwrap();
+            assert!(!kind.is_object_handle());
+            assert!(matches!(
+                decode_handle(one, kind, 0x5000),
+                Err(Error::InvalidArgument(_))
+            ));
+        }
+        assert_eq!(Kind::from_raw(9), None);
+    }
+
     /// Property: `encode_decoded` accepts only what decode produces, so the other direction is
     /// an identity too.
     #[test]
     fn encode_accepts_only_decoded_streams() {
-        let kinds = [0, 1, 2, 3, 4, 5].map(|k| Kind::from_raw(k).unwrap());
+        let kinds = [0, 1, 2, 3, 4, 5, 6, 7, 8].map(|k| Kind::from_raw(k).unwrap());
         let handles = [0usize, 1, 2, 3, 0xdead_bee0, i64::MAX as usize, usize::MAX];
         for t in CLASSES {
             let d = dev(t, 0);

@@ -1,8 +1,16 @@
 /* A test double of the HIP runtime (libamdhip64.so) for the stream tests: the entry points
  * dlpack-helpers looks up, with call counters, a per-thread current device, events tied to the
  * device they were created on, and errors on demand. Control: fake_count, fake_fail,
- * fake_reset_counts, fake_last (as in fake_cuda.c). FAKE_HIP_INIT_ERROR makes hipInit fail. */
+ * fake_reset_counts, fake_last (as in fake_cuda.c). FAKE_HIP_INIT_ERROR makes hipInit fail.
+ *
+ * Pointer attributes: fake_hip_register(base, size, type, device, is_managed) declares an
+ * allocation [base, base + size) with a ROCm 6 hipMemoryType; hipPointerGetAttributes answers
+ * for any address inside it (like the real runtime) and hipErrorInvalidValue for any other
+ * address. FAKE_HIP_UNREGISTERED_SUCCESS=1 makes unknown memory answer hipSuccess with
+ * hipMemoryTypeUnregistered instead (as some ROCm 6 releases do). hipRuntimeGetVersion reports
+ * 6.0 (60032830). */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +21,8 @@ typedef struct fake_event *hipEvent_t;
 #define NFN 12
 static const char *names[NFN] = {"hipInit", "hipGetDevice", "hipSetDevice",
                                  "hipEventCreateWithFlags", "hipEventRecord",
-                                 "hipStreamWaitEvent", "hipStreamSynchronize", 0};
+                                 "hipStreamWaitEvent", "hipStreamSynchronize",
+                                 "hipPointerGetAttributes", "hipRuntimeGetVersion", 0};
 #include "recorder.h"
 
 #define NDEV 2
@@ -79,4 +88,55 @@ hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned flags) {
 hipError_t hipStreamSynchronize(hipStream_t s) {
   int f = enter("hipStreamSynchronize", s, 0);
   return f;
+}
+
+typedef struct {
+  int type; /* hipMemoryType */
+  int device;
+  void *devicePointer;
+  void *hostPointer;
+  int isManaged;
+  unsigned allocationFlags;
+} hipPointerAttribute_t;
+
+struct allocation { uintptr_t base; size_t size; int type, device, managed; };
+static struct allocation allocations[32];
+static int nallocations;
+void fake_hip_register(const void *base, size_t size, int type, int device, int managed) {
+  pthread_mutex_lock(&lock);
+  allocations[nallocations++] = (struct allocation){(uintptr_t)base, size, type, device, managed};
+  pthread_mutex_unlock(&lock);
+}
+hipError_t hipRuntimeGetVersion(int *v) {
+  int f = enter("hipRuntimeGetVersion", 0, 0);
+  if (f) return f;
+  *v = 60032830;
+  return 0;
+}
+hipError_t hipPointerGetAttributes(hipPointerAttribute_t *a, const void *p) {
+  int f = enter("hipPointerGetAttributes", (void *)p, 0);
+  if (f) return f;
+  if (!a) return 1;
+  uintptr_t x = (uintptr_t)p;
+  pthread_mutex_lock(&lock);
+  int n = nallocations;
+  pthread_mutex_unlock(&lock);
+  for (int i = 0; i < n; ++i) {
+    const struct allocation *al = &allocations[i];
+    if (x >= al->base && x - al->base < al->size) {
+      memset(a, 0, sizeof *a);
+      a->type = al->type;
+      a->device = al->device;
+      a->isManaged = al->managed;
+      a->devicePointer = (void *)p;
+      a->hostPointer = (al->type == 2) ? 0 : (void *)p;
+      return 0;
+    }
+  }
+  if (getenv("FAKE_HIP_UNREGISTERED_SUCCESS")) {
+    memset(a, 0, sizeof *a);
+    a->device = -1;
+    return 0;
+  }
+  return 1; /* hipErrorInvalidValue */
 }

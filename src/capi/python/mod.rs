@@ -3,7 +3,8 @@
 //! - [`runtime`]: the Python C API, resolved at run time from the host process (never linked);
 //! - [`capsule`]: the standard producer capsule destructor, making and consuming capsules;
 //! - [`import`]: `__dlpack__` / `__dlpack_device__` on any object, with version negotiation;
-//! - [`exchange`]: the C exchange API found on an object's type (DLPack 1.2/1.3).
+//! - [`exchange`]: the C exchange API found on an object's type (DLPack 1.2/1.3);
+//! - [`stream`]: a Python `stream` argument (`None`, `int`, oneAPI queue object) decoded.
 //!
 //! Rules: DLPack Python specification (capsule names, ownership by renaming), array API
 //! `__dlpack__` (keywords, `TypeError` retry, `BufferError`), DLPack 1.3 `DLPackExchangeAPI`.
@@ -13,3 +14,4 @@ pub mod exchange;
 pub mod fastpath;
 pub mod import;
 pub mod runtime;
+pub mod stream;

@@ -101,7 +101,12 @@ python_api! {
     PyLong_FromVoidPtr: unsafe extern "C" fn(*mut c_void) -> *mut PyObject,
     PyLong_FromUnsignedLong: unsafe extern "C" fn(libc::c_ulong) -> *mut PyObject,
     Py_AtExit: unsafe extern "C" fn(unsafe extern "C" fn()) -> c_int,
-    PyInterpreterState_Get: unsafe extern "C" fn() -> *mut c_void;
+    PyInterpreterState_Get: unsafe extern "C" fn() -> *mut c_void,
+    PyObject_IsInstance: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> c_int,
+    PyNumber_Index: unsafe extern "C" fn(*mut PyObject) -> *mut PyObject,
+    PyLong_Type: *mut PyObject,
+    PyBool_Type: *mut PyObject,
+    _Py_NoneStruct: *mut PyObject;
     optional:
     // An exported function since CPython 3.9 (a macro before); without it calls use PyObject_Call.
     PyObject_Vectorcall: unsafe extern "C" fn(*mut PyObject, *const *mut PyObject, usize, *mut PyObject) -> *mut PyObject,

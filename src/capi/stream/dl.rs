@@ -111,6 +111,46 @@ impl EventPool {
     }
 }
 
+/// Whether a runtime that failed to load counts as absent from this process (no memory of it
+/// can exist) rather than unreachable: no override names its library in `env`, and none of its
+/// `defaults` is already loaded in the process (`RTLD_NOLOAD`; a runtime that opened but failed
+/// to initialize stays loaded, since libraries are never closed).
+pub(crate) fn absent(env: &str, defaults: &[&str]) -> bool {
+    if std::env::var_os(env).is_some_and(|v| !v.is_empty()) {
+        return false;
+    }
+    !defaults.iter().any(|name| {
+        let Ok(c) = CString::new(*name) else {
+            return false;
+        };
+        // SAFETY: a valid NUL-terminated name; RTLD_NOLOAD loads nothing.
+        let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+        if h.is_null() {
+            false
+        } else {
+            // SAFETY: balances the reference RTLD_NOLOAD took.
+            unsafe { libc::dlclose(h) };
+            true
+        }
+    })
+}
+
+/// Whether one of `names` is loaded in the process now (`dlopen` with `RTLD_NOLOAD`: nothing is
+/// loaded, no constructor runs, no allocation).
+pub(crate) fn resident(names: &[&CStr]) -> bool {
+    names.iter().any(|name| {
+        // SAFETY: a valid NUL-terminated name; RTLD_NOLOAD loads nothing.
+        let h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+        if h.is_null() {
+            false
+        } else {
+            // SAFETY: balances the reference RTLD_NOLOAD took.
+            unsafe { libc::dlclose(h) };
+            true
+        }
+    })
+}
+
 std::thread_local! {
     /// Cells this thread is initialising in [`init_outside`] (by address), to refuse re-entry.
     static INITIALISING: core::cell::RefCell<Vec<usize>> = const { core::cell::RefCell::new(Vec::new()) };

@@ -6,7 +6,7 @@
 
 use super::dl::{EventPool, Lib};
 use crate::abi::{DLDevice, DLDeviceType};
-use crate::rules::Error;
+use crate::rules::{Error, pointer};
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::OnceLock;
 
@@ -26,8 +26,31 @@ pub(crate) struct Hip {
     stream_wait_event: unsafe extern "C" fn(Handle, Handle, c_uint) -> HipError,
     stream_synchronize: unsafe extern "C" fn(Handle) -> HipError,
     get_error_name: Option<unsafe extern "C" fn(HipError) -> *const c_char>,
+    /// `hipPointerGetAttributes` (pointer classification; absent from very old runtimes).
+    pointer_get_attributes:
+        Option<unsafe extern "C" fn(*mut PointerAttributes, *const c_void) -> HipError>,
+    /// `hipRuntimeGetVersion`'s answer, read once at load: it selects the `hipMemoryType`
+    /// encoding (ROCm 6 renumbered it). `None` when the call is absent or fails: pointers are
+    /// then not classified (never decoded with a guessed encoding).
+    runtime_version: Option<i32>,
     events: EventPool,
 }
+
+/// `hipPointerAttribute_t` (the same layout in ROCm 5 and 6; ROCm 5 names the first field
+/// `memoryType` in a union with `type`).
+#[repr(C)]
+pub(crate) struct PointerAttributes {
+    memory_type: c_uint,
+    device: c_int,
+    device_pointer: *mut c_void,
+    host_pointer: *mut c_void,
+    is_managed: c_int,
+    allocation_flags: c_uint,
+}
+
+/// `hipErrorInvalidValue`: what ROCm 5 (and some 6.x releases) answer for memory HIP does not
+/// know.
+const HIP_ERROR_INVALID_VALUE: HipError = 1;
 
 // SAFETY: the HIP runtime is thread-safe; the struct holds function pointers and plain data.
 unsafe impl Send for Hip {}
@@ -54,19 +77,19 @@ pub(crate) fn get() -> Result<&'static Hip, Error> {
     }
 }
 
+/// The environment override of the runtime's path, and the names tried without it.
+pub(crate) const ENV: &str = "DLPACK_HELPERS_HIP_LIBRARY";
+pub(crate) const NAMES: &[&str] = &[
+    "libamdhip64.so",
+    "libamdhip64.so.6",
+    "libamdhip64.so.7",
+    "libamdhip64.so.5",
+];
+
 fn load() -> Result<Hip, Error> {
-    let lib = super::dl::open(
-        "DLPACK_HELPERS_HIP_LIBRARY",
-        &[
-            "libamdhip64.so",
-            "libamdhip64.so.6",
-            "libamdhip64.so.7",
-            "libamdhip64.so.5",
-        ],
-        "the HIP runtime (libamdhip64.so)",
-    )?;
+    let lib = super::dl::open(ENV, NAMES, "the HIP runtime (libamdhip64.so)")?;
     let init: unsafe extern "C" fn(c_uint) -> HipError = lib.sym(c"hipInit")?;
-    let hip = Hip {
+    let mut hip = Hip {
         get_device: lib.sym(c"hipGetDevice")?,
         set_device: lib.sym(c"hipSetDevice")?,
         event_create: lib.sym(c"hipEventCreateWithFlags")?,
@@ -74,6 +97,8 @@ fn load() -> Result<Hip, Error> {
         stream_wait_event: lib.sym(c"hipStreamWaitEvent")?,
         stream_synchronize: lib.sym(c"hipStreamSynchronize")?,
         get_error_name: lib.sym_opt(c"hipGetErrorName"),
+        pointer_get_attributes: lib.sym_opt(c"hipPointerGetAttributes"),
+        runtime_version: None,
         events: EventPool::new(),
         lib,
     };
@@ -86,7 +111,21 @@ fn load() -> Result<Hip, Error> {
             hip.error_name(r)
         )));
     }
+    let get_version: Option<unsafe extern "C" fn(*mut c_int) -> HipError> =
+        hip.lib.sym_opt(c"hipRuntimeGetVersion");
+    if let Some(f) = get_version {
+        let mut v: c_int = 0;
+        // SAFETY: documented signature, valid out-pointer.
+        if unsafe { f(&mut v) } == HIP_SUCCESS {
+            hip.runtime_version = Some(v);
+        }
+    }
     Ok(hip)
+}
+
+/// Whether the loaded runtime can classify pointers (`CAP_POINTER_ROCM`).
+pub(crate) fn can_classify() -> bool {
+    get().is_ok_and(|h| h.pointer_get_attributes.is_some() && h.runtime_version.is_some())
 }
 
 /// Restores the device that was current before [`Hip::enter`].
@@ -190,6 +229,43 @@ impl Hip {
             });
         self.events.give(key, event);
         result
+    }
+
+    /// Classify the memory at `ptr` with one `hipPointerGetAttributes` call (any address inside
+    /// an allocation answers like its base). `Ok(None)`: HIP does not know the memory.
+    pub(crate) fn pointer_claim(&self, ptr: usize) -> Result<Option<pointer::Claim>, Error> {
+        let (Some(f), Some(version)) = (self.pointer_get_attributes, self.runtime_version) else {
+            return Err(Error::BackendUnavailable(format!(
+                "the HIP runtime {} lacks hipPointerGetAttributes or hipRuntimeGetVersion, so \
+                 its pointers cannot be classified",
+                self.lib.path
+            )));
+        };
+        let mut a = PointerAttributes {
+            memory_type: 0,
+            device: 0,
+            device_pointer: core::ptr::null_mut(),
+            host_pointer: core::ptr::null_mut(),
+            is_managed: 0,
+            allocation_flags: 0,
+        };
+        // SAFETY: documented signature; `a` is a live `hipPointerAttribute_t`.
+        let r = unsafe { f(&mut a, ptr as *const c_void) };
+        if r == HIP_ERROR_INVALID_VALUE {
+            return Ok(None);
+        }
+        if r != HIP_SUCCESS {
+            return Err(Error::DeviceError(format!(
+                "hipPointerGetAttributes failed for pointer 0x{ptr:x}: {}",
+                self.error_name(r)
+            )));
+        }
+        pointer::hip_claim(version, a.memory_type, a.device, a.is_managed != 0).map_err(|t| {
+            Error::DeviceError(format!(
+                "hipPointerGetAttributes returned memory type {t} for pointer 0x{ptr:x} (HIP \
+                 runtime version {version}), which has no DLPack meaning"
+            ))
+        })
     }
 
     /// Block the host until all work queued on `stream` is complete.

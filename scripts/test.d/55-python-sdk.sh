@@ -1,0 +1,111 @@
+# The Python package as the C/C++ SDK (issue 11): the package, installed into a fresh venv, answers
+# `python -m dlpack_helpers --includedir | --libdir | --cmakedir | --pkgconfigdir | --cflags |
+# --libs` with directories that hold the header, the shared library, the CMake package and the
+# pkg-config file; then the example extension examples/python_extension (C, scikit-build-core,
+# find_package(dlpack_helpers CONFIG REQUIRED) with -Ddlpack_helpers_DIR from --cmakedir) is
+# built against it with pip and its tests run on NumPy, PyArrow (and JAX on CPU when the project
+# venv has it) in that venv.
+#
+# The package is the wheel of the repository root (pyproject.toml): the one setup_venv built into
+# target/wheels when there is one, else `pip wheel .` here. The native package's wheel lays the
+# SDK out inside the package: dlpack_helpers/include, dlpack_helpers/lib, lib/cmake/dlpack_helpers,
+# lib/pkgconfig. Before the root has a pyproject.toml the same layout is assembled from
+# python/dlpack_helpers and a `cmake --install` of this tree.
+source "$(dirname "$0")/../common.sh"
+setup_venv
+need cmake "installed into .venv from scripts/requirements.txt (cmake>=3.20)"
+need pkg-config "the pkg-config (or pkgconf) package"
+need cc "a C compiler"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+WORK="$ROOT/target/python-sdk"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
+"$PY" -m venv "$TMP/venv" || fail "python -m venv failed (install the python3-venv package)"
+VPY="$TMP/venv/bin/python"
+SITE="$("$VPY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+# NumPy, PyArrow, pytest (and JAX if present) come from the project venv (a .pth line) instead of a
+# second download. A dlpack_helpers installed there comes after this venv's own site-packages on
+# sys.path, so the wheel installed here is the one imported (checked below).
+"$PY" -c 'import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))' > "$SITE/project-venv.pth"
+pip_() { "$VPY" -m pip --disable-pip-version-check "$@"; }
+echo "== scikit-build-core into the fresh venv"
+pip_ install --quiet "scikit-build-core>=0.10" || fail "pip install scikit-build-core"
+
+if [ -f "$ROOT/pyproject.toml" ]; then
+  shopt -s nullglob
+  wheels=("${WHEEL_DIR:-$ROOT/target/wheels}"/dlpack_helpers-*.whl)
+  shopt -u nullglob
+  if [ "${#wheels[@]}" = 0 ]; then
+    echo "== pip wheel of the repository root"
+    pip_ wheel --quiet --no-deps -w "$WORK/wheels" "$ROOT" >"$WORK/wheel.log" 2>&1 || { cat "$WORK/wheel.log"; fail "pip wheel ."; }
+    wheels=("$WORK"/wheels/dlpack_helpers-*.whl)
+  fi
+  echo "== pip install ${wheels[0]#"$ROOT/"} into the fresh venv"
+  # --ignore-installed: the project venv (on sys.path through the .pth) may have the package too
+  pip_ install --quiet --no-deps --ignore-installed "${wheels[0]}" || fail "pip install of the wheel"
+else
+  echo "== no pyproject.toml at the root yet: the wheel's layout assembled from python/ and cmake --install"
+  cmake -S "$ROOT" -B "$WORK/cmake" -DDLPACK_HELPERS_BUILD_TESTS=OFF -DDLPACK_HELPERS_CARGO_TARGET_DIR="$ROOT/target" \
+    -DCMAKE_INSTALL_PREFIX="$WORK/prefix" >"$WORK/cmake.log" 2>&1 \
+    && cmake --build "$WORK/cmake" -j 2 >>"$WORK/cmake.log" 2>&1 \
+    && cmake --install "$WORK/cmake" >>"$WORK/cmake.log" 2>&1 || { cat "$WORK/cmake.log"; fail "cmake install"; }
+  cp -r python/dlpack_helpers "$SITE/"
+  rm -rf "$SITE/dlpack_helpers/__pycache__"
+  cp -a "$WORK/prefix/include" "$WORK/prefix/lib" "$SITE/dlpack_helpers/"
+  # the ctypes package loads the library next to it: the same file as lib/ (one copy per process)
+  ln -s lib/libdlpack_helpers.so "$SITE/dlpack_helpers/libdlpack_helpers.so"
+fi
+
+echo "== python -m dlpack_helpers (from elsewhere, without DLPACK_HELPERS_LIBRARY)"
+mkdir -p "$TMP/elsewhere"
+cd "$TMP/elsewhere"
+unset DLPACK_HELPERS_LIBRARY PYTHONPATH
+"$VPY" -c 'import dlpack_helpers, os, sys; sys.exit(0 if os.path.realpath(dlpack_helpers.__file__).startswith(os.path.realpath(sys.argv[1])) else 1)' "$SITE" \
+  || fail "the fresh venv does not import its own dlpack_helpers"
+ask() { "$VPY" -m dlpack_helpers "$@" || fail "python -m dlpack_helpers $*"; }
+INC="$(ask --includedir)"; LIBD="$(ask --libdir)"; CMD="$(ask --cmakedir)"; PCD="$(ask --pkgconfigdir)"
+echo "includedir $INC"; echo "libdir $LIBD"; echo "cmakedir $CMD"; echo "pkgconfigdir $PCD"
+case "$INC$LIBD$CMD$PCD" in *"$ROOT"*) fail "an SDK directory points into the source tree, not the venv";; esac
+[ -f "$INC/dlpack_helpers.h" ] && [ -f "$INC/dlpack_helpers.hpp" ] || fail "no dlpack_helpers.h/.hpp in $INC"
+[ -e "$LIBD/libdlpack_helpers.so" ] || fail "no libdlpack_helpers.so in $LIBD"
+[ -f "$CMD/dlpack_helpersConfig.cmake" ] || fail "no dlpack_helpersConfig.cmake in $CMD"
+[ -f "$PCD/dlpack_helpers.pc" ] || fail "no dlpack_helpers.pc in $PCD"
+[ "$(ask --includedir --libdir)" = "$INC $LIBD" ] || fail "several options are not answered in order on one line"
+"$VPY" -c "
+import dlpack_helpers as dh
+assert (dh.get_include(), dh.get_library_dir(), dh.get_cmake_dir()) == ('$INC', '$LIBD', '$CMD')" \
+  || fail "get_include()/get_library_dir()/get_cmake_dir() differ from the command line"
+
+echo "== a C program compiled with \$(python -m dlpack_helpers --cflags --libs), and with pkg-config"
+# shellcheck disable=SC2046
+cc -std=c99 -Wall -Wextra -Werror "$ROOT/tests/cmake-consumer/consumer.c" -o "$TMP/consumer" $(ask --cflags --libs) \
+  || fail "compile with --cflags --libs"
+"$TMP/consumer" >/dev/null || fail "the program linked with --libs does not run (its run path must find the library)"
+# shellcheck disable=SC2046
+cc -std=c99 -Wall -Wextra -Werror "$ROOT/tests/cmake-consumer/consumer.c" -o "$TMP/consumer-pc" \
+  $(PKG_CONFIG_PATH="$PCD" pkg-config --cflags --libs dlpack_helpers) -Wl,-rpath,"$LIBD" \
+  || fail "compile with the wheel's dlpack_helpers.pc"
+"$TMP/consumer-pc" >/dev/null || fail "the pkg-config program"
+
+echo "== examples/python_extension built with pip against the installed package"
+cp -r "$ROOT/examples/python_extension" "$TMP/example"
+rm -rf "$TMP/example/build"
+pip_ install --no-build-isolation --no-deps \
+  --config-settings=cmake.define.dlpack_helpers_DIR="$CMD" \
+  --config-settings=build-dir="$WORK/example-build" "$TMP/example" >"$WORK/example.log" 2>&1 \
+  || { cat "$WORK/example.log"; fail "pip install examples/python_extension"; }
+grep -q "^dlpack_helpers_DIR:[A-Z]*=$CMD\$" "$WORK/example-build/CMakeCache.txt" \
+  || fail "the example did not find dlpack_helpers through --cmakedir"
+"$VPY" -m pytest -q -p no:cacheprovider "$ROOT/examples/python_extension/tests" || fail "the example's tests"
+
+echo "== a package without the SDK says so"
+mkdir -p "$TMP/bare"
+cp -r "$SITE/dlpack_helpers" "$TMP/bare/"
+rm -rf "$TMP/bare/dlpack_helpers/include" "$TMP/bare/dlpack_helpers/lib/cmake" "$TMP/bare/dlpack_helpers/lib/pkgconfig"
+for opt in --includedir --cmakedir --pkgconfigdir --cflags; do
+  if out="$(PYTHONPATH="$TMP/bare" "$VPY" -m dlpack_helpers "$opt" 2>&1)"; then fail "$opt succeeded without the SDK: $out"; fi
+  case "$out" in *"has no C/C++ SDK"*"pip install ."*) ;; *) fail "unclear message for $opt: $out";; esac
+done
+echo "python SDK: all checks passed"

@@ -1,0 +1,472 @@
+//! Pointer classification across the CUDA driver, the HIP runtime and the Level Zero loader
+//! (all opened at run time, never linked), and the per-tensor host-access answer built on it.
+//! The rules of the answers and of their combination are in `rules::pointer`.
+
+use crate::abi::{DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLTensor};
+use crate::capi::boundary::{self, nonnull, out_ptr};
+use crate::capi::device::{
+    DLPACK_HELPERS_HOST_ACCESS_ALWAYS, DLPACK_HELPERS_HOST_ACCESS_NEVER, dlpack_helpers_host_access,
+};
+use crate::capi::error::dlpack_helpers_status;
+use crate::capi::stream::{cuda, hip, level_zero};
+use crate::rules::device::{self, HostAccess};
+use crate::rules::pointer::{self, Claim, MemoryClass, Reply, Verdict};
+use crate::rules::{Error, info};
+use core::ffi::c_void;
+use core::mem::{offset_of, size_of};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Host access that could not be established: no backend could classify the tensor's memory
+/// (returned only by the per-tensor calls, never by `dlpack_device_host_access`).
+pub const DLPACK_HELPERS_HOST_ACCESS_UNKNOWN: dlpack_helpers_host_access = 3;
+
+/// Memory class of `dlpack_helpers_pointer_info.memory_class`: one of the
+/// `DLPACK_HELPERS_MEMORY_*` values.
+pub type dlpack_helpers_memory_class = i32;
+/// No backend could establish what the memory is (the answer is unknown, never guessed).
+pub const DLPACK_HELPERS_MEMORY_UNKNOWN: dlpack_helpers_memory_class = 0;
+/// Ordinary host memory, confirmed: at least one backend was asked, none knows the pointer,
+/// and no backend that could own it was unreachable.
+pub const DLPACK_HELPERS_MEMORY_HOST: dlpack_helpers_memory_class = 1;
+/// Device memory (`kDLCUDA`, `kDLROCM`, Level Zero USM device): host code cannot dereference it.
+pub const DLPACK_HELPERS_MEMORY_DEVICE: dlpack_helpers_memory_class = 2;
+/// Page-locked host memory (`kDLCUDAHost`, `kDLROCMHost`) or Level Zero USM host memory.
+pub const DLPACK_HELPERS_MEMORY_PINNED_HOST: dlpack_helpers_memory_class = 3;
+/// Managed memory (`kDLCUDAManaged`, HIP managed) or Level Zero USM shared memory.
+pub const DLPACK_HELPERS_MEMORY_MANAGED: dlpack_helpers_memory_class = 4;
+
+/// Backend bit of `dlpack_helpers_pointer_info`: the CUDA driver.
+pub const DLPACK_HELPERS_BACKEND_CUDA: u32 = 0x1;
+/// Backend bit: the HIP runtime.
+pub const DLPACK_HELPERS_BACKEND_HIP: u32 = 0x2;
+/// Backend bit: the Level Zero loader.
+pub const DLPACK_HELPERS_BACKEND_LEVEL_ZERO: u32 = 0x4;
+
+const _: () = assert!(
+    DLPACK_HELPERS_MEMORY_UNKNOWN == MemoryClass::Unknown.as_raw()
+        && DLPACK_HELPERS_MEMORY_HOST == MemoryClass::Host.as_raw()
+        && DLPACK_HELPERS_MEMORY_DEVICE == MemoryClass::Device.as_raw()
+        && DLPACK_HELPERS_MEMORY_PINNED_HOST == MemoryClass::PinnedHost.as_raw()
+        && DLPACK_HELPERS_MEMORY_MANAGED == MemoryClass::Managed.as_raw()
+        && DLPACK_HELPERS_BACKEND_CUDA == pointer::BACKEND_CUDA
+        && DLPACK_HELPERS_BACKEND_HIP == pointer::BACKEND_HIP
+        && DLPACK_HELPERS_BACKEND_LEVEL_ZERO == pointer::BACKEND_LEVEL_ZERO
+);
+
+/// What `dlpack_pointer_classify` established about one address. Set `struct_size` to
+/// `sizeof(dlpack_helpers_pointer_info)` before the call; the struct only grows at its end.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct dlpack_helpers_pointer_info {
+    /// In: the size in bytes of the caller's struct (at least `sizeof(size_t)`). Out: the bytes
+    /// filled, only whole fields (as `dlpack_helpers_info.struct_size`).
+    pub struct_size: usize,
+    /// One of the `DLPACK_HELPERS_MEMORY_*` values.
+    pub memory_class: dlpack_helpers_memory_class,
+    /// `DLPACK_HELPERS_HOST_ACCESS_ALWAYS` (host, pinned host, managed/shared),
+    /// `_NEVER` (device) or `_UNKNOWN`.
+    pub host_access: dlpack_helpers_host_access,
+    /// The DLPack device of the memory: `(kDLCPU, 0)` for confirmed host memory;
+    /// `(kDLCUDA, ordinal)`, `(kDLCUDAHost, 0)`, `(kDLCUDAManaged, 0)`; `(kDLROCM, device)` for
+    /// HIP device and managed memory (DLPack has no ROCm managed type), `(kDLROCMHost, 0)`;
+    /// `(kDLOneAPI, -1)` for Level Zero USM (Level Zero names devices by handle, not by the SYCL
+    /// ordinal DLPack uses: the id is not established, see `native_device`); `(0, 0)` when
+    /// unknown.
+    pub device: DLDevice,
+    /// The Level Zero `ze_device_handle_t` of USM device and shared memory (NULL for USM host
+    /// memory and for the other backends).
+    pub native_device: *mut c_void,
+    /// `DLPACK_HELPERS_BACKEND_*` bits of the backends that answered.
+    pub backends_asked: u32,
+    /// `DLPACK_HELPERS_BACKEND_*` bits of the backends that could own the memory but could not
+    /// be asked: library override naming a missing file, runtime present but failing to
+    /// initialize, or Level Zero loaded in the process (or named by its override) while no
+    /// context was given.
+    pub backends_unreachable: u32,
+    /// The `DLPACK_HELPERS_BACKEND_*` bit of the backend that claimed the memory, 0 if none.
+    pub answered_by: u32,
+}
+
+static LEVEL_ZERO_CONTEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// Register the Level Zero context (`ze_context_handle_t`) that pointer queries use when the
+/// caller passes none: `dlpack_pointer_get_device`, `dlpack_*_host_access` with a NULL
+/// `ze_context`, and validation with `DLPACK_HELPERS_VALIDATE_RESOLVE_HOST_ACCESS`.
+///
+/// USM allocations belong to a context and `zeMemGetAllocProperties` answers only for its own
+/// context's allocations. A SYCL application on the Level Zero backend obtains the handle with
+/// `sycl::get_native<sycl::backend::ext_oneapi_level_zero>(queue.get_context())`. NULL clears
+/// the registration. The handle is not retained: it must stay valid while registered.
+///
+/// - `ze_context`: the `ze_context_handle_t`, or NULL to clear the registration.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`. Thread-safe (an atomic store).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_level_zero_context_set(
+    ze_context: *mut c_void,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        LEVEL_ZERO_CONTEXT.store(ze_context as usize, Ordering::Release);
+        Ok(())
+    })
+}
+
+fn context_or_registered(ze_context: *mut c_void) -> usize {
+    if ze_context.is_null() {
+        LEVEL_ZERO_CONTEXT.load(Ordering::Acquire)
+    } else {
+        ze_context as usize
+    }
+}
+
+/// The CUDA driver's override and names (as its loader in `stream/cuda.rs` tries them).
+const CUDA_ENV: &str = "DLPACK_HELPERS_CUDA_LIBRARY";
+const CUDA_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
+
+/// For a backend that failed to load: absent or unreachable, decided once (the load result is
+/// kept for the process too).
+fn missing(slot: &'static OnceLock<bool>, env: &str, names: &[&str]) -> Reply {
+    // No lock is held while `dlopen(RTLD_NOLOAD)` runs (see `dl::init_outside`); a re-entrant
+    // call (impossible here: NOLOAD runs no constructor) would count as unreachable.
+    let absent = super::stream::dl::init_outside(slot, || super::stream::dl::absent(env, names));
+    if absent == Some(&true) {
+        Reply::Absent
+    } else {
+        Reply::Unreachable
+    }
+}
+
+fn cuda_reply(ptr: usize) -> Result<Reply, Error> {
+    static ABSENT: OnceLock<bool> = OnceLock::new();
+    let Ok(c) = cuda::get() else {
+        return Ok(missing(&ABSENT, CUDA_ENV, CUDA_NAMES));
+    };
+    let d = c.pointer_device(ptr)?;
+    let class = match d.device_type {
+        DLDeviceType::kDLCPU => return Ok(Reply::NotMine),
+        DLDeviceType::kDLCUDAHost => MemoryClass::PinnedHost,
+        DLDeviceType::kDLCUDAManaged => MemoryClass::Managed,
+        _ => MemoryClass::Device,
+    };
+    Ok(Reply::Mine(Claim {
+        class,
+        device: d,
+        native_device: 0,
+    }))
+}
+
+fn hip_reply(ptr: usize) -> Result<Reply, Error> {
+    static ABSENT: OnceLock<bool> = OnceLock::new();
+    let Ok(h) = hip::get() else {
+        return Ok(missing(&ABSENT, hip::ENV, hip::NAMES));
+    };
+    if !hip::can_classify() {
+        return Ok(Reply::Unreachable);
+    }
+    Ok(match h.pointer_claim(ptr)? {
+        Some(c) => Reply::Mine(c),
+        None => Reply::NotMine,
+    })
+}
+
+fn level_zero_reply(context: usize, ptr: usize) -> Result<Reply, Error> {
+    static ABSENT: OnceLock<bool> = OnceLock::new();
+    if context == 0 {
+        // Nothing to ask with: the loader is not even loaded for this. USM memory can exist only
+        // where something in the process uses Level Zero.
+        return Ok(if level_zero::may_own_memory_without_context() {
+            Reply::Unreachable
+        } else {
+            Reply::Absent
+        });
+    }
+    let Ok(z) = level_zero::get() else {
+        return Ok(missing(&ABSENT, level_zero::ENV, level_zero::NAMES));
+    };
+    Ok(match z.pointer_claim(context, ptr)? {
+        Some(c) => Reply::Mine(c),
+        None => Reply::NotMine,
+    })
+}
+
+/// Ask CUDA, then HIP, then Level Zero, stopping at the first that claims the pointer.
+pub(crate) fn classify(ptr: usize, context: usize) -> Result<Verdict, Error> {
+    let mut replies = [(pointer::BACKEND_CUDA, Reply::Absent); 3];
+    replies[0].1 = cuda_reply(ptr)?;
+    if !matches!(replies[0].1, Reply::Mine(_)) {
+        replies[1] = (pointer::BACKEND_HIP, hip_reply(ptr)?);
+        if !matches!(replies[1].1, Reply::Mine(_)) {
+            replies[2] = (pointer::BACKEND_LEVEL_ZERO, level_zero_reply(context, ptr)?);
+        }
+    }
+    Ok(pointer::verdict(&replies))
+}
+
+fn names(bits: u32) -> String {
+    let all = [
+        (pointer::BACKEND_CUDA, "CUDA (DLPACK_HELPERS_CUDA_LIBRARY)"),
+        (pointer::BACKEND_HIP, "HIP (DLPACK_HELPERS_HIP_LIBRARY)"),
+        (
+            pointer::BACKEND_LEVEL_ZERO,
+            "Level Zero (DLPACK_HELPERS_LEVEL_ZERO_LIBRARY; needs a context)",
+        ),
+    ];
+    let v: Vec<&str> = all
+        .iter()
+        .filter(|(b, _)| bits & b != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    if v.is_empty() {
+        "none".to_owned()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// The `DeviceUnknown` error for a verdict that established nothing.
+#[cold]
+pub(crate) fn unknown(ptr: usize, v: &Verdict) -> Error {
+    Error::DeviceUnknown(format!(
+        "no backend could classify pointer 0x{ptr:x}, so its device is unknown (not assumed to \
+         be kDLCPU): backends asked: {}; backends that could own it but could not be asked: {}",
+        names(v.asked),
+        names(v.unreachable)
+    ))
+}
+
+fn host_access_raw(class: MemoryClass) -> dlpack_helpers_host_access {
+    match class.host_accessible() {
+        Some(true) => DLPACK_HELPERS_HOST_ACCESS_ALWAYS,
+        Some(false) => DLPACK_HELPERS_HOST_ACCESS_NEVER,
+        None => DLPACK_HELPERS_HOST_ACCESS_UNKNOWN,
+    }
+}
+
+/// Classify the memory at an address: which runtime owns it, what kind of memory it is, whether
+/// host code may dereference it, and which backends were asked.
+///
+/// Backends are asked in this order, each at most once, stopping at the first that claims the
+/// pointer: the CUDA driver (`cuPointerGetAttribute`, up to three calls), the HIP runtime (one
+/// `hipPointerGetAttributes` call), the Level Zero loader (one `zeMemGetAllocProperties` call in
+/// `ze_context`, or the context registered with `dlpack_level_zero_context_set` when
+/// `ze_context` is NULL). A backend whose library is absent from the process (no override set,
+/// not loadable, not loaded) is skipped: no memory of it can exist. A backend that could own the
+/// memory but cannot be asked (its override names a missing file, it failed to initialize, or
+/// Level Zero is used in the process, or named by its override, but no context was given) is
+/// reported in `backends_unreachable`, and then memory no asked
+/// backend knows is `DLPACK_HELPERS_MEMORY_UNKNOWN`, never host memory. With no backend at all
+/// the answer is also unknown. Any address inside an allocation answers like its base; one
+/// past its end belongs to whatever follows.
+///
+/// - `ptr`: the address (non-NULL).
+/// - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one (if any).
+/// - `out_info`: `struct_size` set by the caller; receives the answer.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK` (also when the class is unknown: see the fields),
+/// `_NULL_POINTER` (`ptr` or `out_info`), `_INVALID_ARGUMENT` (`struct_size` below
+/// `sizeof(size_t)`) or `_DEVICE_ERROR` (a driver call failed: the message names it). No
+/// allocation on success; thread-safe; drivers are loaded on first use (peer cases 10, 12, 51).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_pointer_classify(
+    ptr: *const c_void,
+    ze_context: *mut c_void,
+    out_info: *mut dlpack_helpers_pointer_info,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_info, "out_info")?;
+        if ptr.is_null() {
+            return Err(Error::NullPointer("ptr"));
+        }
+        // SAFETY: non-NULL; `struct_size` is the first field in every version of the struct.
+        let caller_size = unsafe { core::ptr::addr_of!((*out).struct_size).read() };
+        if caller_size < size_of::<usize>() {
+            return Err(Error::invalid(format!(
+                "out_info->struct_size is {caller_size}, smaller than its own field (set it to \
+                 sizeof(dlpack_helpers_pointer_info))"
+            )));
+        }
+        let v = classify(ptr as usize, context_or_registered(ze_context))?;
+        let full = dlpack_helpers_pointer_info {
+            struct_size: 0,
+            memory_class: v.class.as_raw(),
+            host_access: host_access_raw(v.class),
+            device: v.device,
+            native_device: v.native_device as *mut c_void,
+            backends_asked: v.asked,
+            backends_unreachable: v.unreachable,
+            answered_by: v.answered_by,
+        };
+        type I = dlpack_helpers_pointer_info;
+        const ENDS: [usize; 8] = [
+            offset_of!(I, struct_size) + size_of::<usize>(),
+            offset_of!(I, memory_class) + 4,
+            offset_of!(I, host_access) + 4,
+            offset_of!(I, device) + size_of::<DLDevice>(),
+            offset_of!(I, native_device) + size_of::<usize>(),
+            offset_of!(I, backends_asked) + 4,
+            offset_of!(I, backends_unreachable) + 4,
+            offset_of!(I, answered_by) + 4,
+        ];
+        let filled = if caller_size >= size_of::<I>() {
+            size_of::<I>()
+        } else {
+            ENDS.iter()
+                .copied()
+                .filter(|&e| e <= caller_size)
+                .max()
+                .unwrap_or(0)
+        };
+        let src = (&full as *const I).cast::<u8>();
+        // SAFETY: the caller's struct holds `caller_size >= filled` bytes; the first field is
+        // written last.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                src.add(size_of::<usize>()),
+                out.cast::<u8>().add(size_of::<usize>()),
+                filled - size_of::<usize>(),
+            );
+            core::ptr::addr_of_mut!((*out).struct_size).write(filled);
+        }
+        Ok(())
+    })
+}
+
+/// Host access of a tensor on `device` whose memory starts at `data`: the device table first,
+/// a driver only when the table says "depends" and the device family has a pointer backend
+/// (`kDLOneAPI`: Level Zero).
+pub(crate) fn tensor_host_access(
+    device: DLDevice,
+    data: usize,
+    ze_context: usize,
+) -> Result<dlpack_helpers_host_access, Error> {
+    match device::host_access(device.device_type) {
+        HostAccess::Always => return Ok(DLPACK_HELPERS_HOST_ACCESS_ALWAYS),
+        HostAccess::Never => return Ok(DLPACK_HELPERS_HOST_ACCESS_NEVER),
+        HostAccess::Depends => {}
+    }
+    if device.device_type != DLDeviceType::kDLOneAPI || data == 0 || ze_context == 0 {
+        return Ok(DLPACK_HELPERS_HOST_ACCESS_UNKNOWN);
+    }
+    let Ok(z) = level_zero::get() else {
+        return Ok(DLPACK_HELPERS_HOST_ACCESS_UNKNOWN);
+    };
+    Ok(match z.pointer_claim(ze_context, data)? {
+        Some(c) => host_access_raw(c.class),
+        None => DLPACK_HELPERS_HOST_ACCESS_UNKNOWN,
+    })
+}
+
+/// Whether host code may dereference a tensor's memory, answered per tensor: always, never or
+/// unknown. For a bare `DLTensor` (the other two calls take managed tensors).
+///
+/// The device table of `dlpack_device_host_access` answers first, with no driver call:
+/// `kDLCPU`, `kDLCUDAHost`, `kDLROCMHost`, `kDLCUDAManaged` → `DLPACK_HELPERS_HOST_ACCESS_ALWAYS`;
+/// `kDLCUDA`, `kDLROCM` and the other device-memory and handle types → `_NEVER`. Only where it
+/// says "depends" is the memory asked about: `kDLOneAPI` through Level Zero
+/// (`zeMemGetAllocProperties` on `tensor->data`, one call, in `ze_context` or the context
+/// registered with `dlpack_level_zero_context_set`): USM host and shared → `_ALWAYS`, USM device
+/// → `_NEVER`, not a USM allocation of that context → `_UNKNOWN`. `_UNKNOWN` also when no context
+/// is known, the loader is not available, `data` is NULL (an empty tensor) or the device type
+/// has no pointer backend (`kDLExtDev`, values DLPack 1.3 does not assign). Never `_DEPENDS`.
+///
+/// - `tensor`: borrowed; only `device` and `data` are read.
+/// - `ze_context`: a `ze_context_handle_t` or NULL (registered context).
+/// - `out_access`: receives one of `DLPACK_HELPERS_HOST_ACCESS_ALWAYS`, `_NEVER`, `_UNKNOWN`.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR` (the driver call
+/// failed). Thread-safe; no allocation on success (peer case 51).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_dltensor_host_access(
+    tensor: *const DLTensor,
+    ze_context: *mut c_void,
+    out_access: *mut dlpack_helpers_host_access,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        // SAFETY: caller contract.
+        let t = unsafe { nonnull(tensor, "tensor") }?;
+        let out = out_ptr(out_access, "out_access")?;
+        let a = tensor_host_access(t.device, t.data as usize, context_or_registered(ze_context))?;
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(a) };
+        Ok(())
+    })
+}
+
+/// `dlpack_dltensor_host_access` for a versioned managed tensor: its version is checked first
+/// (a major other than 1 is `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` and nothing else is
+/// read), then the same answers.
+///
+/// - `tensor`: borrowed; only `version`, `dl_tensor.device` and `dl_tensor.data` are read.
+/// - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one.
+/// - `out_access`: receives the answer.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_UNSUPPORTED_VERSION`,
+/// `_NULL_POINTER` or `_DEVICE_ERROR`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_host_access(
+    tensor: *const DLManagedTensorVersioned,
+    ze_context: *mut c_void,
+    out_access: *mut dlpack_helpers_host_access,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        if tensor.is_null() {
+            return Err(Error::NullPointer("tensor"));
+        }
+        let out = out_ptr(out_access, "out_access")?;
+        // SAFETY: non-NULL managed tensor (caller contract).
+        unsafe { crate::capi::tensor::checked_version(tensor, "tensor") }?;
+        // SAFETY: version checked; caller contract.
+        let t = unsafe { &(*tensor).dl_tensor };
+        let a = tensor_host_access(t.device, t.data as usize, context_or_registered(ze_context))?;
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(a) };
+        Ok(())
+    })
+}
+
+/// `dlpack_dltensor_host_access` for a legacy `DLManagedTensor`: the same answers.
+///
+/// - `tensor`: borrowed; only `dl_tensor.device` and `dl_tensor.data` are read.
+/// - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one.
+/// - `out_access`: receives the answer.
+///
+/// Returns
+/// `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_legacy_tensor_host_access(
+    tensor: *const DLManagedTensor,
+    ze_context: *mut c_void,
+    out_access: *mut dlpack_helpers_host_access,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        // SAFETY: caller contract.
+        let t = unsafe { nonnull(tensor, "tensor") }?;
+        let out = out_ptr(out_access, "out_access")?;
+        let d = &t.dl_tensor;
+        let a = tensor_host_access(d.device, d.data as usize, context_or_registered(ze_context))?;
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(a) };
+        Ok(())
+    })
+}
+
+/// `CAP_*` bits of the pointer backends and Level Zero (see `dlpack_get_info`).
+pub(crate) fn capabilities() -> u64 {
+    let mut caps = 0;
+    if cuda::available() {
+        caps |= info::CAP_POINTER_CUDA;
+    }
+    if hip::can_classify() {
+        caps |= info::CAP_POINTER_ROCM;
+    }
+    if level_zero::available() {
+        caps |= info::CAP_LEVEL_ZERO | info::CAP_POINTER_LEVEL_ZERO;
+    }
+    caps
+}
+
+/// Used by validation with `DLPACK_HELPERS_VALIDATE_RESOLVE_HOST_ACCESS`.
+pub(crate) fn registered_context() -> usize {
+    LEVEL_ZERO_CONTEXT.load(Ordering::Acquire)
+}

@@ -1,0 +1,152 @@
+//! oneAPI unified shared memory through the Level Zero loader (`libze_loader.so.1`), opened at
+//! run time, never linked.
+//!
+//! Only pointer classification uses it: `zeMemGetAllocProperties` tells host, device and shared
+//! USM allocations apart. Every query needs the `ze_context_handle_t` the memory was allocated
+//! in, which only the application knows (a SYCL application obtains it with
+//! `sycl::get_native<sycl::backend::ext_oneapi_level_zero>(queue.get_context())`; dpctl with
+//! `SyclContext.addressof_ref()` and `DPCTLContext_...`): it is passed per call or registered
+//! with `dlpack_level_zero_context_set`. Stream waits on oneAPI queues go through an
+//! application-registered backend (`dlpack_stream_backend_register_ex`).
+
+use super::dl::Lib;
+use crate::rules::{Error, pointer};
+use core::ffi::{CStr, c_uint, c_void};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+type ZeResult = c_uint;
+type Handle = *mut c_void;
+
+const ZE_RESULT_SUCCESS: ZeResult = 0;
+/// `ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES`.
+const STYPE_MEMORY_ALLOCATION_PROPERTIES: c_uint = 0x17;
+
+/// `ze_memory_allocation_properties_t`.
+#[repr(C)]
+struct AllocProperties {
+    stype: c_uint,
+    p_next: *mut c_void,
+    memory_type: c_uint,
+    id: u64,
+    page_size: u64,
+}
+
+pub(crate) struct LevelZero {
+    lib: Lib,
+    mem_get_alloc_properties:
+        unsafe extern "C" fn(Handle, *const c_void, *mut AllocProperties, *mut Handle) -> ZeResult,
+}
+
+// SAFETY: Level Zero entry points are thread-safe for distinct output storage; the struct holds
+// function pointers only.
+unsafe impl Send for LevelZero {}
+// SAFETY: as for Send: shared use only calls the thread-safe entry points, each with its own
+// output storage.
+unsafe impl Sync for LevelZero {}
+
+/// The environment override of the loader's path, and the names tried without it.
+pub(crate) const ENV: &str = "DLPACK_HELPERS_LEVEL_ZERO_LIBRARY";
+pub(crate) const NAMES: &[&str] = &["libze_loader.so.1", "libze_loader.so"];
+const NAMES_C: &[&CStr] = &[c"libze_loader.so.1", c"libze_loader.so"];
+
+/// Whether the loader was already loaded in the process when this library first loaded it.
+static RESIDENT_BEFORE_US: AtomicBool = AtomicBool::new(false);
+
+/// Whether USM memory may exist in this process although no context was given to ask about it:
+/// an override names a loader, or the loader is loaded in the process by someone other than this
+/// library (resident now, and either not loaded by us or already resident when we loaded it).
+/// Without that, no Level Zero context can exist, so no USM allocation either. (A loader that the
+/// application loads only after this library did is not seen: a oneAPI application registers its
+/// context with `dlpack_level_zero_context_set`.)
+pub(crate) fn may_own_memory_without_context() -> bool {
+    if std::env::var_os(ENV).is_some_and(|v| !v.is_empty()) {
+        return true;
+    }
+    if !super::dl::resident(NAMES_C) {
+        return false;
+    }
+    ZE.get().is_none() || RESIDENT_BEFORE_US.load(Ordering::Acquire)
+}
+
+static ZE: OnceLock<Result<LevelZero, Error>> = OnceLock::new();
+
+/// Whether the loader loaded and initialized (`CAP_LEVEL_ZERO`, `CAP_POINTER_LEVEL_ZERO`).
+pub(crate) fn available() -> bool {
+    super::dl::init_outside(&ZE, load).is_some_and(Result::is_ok)
+}
+
+/// The loaded loader, loading it on first use (thread-safe; lock-free once loaded; no lock is
+/// held while `dlopen` and `zeInit` run, see `dl::init_outside`).
+pub(crate) fn get() -> Result<&'static LevelZero, Error> {
+    match super::dl::init_outside(&ZE, load) {
+        Some(r) => r.as_ref().map_err(Clone::clone),
+        None => Err(Error::BackendUnavailable(
+            "the Level Zero loader was used from inside its own initialisation (a re-entrant \
+             call from the library's constructor or zeInit); refused instead of deadlocking"
+                .to_owned(),
+        )),
+    }
+}
+
+fn load() -> Result<LevelZero, Error> {
+    RESIDENT_BEFORE_US.store(super::dl::resident(NAMES_C), Ordering::Release);
+    let lib = super::dl::open(ENV, NAMES, "the Level Zero loader (libze_loader.so.1)")?;
+    let init: unsafe extern "C" fn(c_uint) -> ZeResult = lib.sym(c"zeInit")?;
+    let ze = LevelZero {
+        mem_get_alloc_properties: lib.sym(c"zeMemGetAllocProperties")?,
+        lib,
+    };
+    // SAFETY: documented signature; 0 = all driver types. Calling zeInit again in a process
+    // whose SYCL runtime already did is allowed.
+    let r = unsafe { init(0) };
+    if r != ZE_RESULT_SUCCESS {
+        return Err(Error::BackendUnavailable(format!(
+            "the Level Zero loader {} loaded, but zeInit failed with ze_result_t 0x{r:x}",
+            ze.lib.path
+        )));
+    }
+    Ok(ze)
+}
+
+impl LevelZero {
+    /// Classify the memory at `ptr` in `context` with one `zeMemGetAllocProperties` call (any
+    /// address inside an allocation answers like its base). `Ok(None)`: not a USM allocation of
+    /// that context (`ZE_MEMORY_TYPE_UNKNOWN`).
+    pub(crate) fn pointer_claim(
+        &self,
+        context: usize,
+        ptr: usize,
+    ) -> Result<Option<pointer::Claim>, Error> {
+        let mut props = AllocProperties {
+            stype: STYPE_MEMORY_ALLOCATION_PROPERTIES,
+            p_next: core::ptr::null_mut(),
+            memory_type: 0,
+            id: 0,
+            page_size: 0,
+        };
+        let mut device: Handle = core::ptr::null_mut();
+        // SAFETY: documented signature; `props` is a live, typed struct; the context is the
+        // caller's (its contract: a live `ze_context_handle_t`).
+        let r = unsafe {
+            (self.mem_get_alloc_properties)(
+                context as Handle,
+                ptr as *const c_void,
+                &mut props,
+                &mut device,
+            )
+        };
+        if r != ZE_RESULT_SUCCESS {
+            return Err(Error::DeviceError(format!(
+                "zeMemGetAllocProperties failed for pointer 0x{ptr:x} in context 0x{context:x}: \
+                 ze_result_t 0x{r:x}"
+            )));
+        }
+        pointer::level_zero_claim(props.memory_type, device as usize).map_err(|t| {
+            Error::DeviceError(format!(
+                "zeMemGetAllocProperties returned memory type {t} for pointer 0x{ptr:x}, which \
+                 has no DLPack meaning"
+            ))
+        })
+    }
+}

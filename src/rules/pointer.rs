@@ -1,0 +1,304 @@
+//! Pointer classification: what the device runtimes' answers about one address mean, and how
+//! the answers of several runtimes combine into one verdict that never guesses.
+//!
+//! | runtime | call | its answer | class | DLPack device |
+//! |---|---|---|---|---|
+//! | CUDA | `cuPointerGetAttribute` | managed | managed | `(kDLCUDAManaged, 0)` |
+//! | CUDA | | host (pinned / registered) | pinned host | `(kDLCUDAHost, 0)` |
+//! | CUDA | | device | device | `(kDLCUDA, ordinal)` |
+//! | HIP | `hipPointerGetAttributes` | managed (`isManaged`, `hipMemoryTypeManaged`, `Unified`) | managed | `(kDLROCM, device)` |
+//! | HIP | | host (pinned / registered) | pinned host | `(kDLROCMHost, 0)` |
+//! | HIP | | device, array | device | `(kDLROCM, device)` |
+//! | Level Zero | `zeMemGetAllocProperties` | `ZE_MEMORY_TYPE_SHARED` | managed | `(kDLOneAPI, -1)` |
+//! | Level Zero | | `ZE_MEMORY_TYPE_HOST` | pinned host | `(kDLOneAPI, -1)` |
+//! | Level Zero | | `ZE_MEMORY_TYPE_DEVICE` | device | `(kDLOneAPI, -1)` |
+//!
+//! DLPack has no ROCm managed device type: HIP managed memory is reported on its device
+//! (`kDLROCM`) with the class "managed" saying that the host may dereference it. Level Zero
+//! names a device by handle, not by the SYCL ordinal DLPack uses, so the id is -1 (not
+//! established) and the handle is reported beside it.
+//!
+//! Combination ([`verdict`]): the first runtime that claims the pointer answers. When none
+//! claims it, the pointer is confirmed ordinary host memory only if at least one runtime was
+//! asked and no runtime that could own it was unreachable (its library named by an override but
+//! missing, or present but failing to initialize). Anything else is "unknown": never `kDLCPU`
+//! by default (issue: a device is never guessed).
+
+use crate::abi::{DLDevice, DLDeviceType};
+
+/// Backend bit: the CUDA driver (`libcuda.so.1`).
+pub const BACKEND_CUDA: u32 = 1 << 0;
+/// Backend bit: the HIP runtime (`libamdhip64.so`).
+pub const BACKEND_HIP: u32 = 1 << 1;
+/// Backend bit: the Level Zero loader (`libze_loader.so.1`).
+pub const BACKEND_LEVEL_ZERO: u32 = 1 << 2;
+
+/// What kind of memory an address is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryClass {
+    /// No runtime could establish it.
+    Unknown,
+    /// Ordinary host memory: every runtime that could own it was asked and none knows it.
+    Host,
+    /// Device memory: host code cannot dereference it.
+    Device,
+    /// Page-locked (pinned / registered) host memory, or Level Zero USM host memory.
+    PinnedHost,
+    /// Managed memory (CUDA/HIP) or Level Zero USM shared memory: host-addressable.
+    Managed,
+}
+
+impl MemoryClass {
+    /// The C value (`DLPACK_HELPERS_MEMORY_*`).
+    pub const fn as_raw(self) -> i32 {
+        match self {
+            MemoryClass::Unknown => 0,
+            MemoryClass::Host => 1,
+            MemoryClass::Device => 2,
+            MemoryClass::PinnedHost => 3,
+            MemoryClass::Managed => 4,
+        }
+    }
+
+    /// Host access of memory of this class: `Some(true)` may dereference, `Some(false)` may not,
+    /// `None` unknown.
+    pub const fn host_accessible(self) -> Option<bool> {
+        match self {
+            MemoryClass::Unknown => None,
+            MemoryClass::Device => Some(false),
+            MemoryClass::Host | MemoryClass::PinnedHost | MemoryClass::Managed => Some(true),
+        }
+    }
+}
+
+/// One runtime's claim on a pointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Claim {
+    pub class: MemoryClass,
+    pub device: DLDevice,
+    /// The runtime's own device handle where it names devices by handle (Level Zero), else 0.
+    pub native_device: usize,
+}
+
+/// What asking one runtime gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// Its library is not present and nothing says it should be: no memory of it can exist.
+    Absent,
+    /// It should have been asked but could not be (override names a missing file, the runtime
+    /// failed to initialize, or it needs a context that was not given).
+    Unreachable,
+    /// Asked; it does not know the pointer.
+    NotMine,
+    /// Asked; it owns the pointer.
+    Mine(Claim),
+}
+
+/// The combined answer for one pointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub class: MemoryClass,
+    /// Meaningful unless `class` is [`MemoryClass::Unknown`] (then `(0, 0)`).
+    pub device: DLDevice,
+    pub native_device: usize,
+    /// `BACKEND_*` bits of the runtimes that answered (claimed or not).
+    pub asked: u32,
+    /// `BACKEND_*` bits of the runtimes that should have been asked but could not be.
+    pub unreachable: u32,
+    /// The `BACKEND_*` bit of the runtime that claimed the pointer, 0 if none.
+    pub answered_by: u32,
+}
+
+/// Combine the replies, in the order the runtimes were asked (see the module docs).
+pub fn verdict(replies: &[(u32, Reply)]) -> Verdict {
+    let mut v = Verdict {
+        class: MemoryClass::Unknown,
+        device: DLDevice {
+            device_type: DLDeviceType(0),
+            device_id: 0,
+        },
+        native_device: 0,
+        asked: 0,
+        unreachable: 0,
+        answered_by: 0,
+    };
+    for &(bit, reply) in replies {
+        match reply {
+            Reply::Absent => {}
+            Reply::Unreachable => v.unreachable |= bit,
+            Reply::NotMine => v.asked |= bit,
+            Reply::Mine(c) => {
+                v.asked |= bit;
+                v.answered_by = bit;
+                v.class = c.class;
+                v.device = c.device;
+                v.native_device = c.native_device;
+                return v;
+            }
+        }
+    }
+    if v.asked != 0 && v.unreachable == 0 {
+        v.class = MemoryClass::Host;
+        v.device = DLDevice {
+            device_type: DLDeviceType::kDLCPU,
+            device_id: 0,
+        };
+    }
+    v
+}
+
+/// HIP `hipMemoryType` encodings: ROCm 6 renumbered the enum to match CUDA's.
+///
+/// ROCm 6 and newer (`hipRuntimeGetVersion` >= 60000000): Unregistered 0, Host 1, Device 2,
+/// Managed 3, Array 10, Unified 11. ROCm 5: Host 0, Device 1, Array 2, Unified 3 (managed only
+/// through `isManaged`).
+pub fn hip_claim(
+    runtime_version: i32,
+    memory_type: u32,
+    device: i32,
+    is_managed: bool,
+) -> Result<Option<Claim>, u32> {
+    #[derive(PartialEq)]
+    enum T {
+        Unregistered,
+        Host,
+        Device,
+        Managed,
+    }
+    let t = if runtime_version >= 60_000_000 {
+        match memory_type {
+            0 => T::Unregistered,
+            1 => T::Host,
+            2 | 10 => T::Device,
+            3 | 11 => T::Managed,
+            other => return Err(other),
+        }
+    } else {
+        match memory_type {
+            0 => T::Host,
+            1 | 2 => T::Device,
+            3 => T::Managed,
+            other => return Err(other),
+        }
+    };
+    let t = if is_managed && t != T::Unregistered {
+        T::Managed
+    } else {
+        t
+    };
+    let on = |device_type: DLDeviceType, device_id: i32, class| {
+        Some(Claim {
+            class,
+            device: DLDevice {
+                device_type,
+                device_id,
+            },
+            native_device: 0,
+        })
+    };
+    Ok(match t {
+        T::Unregistered => None,
+        T::Host => on(DLDeviceType::kDLROCMHost, 0, MemoryClass::PinnedHost),
+        T::Device => on(DLDeviceType::kDLROCM, device, MemoryClass::Device),
+        T::Managed => on(DLDeviceType::kDLROCM, device, MemoryClass::Managed),
+    })
+}
+
+/// Level Zero `ze_memory_type_t`: UNKNOWN 0 (not a USM allocation of the context), HOST 1,
+/// DEVICE 2, SHARED 3. Any other value is returned as the error.
+pub fn level_zero_claim(memory_type: u32, native_device: usize) -> Result<Option<Claim>, u32> {
+    let class = match memory_type {
+        0 => return Ok(None),
+        1 => MemoryClass::PinnedHost,
+        2 => MemoryClass::Device,
+        3 => MemoryClass::Managed,
+        other => return Err(other),
+    };
+    Ok(Some(Claim {
+        class,
+        device: DLDevice {
+            device_type: DLDeviceType::kDLOneAPI,
+            device_id: -1,
+        },
+        native_device,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(class: MemoryClass, t: i32, id: i32) -> Claim {
+        Claim {
+            class,
+            device: DLDevice {
+                device_type: DLDeviceType(t),
+                device_id: id,
+            },
+            native_device: 0,
+        }
+    }
+
+    #[test]
+    fn verdict_never_guesses_host() {
+        use Reply::*;
+        // Nothing asked: unknown.
+        let v = verdict(&[(BACKEND_CUDA, Absent), (BACKEND_HIP, Absent)]);
+        assert_eq!(
+            (v.class, v.asked, v.unreachable),
+            (MemoryClass::Unknown, 0, 0)
+        );
+        // One asked, one unreachable: unknown, both reported.
+        let v = verdict(&[(BACKEND_CUDA, NotMine), (BACKEND_HIP, Unreachable)]);
+        assert_eq!(
+            (v.class, v.asked, v.unreachable),
+            (MemoryClass::Unknown, BACKEND_CUDA, BACKEND_HIP)
+        );
+        // Asked and absent only: confirmed host.
+        let v = verdict(&[(BACKEND_CUDA, NotMine), (BACKEND_HIP, Absent)]);
+        assert_eq!(v.class, MemoryClass::Host);
+        assert_eq!(v.device.device_type, DLDeviceType::kDLCPU);
+        // A claim wins even after an unreachable runtime.
+        let c = claim(MemoryClass::Device, 10, 1);
+        let v = verdict(&[(BACKEND_CUDA, Unreachable), (BACKEND_HIP, Mine(c))]);
+        assert_eq!(
+            (v.class, v.answered_by, v.device),
+            (MemoryClass::Device, BACKEND_HIP, c.device)
+        );
+    }
+
+    #[test]
+    fn hip_both_encodings() {
+        let v6 = 60_032_830;
+        let v5 = 50_422_804;
+        let c =
+            |v, t, m| hip_claim(v, t, 1, m).map(|o| o.map(|c| (c.class, c.device.device_type.0)));
+        assert_eq!(c(v6, 0, false), Ok(None));
+        assert_eq!(c(v6, 1, false), Ok(Some((MemoryClass::PinnedHost, 11))));
+        assert_eq!(c(v6, 2, false), Ok(Some((MemoryClass::Device, 10))));
+        assert_eq!(c(v6, 3, false), Ok(Some((MemoryClass::Managed, 10))));
+        assert_eq!(c(v6, 2, true), Ok(Some((MemoryClass::Managed, 10))));
+        assert_eq!(c(v6, 0, true), Ok(None));
+        assert_eq!(c(v6, 10, false), Ok(Some((MemoryClass::Device, 10))));
+        assert_eq!(c(v6, 11, false), Ok(Some((MemoryClass::Managed, 10))));
+        assert_eq!(c(v6, 4, false), Err(4));
+        assert_eq!(c(v5, 0, false), Ok(Some((MemoryClass::PinnedHost, 11))));
+        assert_eq!(c(v5, 1, false), Ok(Some((MemoryClass::Device, 10))));
+        assert_eq!(c(v5, 1, true), Ok(Some((MemoryClass::Managed, 10))));
+        assert_eq!(c(v5, 3, false), Ok(Some((MemoryClass::Managed, 10))));
+        assert_eq!(c(v5, 10, false), Err(10));
+    }
+
+    #[test]
+    fn level_zero_types() {
+        assert_eq!(level_zero_claim(0, 5), Ok(None));
+        let k = |t| level_zero_claim(t, 5).unwrap().unwrap().class;
+        assert_eq!(k(1), MemoryClass::PinnedHost);
+        assert_eq!(k(2), MemoryClass::Device);
+        assert_eq!(k(3), MemoryClass::Managed);
+        assert_eq!(level_zero_claim(4, 5), Err(4));
+        assert_eq!(level_zero_claim(1, 5).unwrap().unwrap().native_device, 5);
+        assert_eq!(MemoryClass::Device.host_accessible(), Some(false));
+        assert_eq!(MemoryClass::Unknown.host_accessible(), None);
+    }
+}

@@ -1,0 +1,839 @@
+//! Pointer classification and per-tensor host access through test doubles of the CUDA driver,
+//! the HIP runtime and the Level Zero loader (tests-c/fake/{fake_cuda,fake_hip,fake_ze}.c),
+//! loaded through DLPACK_HELPERS_{CUDA,HIP,LEVEL_ZERO}_LIBRARY. Every class of every backend,
+//! each driver call failing, interior / last-byte / one-past pointers, driver-call counts, 8
+//! threads, and peer case 51 (a kDLOneAPI tensor end to end).
+
+mod common;
+
+use common::*;
+use dlpack_helpers::abi::*;
+use dlpack_helpers::capi::device::*;
+use dlpack_helpers::capi::error::*;
+use dlpack_helpers::capi::info::*;
+use dlpack_helpers::capi::pointer::*;
+use dlpack_helpers::capi::stream::*;
+use dlpack_helpers::capi::tensor::dlpack_tensor_check_version_or_delete;
+use dlpack_helpers::capi::validate::*;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// Counts heap allocations made by the calling thread (other test threads do not disturb it).
+struct Counting;
+thread_local! {
+    static THREAD_ALLOCS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+// SAFETY: every call is forwarded to System unchanged; counting has no effect on memory.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        let _ = THREAD_ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: forwards the caller's GlobalAlloc contract (non-zero-size layout) to System
+        // unchanged.
+        unsafe { std::alloc::System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        // SAFETY: forwards the caller's contract (`p` came from `alloc` with layout `l`) to System
+        // unchanged.
+        unsafe { std::alloc::System.dealloc(p, l) }
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn thread_allocations(f: impl FnOnce()) -> usize {
+    let before = THREAD_ALLOCS.with(|c| c.get());
+    f();
+    THREAD_ALLOCS.with(|c| c.get()) - before
+}
+
+struct Fakes {
+    cuda: Fake,
+    hip: Fake,
+    ze: Fake,
+}
+
+/// The three fakes, loaded once; tests serialize on the lock (the fakes' counters and the
+/// registered Level Zero context are process-wide).
+fn fakes() -> (&'static Fakes, MutexGuard<'static, ()>) {
+    static F: OnceLock<Fakes> = OnceLock::new();
+    static LOCK: Mutex<()> = Mutex::new(());
+    let f = F.get_or_init(|| {
+        let cuda = build_fake("fake_cuda");
+        let hip = build_fake("fake_hip");
+        let ze = build_fake("fake_ze");
+        // SAFETY: set once, before the library reads them.
+        unsafe {
+            std::env::set_var("DLPACK_HELPERS_CUDA_LIBRARY", &cuda);
+            std::env::set_var("DLPACK_HELPERS_HIP_LIBRARY", &hip);
+            std::env::set_var("DLPACK_HELPERS_LEVEL_ZERO_LIBRARY", &ze);
+        }
+        Fakes {
+            cuda: Fake::open(&cuda),
+            hip: Fake::open(&hip),
+            ze: Fake::open(&ze),
+        }
+    });
+    let g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero loader
+    // (NULL unsets it).
+    unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
+    (f, g)
+}
+
+const CTX: usize = 0xC0_0000;
+const OTHER_CTX: usize = 0xC1_0000;
+
+/// A fake allocation: the fakes only compare addresses, so a leaked host buffer stands in.
+fn region(size: usize) -> usize {
+    Box::leak(vec![0u8; size].into_boxed_slice()).as_ptr() as usize
+}
+
+fn hip_register(f: &Fakes, base: usize, size: usize, ty: i32, device: i32, managed: i32) {
+    let r: unsafe extern "C" fn(usize, usize, i32, i32, i32) = f.hip.sym(c"fake_hip_register");
+    // SAFETY: the fake's C signature; plain integer arguments only.
+    unsafe { r(base, size, ty, device, managed) }
+}
+fn ze_register(f: &Fakes, ctx: usize, base: usize, size: usize, ty: u32, device: usize) {
+    let r: unsafe extern "C" fn(usize, usize, usize, u32, usize) = f.ze.sym(c"fake_ze_register");
+    // SAFETY: the fake's C signature; plain integer arguments only.
+    unsafe { r(ctx, base, size, ty, device) }
+}
+fn cuda_register(f: &Fakes, p: usize, memory_type: u32, managed: i32, ordinal: i32) {
+    let r: unsafe extern "C" fn(usize, u32, i32, i32) = f.cuda.sym(c"fake_register_pointer");
+    // SAFETY: the fake's C signature; plain integer arguments only.
+    unsafe { r(p, memory_type, managed, ordinal) }
+}
+fn reset(f: &Fakes) {
+    f.cuda.reset();
+    f.hip.reset();
+    f.ze.reset();
+}
+
+fn classify(p: usize, ctx: usize) -> dlpack_helpers_pointer_info {
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
+    let mut i: dlpack_helpers_pointer_info = unsafe { std::mem::zeroed() };
+    i.struct_size = std::mem::size_of::<dlpack_helpers_pointer_info>();
+    // SAFETY: the pointer and context arguments are opaque addresses the library only hands to the
+    // fake drivers (never dereferenced); the out-pointers are live.
+    let s = unsafe { dlpack_pointer_classify(p as *const c_void, ctx as *mut c_void, &mut i) };
+    assert_eq!(s, DLPACK_HELPERS_STATUS_OK, "{}", last_error());
+    i
+}
+fn summary(i: &dlpack_helpers_pointer_info) -> (i32, i32, i32, i32, u32) {
+    (
+        i.memory_class,
+        i.host_access,
+        i.device.device_type.0,
+        i.device.device_id,
+        i.answered_by,
+    )
+}
+
+const ALL: u32 =
+    DLPACK_HELPERS_BACKEND_CUDA | DLPACK_HELPERS_BACKEND_HIP | DLPACK_HELPERS_BACKEND_LEVEL_ZERO;
+
+#[test]
+fn every_class_of_every_backend() {
+    let (f, _g) = fakes();
+    let (b, hip_b, ze_b) = (
+        DLPACK_HELPERS_BACKEND_CUDA,
+        DLPACK_HELPERS_BACKEND_HIP,
+        DLPACK_HELPERS_BACKEND_LEVEL_ZERO,
+    );
+    let (a, n) = (
+        DLPACK_HELPERS_HOST_ACCESS_ALWAYS,
+        DLPACK_HELPERS_HOST_ACCESS_NEVER,
+    );
+    // CUDA: pinned, managed, device.
+    let c = region(64);
+    cuda_register(f, c, 1, 0, 0);
+    cuda_register(f, c + 8, 2, 1, 1);
+    cuda_register(f, c + 16, 2, 0, 1);
+    assert_eq!(
+        summary(&classify(c, 0)),
+        (DLPACK_HELPERS_MEMORY_PINNED_HOST, a, 3, 0, b)
+    );
+    assert_eq!(
+        summary(&classify(c + 8, 0)),
+        (DLPACK_HELPERS_MEMORY_MANAGED, a, 13, 0, b)
+    );
+    assert_eq!(
+        summary(&classify(c + 16, 0)),
+        (DLPACK_HELPERS_MEMORY_DEVICE, n, 2, 1, b)
+    );
+    // HIP (ROCm 6 encoding): host 1, device 2, managed 3, isManaged, unified 11, array 10.
+    let h = region(6 * 256);
+    for (i, (ty, managed)) in [(1, 0), (2, 0), (3, 0), (2, 1), (11, 0), (10, 0)]
+        .into_iter()
+        .enumerate()
+    {
+        hip_register(f, h + i * 256, 256, ty, 1, managed);
+    }
+    let want = [
+        (DLPACK_HELPERS_MEMORY_PINNED_HOST, a, 11, 0),
+        (DLPACK_HELPERS_MEMORY_DEVICE, n, 10, 1),
+        (DLPACK_HELPERS_MEMORY_MANAGED, a, 10, 1),
+        (DLPACK_HELPERS_MEMORY_MANAGED, a, 10, 1),
+        (DLPACK_HELPERS_MEMORY_MANAGED, a, 10, 1),
+        (DLPACK_HELPERS_MEMORY_DEVICE, n, 10, 1),
+    ];
+    for (i, w) in want.into_iter().enumerate() {
+        let got = classify(h + i * 256, 0);
+        assert_eq!(summary(&got), (w.0, w.1, w.2, w.3, hip_b), "hip region {i}");
+        assert_eq!(got.backends_asked, b | hip_b);
+    }
+    // Level Zero: host, device, shared, with the device handle for device and shared.
+    let z = region(3 * 128);
+    for (i, ty) in [1u32, 2, 3].into_iter().enumerate() {
+        ze_register(f, CTX, z + i * 128, 128, ty, 0xDE0 + i);
+    }
+    let got = classify(z, CTX);
+    assert_eq!(
+        summary(&got),
+        (DLPACK_HELPERS_MEMORY_PINNED_HOST, a, 14, -1, ze_b)
+    );
+    assert_eq!((got.native_device as usize, got.backends_asked), (0, ALL));
+    let got = classify(z + 128, CTX);
+    assert_eq!(
+        summary(&got),
+        (DLPACK_HELPERS_MEMORY_DEVICE, n, 14, -1, ze_b)
+    );
+    assert_eq!(got.native_device as usize, 0xDE1);
+    let got = classify(z + 256, CTX);
+    assert_eq!(
+        summary(&got),
+        (DLPACK_HELPERS_MEMORY_MANAGED, a, 14, -1, ze_b)
+    );
+    // The registered context serves a NULL argument; another context does not know it.
+    // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero loader
+    // (NULL unsets it).
+    unsafe { dlpack_level_zero_context_set(CTX as *mut c_void) };
+    assert_eq!(
+        classify(z + 128, 0).memory_class,
+        DLPACK_HELPERS_MEMORY_DEVICE
+    );
+    assert_eq!(
+        classify(z + 128, OTHER_CTX).memory_class,
+        DLPACK_HELPERS_MEMORY_HOST
+    );
+    // Unknown to all three, every one asked: confirmed host memory.
+    let plain = region(8);
+    let got = classify(plain, CTX);
+    assert_eq!(summary(&got), (DLPACK_HELPERS_MEMORY_HOST, a, 1, 0, 0));
+    assert_eq!((got.backends_asked, got.backends_unreachable), (ALL, 0));
+    let mut d = dev(DLDeviceType(-1), -1);
+    assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
+        unsafe { dlpack_pointer_get_device(plain as *const c_void, &mut d) },
+        DLPACK_HELPERS_STATUS_OK
+    );
+    assert_eq!((d.device_type, d.device_id), (DLDeviceType::kDLCPU, 0));
+    // Without any context, Level Zero (present) cannot be asked: unknown, never kDLCPU.
+    // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero loader
+    // (NULL unsets it).
+    unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
+    let got = classify(plain, 0);
+    assert_eq!(got.memory_class, DLPACK_HELPERS_MEMORY_UNKNOWN);
+    assert_eq!(got.host_access, DLPACK_HELPERS_HOST_ACCESS_UNKNOWN);
+    assert_eq!(
+        (got.backends_asked, got.backends_unreachable),
+        (b | hip_b, ze_b)
+    );
+    assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
+        unsafe { dlpack_pointer_get_device(plain as *const c_void, &mut d) },
+        DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN
+    );
+    // get_device reports the claimed device of HIP memory (the old CPU answer was a guess).
+    assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
+        unsafe { dlpack_pointer_get_device((h + 256) as *const c_void, &mut d) },
+        DLPACK_HELPERS_STATUS_OK
+    );
+    assert_eq!((d.device_type, d.device_id), (DLDeviceType::kDLROCM, 1));
+}
+
+/// Any address inside an allocation answers like its base, including its last byte; one past
+/// the end is not part of it. One driver call per query for HIP and Level Zero.
+#[test]
+fn interior_last_byte_and_one_past() {
+    let (f, _g) = fakes();
+    let h = region(1024);
+    hip_register(f, h, 1000, 2, 0, 0);
+    let z = region(1024);
+    ze_register(f, CTX, z, 1000, 2, 0xD0);
+    for (base, ctx, backend) in [
+        (h, 0, DLPACK_HELPERS_BACKEND_HIP),
+        (z, CTX, DLPACK_HELPERS_BACKEND_LEVEL_ZERO),
+    ] {
+        for off in [0, 1, 500, 999] {
+            let i = classify(base + off, ctx);
+            assert_eq!(
+                (i.memory_class, i.answered_by),
+                (DLPACK_HELPERS_MEMORY_DEVICE, backend),
+                "offset {off}"
+            );
+        }
+        let past = classify(base + 1000, ctx);
+        assert_ne!(
+            past.answered_by, backend,
+            "one past the end belongs to no allocation"
+        );
+    }
+    reset(f);
+    classify(h + 999, 0);
+    assert_eq!(f.hip.count("hipPointerGetAttributes"), 1);
+    assert_eq!(f.ze.count("zeMemGetAllocProperties"), 0);
+    classify(z + 999, CTX);
+    assert_eq!(f.hip.count("hipPointerGetAttributes"), 2);
+    assert_eq!(f.ze.count("zeMemGetAllocProperties"), 1);
+}
+
+/// Each driver call failing is DEVICE_ERROR naming the call, nothing written; never a guess.
+#[test]
+fn each_driver_call_failing() {
+    let (f, _g) = fakes();
+    let z = region(64);
+    ze_register(f, CTX, z, 64, 3, 0xD1);
+    let cases: [(&Fake, &str, i32, &str); 3] = [
+        (
+            &f.cuda,
+            "cuPointerGetAttribute",
+            700,
+            "cuPointerGetAttribute",
+        ),
+        (
+            &f.hip,
+            "hipPointerGetAttributes",
+            400,
+            "hipPointerGetAttributes",
+        ),
+        (
+            &f.ze,
+            "zeMemGetAllocProperties",
+            0x7800_0001,
+            "zeMemGetAllocProperties",
+        ),
+    ];
+    for (fake, call, code, needle) in cases {
+        fake.fail(call, code);
+        // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid
+        // value.
+        let mut i: dlpack_helpers_pointer_info = unsafe { std::mem::zeroed() };
+        i.struct_size = std::mem::size_of::<dlpack_helpers_pointer_info>();
+        i.memory_class = 99;
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
+        let s = unsafe { dlpack_pointer_classify(z as *const c_void, CTX as *mut c_void, &mut i) };
+        assert_eq!(s, DLPACK_HELPERS_STATUS_DEVICE_ERROR, "{call}");
+        assert_eq!(i.memory_class, 99, "nothing written on failure");
+        assert!(last_error().contains(needle), "{}", last_error());
+        let mut d = dev(DLDeviceType(-1), -1);
+        // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero
+        // loader (NULL unsets it).
+        unsafe { dlpack_level_zero_context_set(CTX as *mut c_void) };
+        assert_eq!(
+            // SAFETY: the pointer and context arguments are opaque addresses the library only hands
+            // to the fake drivers (never dereferenced); the out-pointers are live.
+            unsafe { dlpack_pointer_get_device(z as *const c_void, &mut d) },
+            DLPACK_HELPERS_STATUS_DEVICE_ERROR
+        );
+        assert_eq!(d.device_type, DLDeviceType(-1));
+        // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero
+        // loader (NULL unsets it).
+        unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
+        fake.fail(call, 0);
+    }
+    // A failing zeMemGetAllocProperties is also DEVICE_ERROR for the per-tensor answer.
+    f.ze.fail("zeMemGetAllocProperties", 0x7800_0001);
+    let t = one_api_tensor(z, 8);
+    let mut a = -1;
+    assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
+        unsafe { dlpack_dltensor_host_access(&t.dl_tensor, CTX as *mut c_void, &mut a) },
+        DLPACK_HELPERS_STATUS_DEVICE_ERROR
+    );
+    assert_eq!(a, -1);
+    f.ze.fail("zeMemGetAllocProperties", 0);
+}
+
+static SHAPE: [i64; 1] = [8];
+
+fn one_api_tensor(data: usize, n: i64) -> DLManagedTensorVersioned {
+    assert_eq!(n, SHAPE[0]);
+    DLManagedTensorVersioned {
+        version: DLPackVersion::new(1, 3),
+        manager_ctx: std::ptr::null_mut(),
+        deleter: None,
+        flags: 0,
+        dl_tensor: DLTensor {
+            data: data as *mut c_void,
+            device: dev(DLDeviceType::kDLOneAPI, 0),
+            ndim: 1,
+            dtype: DLDataType {
+                code: 2,
+                bits: 32,
+                lanes: 1,
+            },
+            shape: SHAPE.as_ptr() as *mut i64,
+            strides: [1i64].as_ptr() as *mut i64,
+            byte_offset: 0,
+        },
+    }
+}
+
+/// Speed contract: the device table answers without any driver call; only "depends" asks, and
+/// then exactly one Level Zero call, no CUDA or HIP call.
+#[test]
+fn host_access_counts_driver_calls() {
+    let (f, _g) = fakes();
+    let z = region(64);
+    ze_register(f, CTX, z, 64, 1, 0);
+    let mut t = one_api_tensor(z, 8);
+    let counts = |f: &Fakes| {
+        (
+            f.cuda.count("cuPointerGetAttribute"),
+            f.hip.count("hipPointerGetAttributes"),
+            f.ze.count("zeMemGetAllocProperties"),
+        )
+    };
+    for (ty, want) in [
+        (DLDeviceType::kDLCPU, DLPACK_HELPERS_HOST_ACCESS_ALWAYS),
+        (DLDeviceType::kDLCUDA, DLPACK_HELPERS_HOST_ACCESS_NEVER),
+        (DLDeviceType::kDLCUDAHost, DLPACK_HELPERS_HOST_ACCESS_ALWAYS),
+        (DLDeviceType::kDLROCM, DLPACK_HELPERS_HOST_ACCESS_NEVER),
+        (DLDeviceType::kDLROCMHost, DLPACK_HELPERS_HOST_ACCESS_ALWAYS),
+    ] {
+        t.dl_tensor.device = dev(ty, 0);
+        reset(f);
+        for _ in 0..1000 {
+            let mut a = -1;
+            assert_eq!(
+                // SAFETY: the pointer and context arguments are opaque addresses the library only
+                // hands to the fake drivers (never dereferenced); the out-pointers are live.
+                unsafe { dlpack_tensor_host_access(&t, CTX as *mut c_void, &mut a) },
+                DLPACK_HELPERS_STATUS_OK
+            );
+            assert_eq!(a, want);
+        }
+        assert_eq!(counts(f), (0, 0, 0), "device type {}", ty.0);
+    }
+    t.dl_tensor.device = dev(DLDeviceType::kDLOneAPI, 0);
+    reset(f);
+    for _ in 0..1000 {
+        let mut a = -1;
+        assert_eq!(
+            // SAFETY: the pointer and context arguments are opaque addresses the library only hands
+            // to the fake drivers (never dereferenced); the out-pointers are live.
+            unsafe { dlpack_tensor_host_access(&t, CTX as *mut c_void, &mut a) },
+            DLPACK_HELPERS_STATUS_OK
+        );
+        assert_eq!(a, DLPACK_HELPERS_HOST_ACCESS_ALWAYS);
+    }
+    assert_eq!(counts(f), (0, 0, 1000));
+    // No context: unknown without a driver call. NULL data: unknown. Legacy form: same answer.
+    reset(f);
+    let mut a = -1;
+    assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
+        unsafe { dlpack_tensor_host_access(&t, std::ptr::null_mut(), &mut a) },
+        DLPACK_HELPERS_STATUS_OK
+    );
+    assert_eq!(
+        (a, counts(f)),
+        (DLPACK_HELPERS_HOST_ACCESS_UNKNOWN, (0, 0, 0))
+    );
+    let legacy = DLManagedTensor {
+        dl_tensor: t.dl_tensor,
+        manager_ctx: std::ptr::null_mut(),
+        deleter: None,
+    };
+    assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
+        unsafe { dlpack_legacy_tensor_host_access(&legacy, CTX as *mut c_void, &mut a) },
+        DLPACK_HELPERS_STATUS_OK
+    );
+    assert_eq!(a, DLPACK_HELPERS_HOST_ACCESS_ALWAYS);
+    let mut bad = t;
+    bad.version = DLPackVersion::new(2, 0);
+    assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
+        unsafe { dlpack_tensor_host_access(&bad, CTX as *mut c_void, &mut a) },
+        DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION
+    );
+    assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
+        unsafe { dlpack_tensor_host_access(std::ptr::null(), CTX as *mut c_void, &mut a) },
+        DLPACK_HELPERS_STATUS_NULL_POINTER
+    );
+}
+
+/// Speed contract: a successful classification or host-access answer allocates nothing.
+#[test]
+fn no_allocation_on_success() {
+    let (f, _g) = fakes();
+    let h = region(64);
+    hip_register(f, h, 64, 2, 0, 0);
+    let z = region(64);
+    ze_register(f, CTX, z, 64, 3, 0xD4);
+    let plain = region(64);
+    let t = one_api_tensor(z, 8);
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
+    let mut info: dlpack_helpers_pointer_info = unsafe { std::mem::zeroed() };
+    let mut d = dev(DLDeviceType::kDLCPU, 0);
+    let mut a = -1;
+    let run = |info: &mut dlpack_helpers_pointer_info, d: &mut DLDevice, a: &mut i32| {
+        for p in [h, z, plain] {
+            info.struct_size = std::mem::size_of::<dlpack_helpers_pointer_info>();
+            let s =
+                // SAFETY: the pointer and context arguments are opaque addresses the library only
+                // hands to the fake drivers (never dereferenced); the out-pointers are live.
+                unsafe { dlpack_pointer_classify(p as *const c_void, CTX as *mut c_void, info) };
+            assert_eq!(s, DLPACK_HELPERS_STATUS_OK);
+        }
+        // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero
+        // loader (NULL unsets it).
+        unsafe { dlpack_level_zero_context_set(CTX as *mut c_void) };
+        assert_eq!(
+            // SAFETY: the pointer and context arguments are opaque addresses the library only hands
+            // to the fake drivers (never dereferenced); the out-pointers are live.
+            unsafe { dlpack_pointer_get_device(plain as *const c_void, d) },
+            DLPACK_HELPERS_STATUS_OK
+        );
+        assert_eq!(
+            // SAFETY: the pointer and context arguments are opaque addresses the library only hands
+            // to the fake drivers (never dereferenced); the out-pointers are live.
+            unsafe { dlpack_tensor_host_access(&t, std::ptr::null_mut(), a) },
+            DLPACK_HELPERS_STATUS_OK
+        );
+        // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero
+        // loader (NULL unsets it).
+        unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
+    };
+    run(&mut info, &mut d, &mut a); // loads the drivers (allowed to allocate once)
+    // The counter sees this thread's allocations.
+    assert_eq!(
+        thread_allocations(|| drop(std::hint::black_box(Box::new(1u8)))),
+        1
+    );
+    let n = thread_allocations(|| {
+        for _ in 0..100 {
+            run(&mut info, &mut d, &mut a);
+        }
+    });
+    assert_eq!(n, 0);
+}
+
+/// 8 threads classify HIP, Level Zero and plain memory at once; every answer is exact and each
+/// query costs the documented calls.
+#[test]
+fn eight_threads() {
+    let (f, _g) = fakes();
+    let h = region(4096);
+    hip_register(f, h, 4096, 3, 1, 0);
+    let z = region(4096);
+    ze_register(f, CTX, z, 4096, 2, 0xD2);
+    let plain = region(64);
+    reset(f);
+    const N: usize = 2000;
+    std::thread::scope(|s| {
+        for t in 0..8 {
+            s.spawn(move || {
+                for i in 0..N {
+                    let off = (i * 7 + t) % 4096;
+                    assert_eq!(
+                        classify(h + off, CTX).memory_class,
+                        DLPACK_HELPERS_MEMORY_MANAGED
+                    );
+                    assert_eq!(
+                        classify(z + off, CTX).memory_class,
+                        DLPACK_HELPERS_MEMORY_DEVICE
+                    );
+                    assert_eq!(
+                        classify(plain, CTX).memory_class,
+                        DLPACK_HELPERS_MEMORY_HOST
+                    );
+                }
+            });
+        }
+    });
+    let q = (8 * N) as i64;
+    // HIP: one call for each of the three queries; Level Zero: the two that HIP did not claim.
+    assert_eq!(f.hip.count("hipPointerGetAttributes"), 3 * q);
+    assert_eq!(f.ze.count("zeMemGetAllocProperties"), 2 * q);
+}
+
+#[test]
+fn capabilities_name_each_backend() {
+    let (_f, _g) = fakes();
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
+    let mut info: dlpack_helpers_info = unsafe { std::mem::zeroed() };
+    info.struct_size = std::mem::size_of::<dlpack_helpers_info>();
+    assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
+        unsafe { dlpack_get_info(&mut info) },
+        DLPACK_HELPERS_STATUS_OK
+    );
+    let want = DLPACK_HELPERS_CAP_CUDA
+        | DLPACK_HELPERS_CAP_ROCM
+        | DLPACK_HELPERS_CAP_LEVEL_ZERO
+        | DLPACK_HELPERS_CAP_POINTER_CUDA
+        | DLPACK_HELPERS_CAP_POINTER_ROCM
+        | DLPACK_HELPERS_CAP_POINTER_LEVEL_ZERO;
+    assert_eq!(info.capabilities & want, want);
+}
+
+static WAIT_HANDLE_CALLS: AtomicUsize = AtomicUsize::new(0);
+static LAST: Mutex<(i32, usize, i32, usize)> = Mutex::new((0, 0, 0, 0));
+
+unsafe extern "C" fn q_wait(_: *mut c_void, _: i32, _: *mut c_void, _: *mut c_void) -> i32 {
+    0
+}
+unsafe extern "C" fn q_sync(_: *mut c_void, _: i32, _: *mut c_void) -> i32 {
+    0
+}
+unsafe extern "C" fn q_wait_handle(
+    ctx: *mut c_void,
+    device_id: i32,
+    producer: *mut c_void,
+    kind: i32,
+    consumer: *mut c_void,
+) -> i32 {
+    assert_eq!(ctx as usize, 0x5EC);
+    WAIT_HANDLE_CALLS.fetch_add(1, Ordering::SeqCst);
+    *LAST.lock().unwrap() = (device_id, producer as usize, kind, consumer as usize);
+    if consumer as usize == 0xBAD { 9 } else { 0 }
+}
+
+/// Peer case 51 (dpctl #1969): a kDLOneAPI tensor through import (version check), host access
+/// answered from its USM kind, validation with REQUIRE_CPU_ACCESSIBLE, and an export whose
+/// consumer stream is a SYCL queue object carried as a handle of its kind to a registered
+/// backend's wait.
+#[test]
+fn case_51() {
+    let (f, _g) = fakes();
+    let shared = region(64);
+    let device = region(64);
+    ze_register(f, CTX, shared, 64, 3, 0xD3);
+    ze_register(f, CTX, device, 64, 2, 0xD3);
+    // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero loader
+    // (NULL unsets it).
+    unsafe { dlpack_level_zero_context_set(CTX as *mut c_void) };
+    let mut t = one_api_tensor(shared, 8);
+    assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
+        unsafe { dlpack_tensor_check_version_or_delete(&mut t, std::ptr::null_mut()) },
+        DLPACK_HELPERS_STATUS_OK
+    );
+    // Host access from the pointer: shared → always, device → never, never guessed.
+    let access = |t: &DLManagedTensorVersioned| {
+        let mut a = -1;
+        assert_eq!(
+            // SAFETY: the pointer and context arguments are opaque addresses the library only hands
+            // to the fake drivers (never dereferenced); the out-pointers are live.
+            unsafe { dlpack_tensor_host_access(t, std::ptr::null_mut(), &mut a) },
+            DLPACK_HELPERS_STATUS_OK
+        );
+        a
+    };
+    assert_eq!(access(&t), DLPACK_HELPERS_HOST_ACCESS_ALWAYS);
+    let mut dev_t = one_api_tensor(device, 8);
+    assert_eq!(access(&dev_t), DLPACK_HELPERS_HOST_ACCESS_NEVER);
+    // The device table alone still says "depends" for kDLOneAPI.
+    assert_eq!(
+        dlpack_device_host_access(t.dl_tensor.device),
+        DLPACK_HELPERS_HOST_ACCESS_DEPENDS
+    );
+    // Validation: pure REQUIRE_CPU_ACCESSIBLE refuses kDLOneAPI; with RESOLVE_HOST_ACCESS the
+    // memory answers.
+    let mut o = dlpack_helpers_validate_options {
+        struct_size: std::mem::size_of::<dlpack_helpers_validate_options>(),
+        flags: DLPACK_HELPERS_VALIDATE_REQUIRE_CPU_ACCESSIBLE,
+        ..Default::default()
+    };
+    // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain values.
+    let validate = |t: &DLManagedTensorVersioned, o: &dlpack_helpers_validate_options| unsafe {
+        dlpack_tensor_validate(t, o, std::ptr::null_mut())
+    };
+    assert_eq!(validate(&t, &o), DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE);
+    o.flags |= DLPACK_HELPERS_VALIDATE_RESOLVE_HOST_ACCESS;
+    assert_eq!(
+        validate(&t, &o),
+        DLPACK_HELPERS_STATUS_OK,
+        "{}",
+        last_error()
+    );
+    assert_eq!(
+        validate(&dev_t, &o),
+        DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE
+    );
+    assert!(last_error().contains("device memory"), "{}", last_error());
+    // Other rules still come first.
+    dev_t.dl_tensor.ndim = -1;
+    assert_eq!(validate(&dev_t, &o), DLPACK_HELPERS_STATUS_INVALID_NDIM);
+    // Unknown memory (not a USM allocation of the context) fails too.
+    let plain = region(64);
+    let u = one_api_tensor(plain, 8);
+    assert_eq!(validate(&u, &o), DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE);
+    assert!(last_error().contains("unknown kind"), "{}", last_error());
+
+    // Export with a SYCL queue as the consumer's stream.
+    let queue: usize = 0x5A_0000;
+    let mut s = dlpack_helpers_stream {
+        kind: -1,
+        handle: std::ptr::null_mut(),
+    };
+    let one = dev(DLDeviceType::kDLOneAPI, 2);
+    assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
+        unsafe {
+            dlpack_stream_decode_handle(
+                one,
+                DLPACK_HELPERS_STREAM_SYCL_QUEUE,
+                queue as *mut c_void,
+                &mut s,
+            )
+        },
+        DLPACK_HELPERS_STATUS_OK
+    );
+    assert_eq!(
+        (s.kind, s.handle as usize),
+        (DLPACK_HELPERS_STREAM_SYCL_QUEUE, queue)
+    );
+    let req = dlpack_helpers_export_request {
+        has_max_version: true,
+        max_version: DLPackVersion::new(1, 3),
+        has_stream: false,
+        stream: 0,
+        has_dl_device: false,
+        dl_device: one,
+        copy: DLPACK_HELPERS_COPY_IF_NEEDED,
+    };
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
+    let mut plan: dlpack_helpers_export_plan = unsafe { std::mem::zeroed() };
+    assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
+        unsafe {
+            dlpack_export_request_resolve_with_stream(
+                &req,
+                &s,
+                one,
+                DLPackVersion::new(1, 3),
+                0,
+                &mut plan,
+            )
+        },
+        DLPACK_HELPERS_STATUS_OK,
+        "{}",
+        last_error()
+    );
+    assert_eq!(plan.sync, DLPACK_HELPERS_SYNC_STREAM_WAIT);
+    assert_eq!(plan.stream, s);
+    assert!(!plan.copy);
+    // A queue for a CUDA tensor is a TypeError; both streams at once is refused.
+    assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
+        unsafe {
+            dlpack_export_request_resolve_with_stream(
+                &req,
+                &s,
+                dev(DLDeviceType::kDLCUDA, 0),
+                DLPackVersion::new(1, 3),
+                0,
+                &mut plan,
+            )
+        },
+        DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE
+    );
+    let both = dlpack_helpers_export_request {
+        has_stream: true,
+        stream: 5,
+        ..req
+    };
+    assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
+        unsafe {
+            dlpack_export_request_resolve_with_stream(
+                &both,
+                &s,
+                one,
+                DLPackVersion::new(1, 3),
+                0,
+                &mut plan,
+            )
+        },
+        DLPACK_HELPERS_STATUS_INVALID_ARGUMENT
+    );
+    // No backend registered yet for kDLOneAPI in this process: unavailable, not a guess.
+    assert_eq!(
+        // SAFETY: stream handles are opaque values the library never dereferences (a registered
+        // test backend only compares them); the other pointers are NULL or live locals.
+        unsafe { dlpack_stream_wait(one, 0x100 as *mut c_void, &s) },
+        DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE
+    );
+    let b = dlpack_helpers_stream_backend_ex {
+        struct_size: std::mem::size_of::<dlpack_helpers_stream_backend_ex>(),
+        ctx: 0x5EC as *mut c_void,
+        wait: Some(q_wait),
+        synchronize: Some(q_sync),
+        wait_handle: Some(q_wait_handle),
+    };
+    assert_eq!(
+        // SAFETY: stream handles are opaque values the library never dereferences (a registered
+        // test backend only compares them); the other pointers are NULL or live locals.
+        unsafe { dlpack_stream_backend_register_ex(DLDeviceType::kDLOneAPI, &b) },
+        DLPACK_HELPERS_STATUS_OK
+    );
+    assert_eq!(
+        // SAFETY: stream handles are opaque values the library never dereferences (a registered
+        // test backend only compares them); the other pointers are NULL or live locals.
+        unsafe { dlpack_stream_wait(one, 0x100 as *mut c_void, &plan.stream) },
+        DLPACK_HELPERS_STATUS_OK,
+        "{}",
+        last_error()
+    );
+    assert_eq!(WAIT_HANDLE_CALLS.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        *LAST.lock().unwrap(),
+        (2, 0x100, DLPACK_HELPERS_STREAM_SYCL_QUEUE, queue)
+    );
+    let bad = dlpack_helpers_stream {
+        kind: DLPACK_HELPERS_STREAM_ZE_COMMAND_LIST,
+        handle: 0xBAD as *mut c_void,
+    };
+    assert_eq!(
+        // SAFETY: stream handles are opaque values the library never dereferences (a registered
+        // test backend only compares them); the other pointers are NULL or live locals.
+        unsafe { dlpack_stream_wait(one, 0x100 as *mut c_void, &bad) },
+        DLPACK_HELPERS_STATUS_DEVICE_ERROR
+    );
+    assert!(last_error().contains("wait_handle"), "{}", last_error());
+    let small = dlpack_helpers_stream_backend_ex {
+        struct_size: 8,
+        ..b
+    };
+    assert_eq!(
+        // SAFETY: stream handles are opaque values the library never dereferences (a registered
+        // test backend only compares them); the other pointers are NULL or live locals.
+        unsafe { dlpack_stream_backend_register_ex(DLDeviceType::kDLMetal, &small) },
+        DLPACK_HELPERS_STATUS_INVALID_ARGUMENT
+    );
+    // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero loader
+    // (NULL unsets it).
+    unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
+}
