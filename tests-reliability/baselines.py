@@ -568,12 +568,6 @@ BASELINES = {
                                                          out_layout=_out_struct()),
 }
 
-# Pointer parameters that may be NULL although the doc does not say so in those words, with why.
-NULLABLE = {
-    ("dlpack_tensor_create", "release_ctx"): "an opaque context passed back to `release` unchanged",
-    ("dlpack_tensor_create", "strides"): "\"NULL `strides` means compact row-major\"",
-}
-
 
 def _used_capsule():
     """A NumPy capsule already consumed (named "used_dltensor_versioned"); its tensor released."""

@@ -219,6 +219,11 @@ unsafe extern "C" fn owned_info(_module: *mut PyObject, cap: *mut PyObject) -> *
 ///
 /// Returns OK; `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`; `_PRODUCER_ERROR` (Python could not
 /// allocate; the error is cleared). The caller holds the GIL.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_functions` is NULL
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate (the error is cleared)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_python_fastpath_new(
     out_functions: *mut *mut c_void,
