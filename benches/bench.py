@@ -84,6 +84,7 @@ def python():
     script = str(ROOT / "benches" / "python_bench.py")
     res = {"time": json.loads(sh([PY, script, "time"] + (["--quick"] if QUICK else [])))}
     res["rss"] = json.loads(sh([PY, script, "rss"] + (["--quick"] if QUICK else [])))
+    res["ratios"] = json.loads(sh([PY, script, "ratios"] + (["--quick"] if QUICK else [])))
     cc("libmalloc_count.so", "benches/c/malloc_count.c", shared=True)
     res["allocs"] = json.loads(sh([PY, script, "allocs"], env=dict(ENV, LD_PRELOAD=str(BUILD / "libmalloc_count.so"))))
     if not QUICK and shutil_which("valgrind"):
@@ -188,6 +189,12 @@ def report(core, allocs, thr, py):
         if ours in src and npy in src:
             L.append(f"- by {label}: import_tensor / numpy.from_dlpack = **{src[ours] / src[npy]:.2f}**"
                      + (f"; ctypes_dlpack / import_tensor = **{src[peer] / src[ours]:.1f}x**" if peer in src else ""))
+    L += ["", "Issue 11's pairs (`python_bench.py ratios`: `x = numpy.arange(16, dtype=float32)`, "
+          "`T = import_tensor(x)`; minimum ns of interleaved repeats):\n",
+          "| pair | ours ns | NumPy ns | ratio | target |", "|---|---:|---:|---:|---:|"]
+    for k, v in py.get("ratios", {}).items():
+        L.append(f"| `{v['statements'][0]}` vs `{v['statements'][1]}` | {v['ours_ns']:.0f} | "
+                 f"{v['numpy_ns']:.0f} | {v['ratio']:.2f} | <= {v['target']} |")
     L += ["",
           "## 3. Memory\n",
           "Heap allocations per call (malloc/calloc/realloc/memalign counted by "

@@ -1,7 +1,9 @@
-"""Python-level import benchmarks on a NumPy array, side by side in one process (a benchmark,
-not a test). Each case imports one array and releases it.
+"""Python-level benchmarks on a NumPy array, side by side in one process (a benchmark, not a
+test): imports, exports and attribute reads of the native package next to NumPy's own.
 
   python benches/python_bench.py time [--quick]      -> JSON {case: median ns/call}
+  python benches/python_bench.py ratios [--quick]    -> JSON: issue 11's four pairs, min ns of
+                                                        interleaved repeats, and their ratios
   python benches/python_bench.py loop CASE N         -> runs CASE N times (for callgrind)
   python benches/python_bench.py rss [--quick]       -> JSON: RSS before/after 10^6 import/release
   python benches/python_bench.py allocs              -> JSON: mallocs per call (LD_PRELOAD malloc_count)
@@ -14,8 +16,7 @@ import timeit
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "python"))
-os.environ.setdefault("DLPACK_HELPERS_LIBRARY", str(ROOT / "target/release/libdlpack_helpers.so"))
+# The installed package (scripts/common.sh setup_venv: `pip install .`, release build).
 
 import numpy as np  # noqa: E402
 
@@ -25,17 +26,14 @@ from dlpack_helpers import _lib  # noqa: E402
 arr = np.arange(16.0)
 _out = _lib.PV()
 _imp, _del, _byref = _lib.lib.dlpack_object_import, _lib.lib.dlpack_tensor_delete, ctypes.byref
-_fast = dh._import_owned
+x32 = np.arange(16, dtype=np.float32)  # issue 11's array
+T = dh.import_tensor(x32)  # a live Tensor for the export and attribute cases
 _status = _lib.lib.dlpack_status_string  # a trivial export: the cost of one ctypes call
 
 
 def c_import_ctypes():
     _imp(arr, None, _byref(_out), None)
     _del(_out)
-
-
-def c_import_builtin():
-    _fast(arr)  # the owner capsule dies at once: its destructor calls the deleter
 
 
 def import_tensor():
@@ -56,7 +54,6 @@ def ctypes_noop_call():
 
 CASES = {
     "dlpack_helpers.import_tensor + release": import_tensor,
-    "builtin import_owned (C entry, no ctypes)": c_import_builtin,
     "dlpack_object_import + delete via ctypes": c_import_ctypes,
     "numpy.from_dlpack": numpy_from_dlpack,
     "arr.__dlpack__(max_version=(1,3))": bare_dlpack,
@@ -82,6 +79,32 @@ def time_cases(quick):
             nn = max(n // 20, 10) if "ctypes_dlpack" in k else n
             res[k].append(timeit.timeit(f, number=nn) / nn * 1e9)
     return {k: sorted(v)[len(v) // 2] for k, v in res.items()}
+
+
+# Issue 11's pairs: (ours, NumPy's, target ratio). Each statement is timed with `timeit` in this
+# process; the pairs are interleaved and the minimum of the repeats is kept.
+PAIRS = {
+    "import": ("dh.import_tensor(x32)", "np.from_dlpack(x32)", 1.0),
+    "__dlpack__(max_version=(1, 3))": ("T.__dlpack__(max_version=(1, 3))", "x32.__dlpack__(max_version=(1, 3))", 1.5),
+    "np.from_dlpack(...)": ("np.from_dlpack(T)", "np.from_dlpack(x32)", 1.5),
+    ".shape": ("T.shape", "x32.shape", 2.0),
+    ".dtype": ("T.dtype", "x32.dtype", 2.0),
+    ".device": ("T.device", "x32.device", 2.0),
+}
+
+
+def ratios(quick):
+    n, r = (2000, 3) if quick else (200_000, 9)
+    env = {"dh": dh, "np": np, "x32": x32, "T": T}
+    best = {k: [float("inf"), float("inf")] for k in PAIRS}
+    for _ in range(r):
+        for k, (ours, theirs, _) in PAIRS.items():
+            for i, stmt in enumerate((ours, theirs)):
+                t = timeit.timeit(stmt, globals=env, number=n) / n * 1e9
+                best[k][i] = min(best[k][i], t)
+    return {k: {"ours_ns": round(a, 1), "numpy_ns": round(b, 1), "ratio": round(a / b, 2),
+                "target": PAIRS[k][2], "statements": PAIRS[k][:2]}
+            for k, (a, b) in best.items()}
 
 
 def rss_kib():
@@ -111,7 +134,6 @@ def allocs():
     out = {}
     for k, f in [("bare __dlpack__ + capsule release", bare_dlpack),
                  ("numpy.from_dlpack", numpy_from_dlpack),
-                 ("builtin import_owned + release", c_import_builtin),
                  ("dlpack_helpers.import_tensor + release", import_tensor)]:
         for _ in range(1000):
             f()
@@ -127,6 +149,8 @@ if __name__ == "__main__":
     quick = "--quick" in sys.argv
     if mode == "time":
         print(json.dumps(time_cases(quick)))
+    elif mode == "ratios":
+        print(json.dumps(ratios(quick), indent=1))
     elif mode == "loop":
         f, n = CASES[sys.argv[2]], int(sys.argv[3])
         for _ in range(n):

@@ -3113,36 +3113,6 @@ dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
 dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExchangeAPI **out_api);
 
 /**
- * Make the fast-path builtins of the Python package: a new tuple `(import_owned, owned_info)`
- * of builtin function objects (`PyObject *`), implemented by this library.
- *
- * - `import_owned(obj, request_address=None)`: imports `obj` as `dlpack_object_import` does
- *   (or consumes it as `dlpack_capsule_import` when it is a DLPack capsule, with the request's
- *   `flags`), with the request at `request_address` (an `int`, the address of a
- *   `dlpack_helpers_import_request`) or the defaults. Returns a capsule named
- *   `"dlpack_helpers.owned_tensor"` that owns the tensor: its destructor calls the tensor's
- *   deleter exactly once, when the capsule dies. On failure it returns the `int` status
- *   instead (no Python exception is set) and `dlpack_last_error_message()` has the detail,
- *   except when the failure is a Python exception left set
- *   (`DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET`: `KEEP_PYTHON_ERROR` in the request, or an
- *   exception that does not derive from `Exception`): then it raises that exception.
- * - `owned_info(capsule)`: `(address of the DLManagedTensorVersioned, DLPACK_HELPERS_IMPORTED_*
- *   bits)`, or an `int` status for any other object. The address is valid while the capsule
- *   lives.
- *
- * Both run with the GIL, as builtins do. `out_functions`: receives a new reference.
- *
- * Returns OK; `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`; `_PRODUCER_ERROR` (Python could not
- * allocate; the error is cleared). The caller holds the GIL.
- *
- * @retval DLPACK_HELPERS_STATUS_OK on success
- * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_functions` is NULL
- * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
- * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate (the error is cleared)
- */
-dlpack_helpers_status dlpack_python_fastpath_new(void **out_functions);
-
-/**
  * Import any Python object implementing DLPack: the C counterpart of `from_dlpack`'s first half.
  *
  * Calls `obj.__dlpack__(max_version=…, stream=…, dl_device=…, copy=…)`, passing `max_version`

@@ -1,11 +1,12 @@
 # Shared by scripts/demo and scripts/test: paths, the Python virtual environment, the release
-# build. Source it; it sets ROOT, VENV, PY, LIBDIR and exports DLPACK_HELPERS_LIBRARY.
+# build. Source it; it sets ROOT, VENV, PY, LIBDIR, WHEEL_DIR and exports DLPACK_HELPERS_LIBRARY.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VENV="$ROOT/.venv"
 PY="$VENV/bin/python"
 LIBDIR="$ROOT/target/release"
+WHEEL_DIR="$ROOT/target/wheels"
 export DLPACK_HELPERS_LIBRARY="$LIBDIR/libdlpack_helpers.so"
 
 need() {
@@ -74,6 +75,37 @@ setup_venv() {
     cp scripts/requirements.txt "$VENV/.requirements"
   fi
   export PATH="$VENV/bin:$PATH"
+  install_package
+}
+
+# The package's build inputs: every tracked or untracked (not ignored) file under these paths.
+package_inputs_hash() {
+  git -C "$ROOT" ls-files -z --cached --others --exclude-standard -- \
+      pyproject.toml CMakeLists.txt cmake Cargo.toml Cargo.lock build.rs src include python README.md abi scripts/build \
+    | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1
+}
+
+# `pip install .` of the repository root into .venv, as a user would (scikit-build-core runs
+# CMakeLists.txt: cargo builds the library, then the extension). The wheel is kept in
+# target/wheels (scripts/test.d/50-python.sh installs the same wheel into a fresh venv); cargo
+# reuses target/ and target/python-native. Skipped when no build input changed since the last
+# install (content hash of the inputs) and the installed package still imports.
+install_package() {
+  need cargo "the Rust toolchain"
+  local want have=""
+  want="$(package_inputs_hash)"
+  [ -f "$VENV/.package" ] && have="$(cat "$VENV/.package")"
+  if [ "$want" = "$have" ] && ls "$WHEEL_DIR"/dlpack_helpers-*.whl >/dev/null 2>&1 \
+      && (cd / && "$PY" -c 'import dlpack_helpers._native') 2>/dev/null; then
+    return 0
+  fi
+  echo "== pip install . (dlpack_helpers: native extension + C SDK) into .venv"
+  rm -rf "$WHEEL_DIR"
+  "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation -w "$WHEEL_DIR" "$ROOT" \
+    -Ccmake.define.DLPACK_HELPERS_CARGO_TARGET_DIR="$ROOT/target" \
+    -Ccmake.define.DLPACK_HELPERS_PYTHON_CARGO_TARGET_DIR="$ROOT/target/python-native"
+  "$PY" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$WHEEL_DIR"/dlpack_helpers-*.whl
+  echo "$want" > "$VENV/.package"
 }
 
 build_release() {

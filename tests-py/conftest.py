@@ -5,7 +5,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 try:
-    import dlpack_helpers  # noqa: F401  (pip install ./python)
+    import dlpack_helpers  # noqa: F401  (pip install . at the root; setup_venv does it)
 except ImportError:
     sys.path.insert(0, str(ROOT / "python"))
 os.environ.setdefault("DLPACK_HELPERS_LIBRARY", str(ROOT / "target" / "release" / "libdlpack_helpers.so"))

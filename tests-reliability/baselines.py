@@ -261,17 +261,6 @@ def b_dltensor_fits_allocation(c: Ctx):
     return case
 
 
-def b_python_fastpath_new(c: Ctx):
-    out = ctypes.c_void_p()
-
-    def after(s, args):
-        if c.ok(s):
-            fns = take_new_reference(out.value)  # the (import_owned, owned_info) tuple
-            assert isinstance(fns, tuple) and len(fns) == 2 and all(callable(f) for f in fns)
-
-    return Case({"out_functions": out}, after)
-
-
 def b_object_get_device(c: Ctx):
     return Case({"obj": PyObj(np.arange(3.0)), "out_device": DLDevice()})
 
@@ -516,7 +505,6 @@ BASELINES = {
     "dlpack_exchange_api_find": b_exchange_api_find,
     "dlpack_object_import": b_object_import,
     "dlpack_object_get_device": b_object_get_device,
-    "dlpack_python_fastpath_new": b_python_fastpath_new,
     "dlpack_stream_decode": b_stream_decode,
     "dlpack_stream_encode": b_stream_encode,
     "dlpack_export_request_resolve": b_export_request_resolve,

@@ -1,10 +1,12 @@
 """ctypes bindings of the whole C API of libdlpack_helpers.
 
-The library is searched, in order: next to this package (``pip install ./python`` bundles
-``target/release/libdlpack_helpers.so`` when it was built first); at ``$DLPACK_HELPERS_LIBRARY``
-(a file); in the checkout's ``target/release``, only when this package is the ``python/`` folder of
-a dlpack-helpers source checkout. It is loaded with ``ctypes.PyDLL``: calls keep the GIL, which
-the Python entry points require. The ``ImportError`` when nothing loads lists every place tried.
+The library is searched, in order: the file the native extension ``_native`` is linked against,
+as the dynamic loader resolved it (so ctypes, the extension and C extensions share one loaded
+copy and its process-wide state; a wheel stores the SONAME link as a plain copy, so loading
+another path could load a second copy); this package's ``lib/`` folder; at ``$DLPACK_HELPERS_LIBRARY`` (a file); in the checkout's ``target/release``, only
+when this package is the ``python/`` folder of a dlpack-helpers source checkout. It is loaded with
+``ctypes.PyDLL``: calls keep the GIL, which the Python entry points require. The ``ImportError``
+when nothing loads lists every place tried.
 
 ``PROTOTYPES`` is the one table of prototypes; ``tests-py/test_prototypes.py`` checks it against
 ``include/dlpack_helpers.h`` and names every export that is missing here. To bind a new export,
@@ -261,7 +263,6 @@ PROTOTYPES = {
     "dlpack_tensor_host_access": (status_t, (PV, c_void_p, P(c_int32))),
     "dlpack_legacy_tensor_host_access": (status_t, (PL, c_void_p, P(c_int32))),
     "dlpack_python_stream_decode": (status_t, (py_object, DLDevice, c_uint32, P(Stream))),
-    "dlpack_python_fastpath_new": (status_t, (P(c_void_p),)),
 }
 
 # Constants (from the header; tests-py/test_prototypes.py checks them).
@@ -296,7 +297,16 @@ def candidates(here: Path | None = None, env: str | None = None) -> list[tuple[P
     name = _NAMES.get(sys.platform, "libdlpack_helpers.so")
     here = Path(__file__).resolve().parent if here is None else here
     env = os.environ.get("DLPACK_HELPERS_LIBRARY") if env is None else env
-    out = [(here / name, "next to the package")]
+    out = []
+    if here == Path(__file__).resolve().parent:
+        try:
+            from ._native import _library_path
+            linked = _library_path()
+        except ImportError:
+            linked = None
+        if linked:
+            out.append((Path(linked), "the library dlpack_helpers._native is linked against"))
+    out.append((here / "lib" / name, "the package's lib/ folder"))
     if env:
         out.append((Path(env), "$DLPACK_HELPERS_LIBRARY"))
     root = _checkout_root(here)
@@ -321,10 +331,9 @@ def load(here: Path | None = None, env: str | None = None) -> ctypes.PyDLL:
     env_set = os.environ.get("DLPACK_HELPERS_LIBRARY") if env is None else env
     raise ImportError(
         "dlpack_helpers: could not load libdlpack_helpers. Tried:\n  " + "\n  ".join(tried) + "\n"
-        "Fix: build the library (`cargo build --release` in the dlpack-helpers checkout) and either "
-        "reinstall the package after the build (`pip install ./python` bundles "
-        "target/release/libdlpack_helpers.so next to the package) or set DLPACK_HELPERS_LIBRARY "
-        "to the library file" + ("" if env_set else " (it is not set)") + ".")
+        "Fix: install the package with `pip install .` at the root of the dlpack-helpers checkout "
+        "(it builds and installs the library into the package's lib/ folder), or set "
+        "DLPACK_HELPERS_LIBRARY to the library file" + ("" if env_set else " (it is not set)") + ".")
 
 
 def bind(lib) -> None:

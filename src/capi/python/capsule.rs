@@ -518,8 +518,9 @@ pub unsafe extern "C" fn dlpack_legacy_capsule_consume(
 
 /// The context of a view exported by `dlpack_capsule_new_view`.
 struct ViewCtx {
-    shape: Vec<i64>,
-    strides: Vec<i64>,
+    /// `shape` then `strides` (`ndim` each): one allocation per view.
+    dims: Vec<i64>,
+    ndim: usize,
     owner: *mut PyObject,
 }
 
@@ -668,20 +669,18 @@ pub unsafe extern "C" fn dlpack_capsule_new_view(
             crate::capi::convert::check_legacy_flags(flags, view.dtype, "flags")?;
         }
         let api = runtime::require("dlpack_capsule_new_view")?;
-        let shape: Vec<i64> = view.shape.to_vec();
-        let strides: Vec<i64> = match view.strides {
-            Some(s) => s.to_vec(),
+        let ndim = view.shape.len();
+        let mut dims: Vec<i64> = Vec::with_capacity(2 * ndim);
+        dims.extend_from_slice(view.shape);
+        match view.strides {
+            Some(s) => dims.extend_from_slice(s),
             None => {
-                let mut s = vec![0i64; shape.len()];
-                layout::compact_strides(&shape, true, &mut s)?;
-                s
+                dims.resize(2 * ndim, 0);
+                let (shape, strides) = dims.split_at_mut(ndim);
+                layout::compact_strides(shape, true, strides)?;
             }
-        };
-        let ctx = ViewCtx {
-            shape,
-            strides,
-            owner,
-        };
+        }
+        let ctx = ViewCtx { dims, ndim, owner };
         let dl = t;
         // SAFETY: GIL held; the reference is dropped by the deleter (or below on failure).
         unsafe { (api.Py_IncRef)(owner) };
@@ -734,11 +733,12 @@ pub unsafe extern "C" fn dlpack_capsule_new_view(
 }
 
 fn fix_pointers(dl: &mut DLTensor, ctx: &mut ViewCtx) {
-    if ctx.shape.is_empty() {
+    if ctx.ndim == 0 {
         dl.shape = core::ptr::null_mut();
         dl.strides = core::ptr::null_mut();
     } else {
-        dl.shape = ctx.shape.as_mut_ptr();
-        dl.strides = ctx.strides.as_mut_ptr();
+        let (shape, strides) = ctx.dims.split_at_mut(ctx.ndim);
+        dl.shape = shape.as_mut_ptr();
+        dl.strides = strides.as_mut_ptr();
     }
 }

@@ -11,7 +11,6 @@
 
 pub mod capsule;
 pub mod exchange;
-pub mod fastpath;
 pub mod import;
 pub mod runtime;
 pub mod stream;

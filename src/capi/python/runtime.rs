@@ -95,11 +95,6 @@ python_api! {
     PyLong_AsUnsignedLongLong: unsafe extern "C" fn(*mut PyObject) -> u64,
     PyObject_GetAttr: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
     PyUnicode_InternFromString: unsafe extern "C" fn(*const c_char) -> *mut PyObject,
-    PyCFunction_NewEx: unsafe extern "C" fn(*mut PyMethodDef, *mut PyObject, *mut PyObject) -> *mut PyObject,
-    PyCapsule_GetContext: unsafe extern "C" fn(*mut PyObject) -> *mut c_void,
-    PyCapsule_SetContext: unsafe extern "C" fn(*mut PyObject, *mut c_void) -> c_int,
-    PyLong_FromVoidPtr: unsafe extern "C" fn(*mut c_void) -> *mut PyObject,
-    PyLong_FromUnsignedLong: unsafe extern "C" fn(libc::c_ulong) -> *mut PyObject,
     Py_AtExit: unsafe extern "C" fn(unsafe extern "C" fn()) -> c_int,
     PyInterpreterState_Get: unsafe extern "C" fn() -> *mut c_void,
     PyObject_IsInstance: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> c_int,
@@ -114,19 +109,6 @@ python_api! {
     // the main interpreter (objects must not cross interpreters).
     PyInterpreterState_Main: unsafe extern "C" fn() -> *mut c_void,
 }
-
-/// `PyMethodDef` (stable ABI layout).
-#[repr(C)]
-pub struct PyMethodDef {
-    pub ml_name: *const c_char,
-    pub ml_meth: *const c_void,
-    pub ml_flags: c_int,
-    pub ml_doc: *const c_char,
-}
-/// `METH_O`: one positional argument.
-pub(crate) const METH_O: c_int = 0x0008;
-/// `METH_FASTCALL`: `(self, PyObject *const *args, Py_ssize_t nargs)`.
-pub(crate) const METH_FASTCALL: c_int = 0x0080;
 
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still
 // requires the GIL, which every caller documents.

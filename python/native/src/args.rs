@@ -1,0 +1,156 @@
+//! Argument checks shared by every public function (array API conventions: `TypeError` for a
+//! wrong type or shape, `ValueError` for an integer outside the C field's range; nothing is
+//! truncated silently). Messages name the argument.
+
+use crate::abi::{DLDevice, DLDeviceType, DLPackVersion};
+use crate::ffi;
+use crate::values::Device;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyInt, PyTuple};
+
+/// `type(x).__name__`, or a tuple's length, for messages.
+pub fn describe(x: &Bound<'_, PyAny>) -> String {
+    if let Ok(t) = x.cast::<PyTuple>() {
+        return format!("a tuple of length {}", t.len());
+    }
+    x.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// An integer (not a bool; anything with `__index__`) in `lo..=hi`.
+pub fn ranged(x: &Bound<'_, PyAny>, what: &str, lo: i64, hi: i64) -> PyResult<i64> {
+    ranged_part(x, what, "", lo, hi)
+}
+
+/// `ranged` for one part of an argument (`max_version` + `major`): the name is formatted only
+/// on failure, so a valid call allocates nothing.
+pub fn ranged_part(x: &Bound<'_, PyAny>, arg: &str, part: &str, lo: i64, hi: i64) -> PyResult<i64> {
+    if x.is_exact_instance_of::<PyInt>() {
+        if let Ok(v) = x.extract::<i64>() {
+            if (lo..=hi).contains(&v) {
+                return Ok(v);
+            }
+        }
+    }
+    let what = if part.is_empty() {
+        arg.to_string()
+    } else {
+        format!("{arg} {part}")
+    };
+    let what = what.as_str();
+    let n = if x.is_exact_instance_of::<PyInt>() {
+        x.clone()
+    } else if x.is_instance_of::<PyBool>() || !x.get_type().hasattr("__index__")? {
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be an integer, not {}",
+            describe(x)
+        )));
+    } else {
+        let r = x.call_method0("__index__");
+        match r {
+            Ok(n) => n,
+            Err(e) => {
+                let err =
+                    PyTypeError::new_err(format!("{what} must be an integer, not {}", describe(x)));
+                err.set_cause(x.py(), Some(e));
+                return Err(err);
+            }
+        }
+    };
+    match n.extract::<i64>() {
+        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
+        _ => {
+            let ctype = match (lo, hi) {
+                (0, 255) => " (uint8_t)",
+                (0, 65535) => " (uint16_t)",
+                (0, 4294967295) => " (uint32_t)",
+                (-2147483648, 2147483647) => " (int32_t)",
+                (i64::MIN, i64::MAX) => " (int64_t)",
+                _ => "",
+            };
+            Err(PyValueError::new_err(format!(
+                "{what} is {n}, outside {lo}..={hi}{ctype}"
+            )))
+        }
+    }
+}
+
+fn pair<'py>(
+    x: &Bound<'py, PyAny>,
+    what: &str,
+    form: &str,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    match x.cast::<PyTuple>() {
+        Ok(t) if t.len() == 2 => Ok((t.get_item(0)?, t.get_item(1)?)),
+        _ => Err(PyTypeError::new_err(format!(
+            "{what} must be a tuple {form}, not {}",
+            describe(x)
+        ))),
+    }
+}
+
+/// `max_version`: a `(major, minor)` tuple of integers in 0..=2**32-1.
+pub fn version(x: &Bound<'_, PyAny>, what: &str) -> PyResult<DLPackVersion> {
+    let (a, b) = pair(x, what, "(major, minor)")?;
+    let major = ranged_part(&a, what, "major", 0, u32::MAX as i64)?;
+    let minor = ranged_part(&b, what, "minor", 0, u32::MAX as i64)?;
+    Ok(DLPackVersion {
+        major: major as u32,
+        minor: minor as u32,
+    })
+}
+
+/// `dl_device`: a `(device_type, device_id)` tuple of int32 integers (IntEnum members too), or
+/// a `Device`.
+pub fn device(x: &Bound<'_, PyAny>, what: &str) -> PyResult<DLDevice> {
+    if let Ok(d) = x.cast::<Device>() {
+        return Ok(d.get().raw);
+    }
+    let (a, b) = pair(x, what, "(device_type, device_id)")?;
+    let t = ranged_part(&a, what, "device_type", i32::MIN as i64, i32::MAX as i64)?;
+    let i = ranged_part(&b, what, "device_id", i32::MIN as i64, i32::MAX as i64)?;
+    Ok(DLDevice {
+        device_type: DLDeviceType(t as i32),
+        device_id: i as i32,
+    })
+}
+
+/// `copy`: None, True or False (a NumPy bool too), as the array API's `__dlpack__`.
+pub fn copy(x: Option<&Bound<'_, PyAny>>) -> PyResult<i32> {
+    let Some(x) = x else {
+        return Ok(ffi::COPY_IF_NEEDED);
+    };
+    if x.is_none() {
+        return Ok(ffi::COPY_IF_NEEDED);
+    }
+    let ty = x.get_type();
+    let is_bool = x.is_instance_of::<PyBool>() || matches!(ty.name()?.to_str()?, "bool_" | "bool");
+    if !is_bool {
+        return Err(PyTypeError::new_err(format!(
+            "copy must be None, True or False, not {}",
+            describe(x)
+        )));
+    }
+    Ok(if x.is_truthy()? {
+        ffi::COPY_ALWAYS
+    } else {
+        ffi::COPY_NEVER
+    })
+}
+
+/// Whether `x` is an integer for the array API (an int, a bool, or anything with `__index__`).
+pub fn is_integer_like(x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(x.is_instance_of::<PyInt>() || x.get_type().hasattr("__index__")?)
+}
+
+/// `stream` of `__dlpack__`: an integer in int64 range (None is handled by the caller).
+pub fn stream(x: &Bound<'_, PyAny>) -> PyResult<i64> {
+    ranged(x, "stream", i64::MIN, i64::MAX)
+}
+
+pub fn given<'a, 'py>(x: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
+    x.filter(|v| !v.is_none())
+}

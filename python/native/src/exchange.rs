@@ -1,0 +1,207 @@
+//! The C exchange API of `Tensor` (DLPack 1.3 `__dlpack_c_exchange_api__`, a capsule named
+//! `"dlpack_exchange_api"` holding a static `DLPackExchangeAPI`), so C-level consumers take
+//! tensors from ours without calling `__dlpack__`. Every function is called with the GIL held
+//! (DLPack 1.3); failures set a Python exception (or call `SetError`) and return -1.
+
+use crate::abi::{
+    DLDeviceType, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader,
+    DLPackSetErrorFn, DLPackVersion, DLTensor,
+};
+use crate::errors::check;
+use crate::ffi;
+use crate::tensor::Tensor;
+use core::ffi::{c_int, c_void};
+use core::ptr::null_mut;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+struct Table(DLPackExchangeAPI);
+// SAFETY: immutable after construction; the only pointer (`prev_api`) is NULL.
+unsafe impl Sync for Table {}
+
+static TABLE: Table = Table(DLPackExchangeAPI {
+    header: DLPackExchangeAPIHeader {
+        version: DLPackVersion { major: 1, minor: 3 },
+        prev_api: null_mut(),
+    },
+    managed_tensor_allocator: Some(allocator),
+    managed_tensor_from_py_object_no_sync: Some(from_py_object),
+    managed_tensor_to_py_object_no_sync: Some(to_py_object),
+    dltensor_from_py_object_no_sync: Some(dltensor_from_py_object),
+    current_work_stream: Some(current_work_stream),
+});
+
+/// The capsule value of `Tensor.__dlpack_c_exchange_api__`.
+pub fn capsule(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    // SAFETY: a static table and a static name; no destructor (the table lives forever).
+    let p = unsafe {
+        pyo3::ffi::PyCapsule_New(
+            (&TABLE.0 as *const DLPackExchangeAPI).cast_mut().cast(),
+            c"dlpack_exchange_api".as_ptr(),
+            None,
+        )
+    };
+    // SAFETY: a new reference or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, p) }.map(|b| b.unbind())
+}
+
+fn guarded(f: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
+    Python::attach(|py| match f(py) {
+        Ok(()) => 0,
+        Err(e) => {
+            e.restore(py);
+            -1
+        }
+    })
+}
+
+fn ours<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Tensor>> {
+    obj.cast::<Tensor>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "dlpack_helpers' exchange API converts dlpack_helpers.Tensor objects only, not {}",
+            crate::args::describe(obj)
+        ))
+    })
+}
+
+/// `managed_tensor_from_py_object_no_sync`: a new view of the Tensor (the caller owns it).
+unsafe extern "C" fn from_py_object(
+    obj: *mut c_void,
+    out: *mut *mut DLManagedTensorVersioned,
+) -> c_int {
+    guarded(|py| {
+        // SAFETY: DLPack 1.3: a borrowed PyObject*, GIL held.
+        let obj = unsafe { Bound::from_borrowed_ptr(py, obj.cast()) };
+        let t = ours(&obj)?;
+        let cap = t.get().export_versioned(py)?;
+        let mut mt = null_mut();
+        // SAFETY: a fresh "dltensor_versioned" capsule; the consumer takes ownership.
+        check(unsafe { ffi::dlpack_capsule_consume(cap.as_ptr().cast(), &mut mt) })?;
+        // SAFETY: the caller's out pointer.
+        unsafe { *out = mt };
+        Ok(())
+    })
+}
+
+/// `managed_tensor_to_py_object_no_sync`: wrap (steal) a managed tensor as a new Tensor.
+unsafe extern "C" fn to_py_object(
+    tensor: *mut DLManagedTensorVersioned,
+    out: *mut *mut c_void,
+) -> c_int {
+    guarded(|py| match Py::new(py, Tensor::new(tensor, 0)) {
+        Ok(t) => {
+            // SAFETY: the caller's out pointer; a new reference.
+            unsafe { *out = t.into_ptr().cast() };
+            Ok(())
+        }
+        Err(e) => Err(e), // Tensor::new's value was dropped: its Drop released the tensor
+    })
+}
+
+/// `dltensor_from_py_object_no_sync`: the Tensor's DLTensor, borrowed (valid while the object
+/// lives and is not released).
+unsafe extern "C" fn dltensor_from_py_object(obj: *mut c_void, out: *mut DLTensor) -> c_int {
+    guarded(|py| {
+        // SAFETY: DLPack 1.3: a borrowed PyObject*, GIL held.
+        let obj = unsafe { Bound::from_borrowed_ptr(py, obj.cast()) };
+        let t = ours(&obj)?;
+        let dl = t.get().managed()?.dl_tensor;
+        // SAFETY: the caller's out pointer.
+        unsafe { *out = dl };
+        Ok(())
+    })
+}
+
+/// `current_work_stream`: this package queues no device work, so it has no stream: NULL (the
+/// default stream) for every device.
+unsafe extern "C" fn current_work_stream(
+    _device_type: DLDeviceType,
+    _device_id: i32,
+    out: *mut *mut c_void,
+) -> c_int {
+    if !out.is_null() {
+        // SAFETY: the caller's out pointer.
+        unsafe { *out = null_mut() };
+    }
+    0
+}
+
+unsafe extern "C" fn free_buffer(ctx: *mut c_void) {
+    // SAFETY: made by Box::into_raw in `allocator`, released once by the tensor's deleter.
+    drop(unsafe { Box::from_raw(ctx.cast::<Vec<u128>>()) });
+}
+
+/// `managed_tensor_allocator`: a compact row-major tensor like `prototype` (shape, dtype) in
+/// host memory (16-byte aligned); only `kDLCPU` prototypes are served.
+unsafe extern "C" fn allocator(
+    prototype: *mut DLTensor,
+    out: *mut *mut DLManagedTensorVersioned,
+    error_ctx: *mut c_void,
+    set_error: DLPackSetErrorFn,
+) -> c_int {
+    let fail = |kind: &core::ffi::CStr, msg: String| {
+        if let Some(f) = set_error {
+            let m = std::ffi::CString::new(msg).unwrap_or_default();
+            // SAFETY: the caller's callback with its context.
+            unsafe { f(error_ctx, kind.as_ptr(), m.as_ptr()) };
+        }
+        -1
+    };
+    if prototype.is_null() || out.is_null() {
+        return fail(c"ValueError", "prototype or out is NULL".into());
+    }
+    // SAFETY: a valid prototype (DLPack 1.3).
+    let p = unsafe { &*prototype };
+    if p.device.device_type != DLDeviceType(1) {
+        return fail(
+            c"BufferError",
+            format!(
+                "dlpack_helpers allocates kDLCPU tensors only, not device type {}",
+                p.device.device_type.0
+            ),
+        );
+    }
+    let n = p.ndim.max(0) as usize;
+    let shape = if n == 0 {
+        &[][..]
+    } else {
+        unsafe { core::slice::from_raw_parts(p.shape, n) }
+    };
+    let bits = p.dtype.bits as u128 * p.dtype.lanes as u128;
+    let count: u128 = shape.iter().map(|&e| e.max(0) as u128).product();
+    let bytes = (count * bits).div_ceil(8);
+    if bytes > isize::MAX as u128 {
+        return fail(c"MemoryError", "the tensor is too large".into());
+    }
+    let buf: Box<Vec<u128>> = Box::new(vec![0u128; (bytes as usize).div_ceil(16).max(1)]);
+    let data = buf.as_ptr() as *mut c_void;
+    let ctx = Box::into_raw(buf).cast::<c_void>();
+    let mut mt = null_mut();
+    // SAFETY: our buffer and the prototype's shape (copied); release frees the buffer once.
+    let s = unsafe {
+        ffi::dlpack_tensor_create(
+            data,
+            p.device,
+            p.ndim,
+            p.shape,
+            core::ptr::null(),
+            p.dtype,
+            0,
+            0,
+            Some(free_buffer),
+            ctx,
+            &mut mt,
+        )
+    };
+    if s != ffi::OK {
+        // SAFETY: on failure the release callback was not called.
+        unsafe { free_buffer(ctx) };
+        let msg = unsafe { core::ffi::CStr::from_ptr(ffi::dlpack_last_error_message()) }
+            .to_string_lossy()
+            .into_owned();
+        return fail(c"ValueError", msg);
+    }
+    // SAFETY: the caller's out pointer.
+    unsafe { *out = mt };
+    0
+}

@@ -1,0 +1,190 @@
+"""The native package (issue 11): Tensor type, value types, __dlpack_info__, argument checks,
+the C exchange API published by Tensor, and one shared C library per process."""
+import ctypes
+import gc
+import sys
+from ctypes import byref
+
+import numpy as np
+import pytest
+
+import dlpack_helpers as dh
+from dlpack_helpers import _lib
+from producers import Counter, Producer
+
+
+def test_tensor_is_native_and_not_constructible():
+    assert type(dh.Tensor).__name__ == "type" and dh.Tensor.__module__ == "dlpack_helpers"
+    with pytest.raises(TypeError, match="import_tensor"):
+        dh.Tensor()
+    with pytest.raises(TypeError, match="import_tensor"):
+        dh.Tensor(np.arange(3.0))
+    t = dh.import_tensor(np.arange(3.0))
+    with pytest.raises(AttributeError):
+        t.anything = 1  # no __dict__
+
+
+def test_dtype_values_print_parse_and_compare():
+    cases = {np.float32: ("float32", (2, 32, 1)), np.bool_: ("bool", (6, 8, 1)),
+             np.complex128: ("complex128", (5, 128, 1)), np.uint16: ("uint16", (1, 16, 1)),
+             np.int8: ("int8", (0, 8, 1))}
+    for np_type, (name, triple) in cases.items():
+        d = dh.import_tensor(np.zeros(2, np_type)).dtype
+        assert str(d) == name and d.name == name and d == triple and d == name and d == dh.DType(name)
+        assert tuple(d) == triple and (d.code, d.bits, d.lanes) == triple and len(d) == 3 and d[-1] == 1
+        assert hash(d) == hash(triple) and {d: 1}[triple] == 1
+        assert d.to_numpy() == np.dtype(np_type)
+        assert repr(d) == f"dlpack_helpers.DType('{name}')"
+    for name, triple in (("bfloat16", (4, 16, 1)), ("float8_e4m3fn", (10, 8, 1)), ("float32x4", (2, 32, 4))):
+        d = dh.DType(name)
+        assert d == triple and str(d) == name and dh.DType(triple) == d
+        with pytest.raises(TypeError, match=name):
+            d.to_numpy()
+    assert dh.DType((2, 64, 1)) != (2, 32, 1) and dh.DType("float64") != "float32"
+    with pytest.raises(ValueError, match="UNKNOWN_NAME"):
+        dh.DType("float31")
+    with pytest.raises(TypeError):
+        dh.DType(3.5)
+    with pytest.raises(ValueError, match="dtype bits"):
+        dh.DType((2, 256, 1))
+
+
+def test_device_values_print_parse_and_compare():
+    t = dh.import_tensor(np.arange(2.0))
+    d = t.device
+    assert d == (1, 0) and str(d) == "cpu:0" and d == "cpu:0" and tuple(d) == (1, 0)
+    assert (d.device_type, d.device_id) == (1, 0) and hash(d) == hash((1, 0))
+    assert dh.Device("cuda:1") == (2, 1) and str(dh.Device((2, 1))) == "cuda:1"
+    assert dh.Device("cuda") == (2, 0) and repr(dh.Device("cuda:1")) == "dlpack_helpers.Device('cuda:1')"
+    assert dh.device(np.arange(2.0)) == (1, 0) and isinstance(dh.device(np.arange(2.0)), dh.Device)
+    assert t.__dlpack_device__() == (1, 0) and type(t.__dlpack_device__()) is tuple
+    with pytest.raises(ValueError, match="UNKNOWN_NAME"):
+        dh.Device("gpu:0")
+    with pytest.raises(TypeError, match=r"Device\(\)"):
+        dh.Device(1.5)
+    assert dh.is_cpu_accessible(dh.Device("cuda_host:0")) and not dh.is_cpu_accessible(dh.Device("cuda:0"))
+
+
+def test_dlpack_info_on_module_and_tensor():
+    info = dh.__dlpack_info__()
+    assert info == {"dlpack_version": (1, 3), "dlpack_abi_major": 1, "version": dh.info()["version"]}
+    assert dh.Tensor.__dlpack_info__() == info and dh.import_tensor(np.arange(1.0)).__dlpack_info__() == info
+    # the C library's answer, read through ctypes
+    i = _lib.Info()
+    i.struct_size = ctypes.sizeof(i)
+    assert dh.lib.dlpack_get_info(byref(i)) == 0
+    assert info["version"] == i.version.decode() and info["dlpack_version"] == (i.dlpack_version.major, i.dlpack_version.minor)
+
+
+@pytest.mark.parametrize("call,arg,exc", [
+    (lambda kw: dh.import_tensor(np.arange(2.0), **kw), "stream", TypeError),
+    (lambda kw: dh.import_tensor(np.arange(2.0), **kw), "max_version", TypeError),
+    (lambda kw: dh.import_tensor(np.arange(2.0), **kw), "dl_device", TypeError),
+    (lambda kw: dh.import_tensor(np.arange(2.0), **kw), "copy", TypeError),
+    (lambda kw: dh.import_tensor(np.arange(2.0)).__dlpack__(**kw), "stream", TypeError),
+    (lambda kw: dh.import_tensor(np.arange(2.0)).__dlpack__(**kw), "max_version", TypeError),
+    (lambda kw: dh.import_tensor(np.arange(2.0)).__dlpack__(**kw), "dl_device", TypeError),
+    (lambda kw: dh.import_tensor(np.arange(2.0)).__dlpack__(**kw), "copy", TypeError),
+])
+def test_argument_checks_name_the_argument(call, arg, exc):
+    with pytest.raises(exc, match=arg):
+        call({arg: "x"})
+
+
+def test_stream_of_import_is_checked_before_the_producer():
+    p = Producer(lambda kw: np.arange(2.0).__dlpack__(**kw))
+    for bad, exc in (("x", TypeError), (1.5, TypeError), (True, TypeError), (2**63, ValueError)):
+        with pytest.raises(exc, match="stream"):
+            dh.import_tensor(p, stream=bad)
+    assert p.calls == []
+
+
+def test_index_failure_is_chained():
+    class BadIndex:
+        def __index__(self):
+            raise RuntimeError("boom")
+    with pytest.raises(TypeError, match="max_version major") as e:
+        dh.import_tensor(np.arange(2.0), max_version=(BadIndex(), 3))
+    assert isinstance(e.value.__cause__, RuntimeError)
+
+
+def test_released_tensor_refuses_access_everywhere():
+    t = dh.import_tensor(np.arange(3.0))
+    t.shape, t.dtype, t.device  # cached before release
+    t.release()
+    for name in ("shape", "dtype", "device", "strides", "flags", "readonly", "ndim", "version", "data_ptr"):
+        with pytest.raises(ValueError, match="released"):
+            getattr(t, name)
+    assert repr(t) == "<dlpack_helpers.Tensor (released)>"
+
+
+def test_one_library_per_process():
+    """ctypes (dh.lib) and the extension use the same loaded library (issue 11 point 1)."""
+    from dlpack_helpers import _native
+    addr = ctypes.cast(dh.lib.dlpack_get_info, ctypes.c_void_p).value
+    assert addr == _native._library_symbol_address()
+    # in a clean process (other tests load the checkout's build on purpose): one mapped file
+    import subprocess
+    code = ("import ctypes, dlpack_helpers as dh; dh.lib.dlpack_get_info; "
+            "print(sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libdlpack_helpers' in l}))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd="/")
+    assert r.returncode == 0, r.stderr
+    files = eval(r.stdout)
+    assert len(files) == 1 and files[0] == _native._library_path(), files
+
+
+# ---------------------------------------------------------------- the exchange API of Tensor
+
+
+def _find(obj):
+    out = ctypes.POINTER(_lib.DLPackExchangeAPI)()
+    return dh.lib.dlpack_exchange_api_find(obj, byref(out)), out
+
+
+def test_tensor_publishes_a_valid_exchange_api():
+    cap = dh.Tensor.__dlpack_c_exchange_api__
+    assert '"dlpack_exchange_api"' in repr(cap)
+    t = dh.import_tensor(np.arange(6.0).reshape(2, 3))
+    s, api = _find(t)
+    assert s == 0, dh.lib.dlpack_last_error_message()
+    a = api.contents
+    assert (a.header.version.major, a.header.version.minor) == (1, 3)
+    # managed_tensor_from_py_object_no_sync: a view we own and release once
+    out = ctypes.POINTER(_lib.DLManagedTensorVersioned)()
+    assert a.managed_tensor_from_py_object_no_sync(id(t), byref(out)) == 0
+    mt = out.contents
+    assert mt.dl_tensor.ndim == 2 and [mt.dl_tensor.shape[i] for i in range(2)] == [2, 3]
+    assert mt.dl_tensor.data == t.data_ptr
+    dh.lib.dlpack_tensor_delete(out)
+
+
+def test_import_tensor_takes_our_tensor_through_its_exchange_api():
+    c = Counter()
+    t = dh.import_tensor(Producer(lambda kw: c.capsule()))
+    u = dh.import_tensor(t)  # the default uses the exchange API
+    assert u.source == "exchange_api" and u.shape == t.shape and u.data_ptr == t.data_ptr
+    v = dh.import_tensor(t, use_exchange_api=False)
+    assert v.source == "versioned_capsule" and v.data_ptr == t.data_ptr
+    np.testing.assert_array_equal(np.from_dlpack(u), np.from_dlpack(t))
+    del t, u, v
+    gc.collect()
+    assert c.calls == 1 and not c.live  # released once, after the last holder
+
+
+def test_exchange_api_refuses_other_objects():
+    api = _find(dh.import_tensor(np.arange(2.0)))[1].contents
+    out = ctypes.POINTER(_lib.DLManagedTensorVersioned)()
+    # -1 with a Python exception set (DLPack 1.3); ctypes reports the set exception as the cause
+    other = np.arange(2.0)
+    with pytest.raises(SystemError) as e:
+        api.managed_tensor_from_py_object_no_sync(id(other), byref(out))
+    assert isinstance(e.value.__cause__, TypeError) and "dlpack_helpers.Tensor" in str(e.value.__cause__)
+    assert not out
+
+
+def test_tvm_ffi_consumer_if_installed():
+    tvm_ffi = pytest.importorskip("tvm_ffi")
+    t = dh.import_tensor(np.arange(4.0, dtype=np.float32))
+    x = tvm_ffi.from_dlpack(t)
+    assert tuple(x.shape) == (4,) and str(x.dtype) == "float32"
+    np.testing.assert_array_equal(np.from_dlpack(x), np.arange(4.0, dtype=np.float32))
