@@ -28,7 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## 6. Artifact sizes"
-NATIVE = ["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"]
+# The system libraries a Rust static library needs here: rustc's answer (one source for the list).
+NATIVE = subprocess.run([str(ROOT / "scripts" / "native-static-libs")], check=True, capture_output=True,
+                        text=True).stdout.split()
 USED = {"dlpack_get_device", "dlpack_tensor_delete"}
 failures = []
 

@@ -192,6 +192,7 @@ fn main() {
     let raw = export(vec![1.0, 2.0], Some(DLPackVersion::CURRENT)).expect("export");
     // SAFETY: `raw` is live and ours; we pretend it came from a DLPack 2 producer.
     unsafe { (*raw).version.major = 2 };
+    // SAFETY: `raw` is a live managed tensor that nothing else owns: `Owned` releases it once.
     let owned = unsafe { Owned::adopt(raw) }.expect("non-NULL");
     let refused = sum(&owned).unwrap_err();
     println!("consumer refused: {refused}");

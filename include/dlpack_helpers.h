@@ -4,6 +4,33 @@
  *
  * This header is self-contained: it carries the DLPack 1.3 ABI definitions, written for this
  * project, and compiles alone, before or after an official dlpack/dlpack.h of version 1.0-1.3.
+ *
+ * Contents, in this order (search for a name):
+ *   1. The DLPack ABI: DLDevice, DLDataType, DLTensor, DLManagedTensor, DLManagedTensorVersioned,
+ *      DLPackExchangeAPI (an official dlpack.h included first is used instead).
+ *   2. Version macros (DLPACK_HELPERS_VERSION_*), the types of the functions' arguments
+ *      (dlpack_helpers_*), then the status codes DLPACK_HELPERS_STATUS_* in numeric order:
+ *      1-9 arguments, 10-19 versions, 20-39 validation and layout, 40-59 devices and streams,
+ *      60-79 Python. Then flags and limits (DLPACK_HELPERS_VALIDATE_*, ...).
+ *   3. Functions, each documented with its parameters, ownership, thread-safety and the DLPack
+ *      rule or peer case it follows, then its contract: @param[in|out] lines for the pointers that
+ *      may be NULL and one @retval line per status it returns:
+ *      errors      dlpack_last_error_message, dlpack_status_string
+ *      devices     dlpack_is_cpu_accessible, dlpack_device_host_access, dlpack_get_info
+ *      release     dlpack_tensor_delete, dlpack_legacy_tensor_delete, dlpack_get_device
+ *      versions    dlpack_tensor_check_version, dlpack_version_check, dlpack_version_negotiate
+ *      flags       dlpack_tensor_get_flags, dlpack_tensor_set_flags, dlpack_tensor_writability
+ *      layout      dlpack_tensor_layout, dlpack_compact_strides, dlpack_dltensor_data_address
+ *      names       dlpack_dtype_format, dlpack_dtype_parse, dlpack_device_format
+ *      validation  dlpack_tensor_validate, dlpack_dltensor_validate
+ *      conversion  dlpack_tensor_create, dlpack_legacy_to_versioned, dlpack_versioned_to_legacy
+ *      streams     dlpack_stream_decode, dlpack_stream_encode, dlpack_export_request_resolve,
+ *                  dlpack_stream_backend_register, dlpack_stream_wait
+ *      Python      dlpack_capsule_new, dlpack_capsule_consume, dlpack_object_import,
+ *                  dlpack_exchange_api_find
+ *   4. The capsule names (DLPACK_HELPERS_CAPSULE_*).
+ * "Peer case N" refers to a fault found in another DLPack implementation; the source repository
+ * lists each one, and the tests that cover it, in docs/peer-cases.md.
  */
 
 #ifndef DLPACK_HELPERS_H
@@ -964,6 +991,108 @@ typedef struct dlpack_helpers_import_request {
 #define DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD 12
 
 /**
+ * `ndim` is negative, above the library bound `DLPACK_HELPERS_MAX_NDIM` (1024), or above
+ * the caller's `max_ndim`. No shape or strides array was read.
+ */
+#define DLPACK_HELPERS_STATUS_INVALID_NDIM 20
+
+/**
+ * `shape` is NULL while `ndim != 0` (DLPack 1.2: only a 0-d tensor may have NULL shape).
+ */
+#define DLPACK_HELPERS_STATUS_NULL_SHAPE 21
+
+/**
+ * `strides` is NULL while `ndim != 0` and the producer declares DLPack 1.2 or newer (a
+ * violation since DLPack 1.2; pass `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` to read them as
+ * compact row-major, as for legacy and 1.0/1.1 producers).
+ */
+#define DLPACK_HELPERS_STATUS_NULL_STRIDES 22
+
+/**
+ * An extent in `shape` is negative.
+ */
+#define DLPACK_HELPERS_STATUS_INVALID_SHAPE 23
+
+/**
+ * The element count, a stride product, the byte extent, `byte_offset` or
+ * `data + byte_offset` does not fit in 64 bits (or in the address space).
+ */
+#define DLPACK_HELPERS_STATUS_OVERFLOW 24
+
+/**
+ * `data` is NULL for a tensor with at least one element on a pointer-addressed device type
+ * (a 0-d tensor has one element). NULL data is valid for empty tensors (peer case 34).
+ */
+#define DLPACK_HELPERS_STATUS_NULL_DATA 25
+
+/**
+ * Unknown dtype code, `lanes == 0`, or `bits` not allowed for the code (bool needs 8,
+ * bfloat16 16, float8 8, float6 6, float4 4; see `docs/validation.md`).
+ */
+#define DLPACK_HELPERS_STATUS_INVALID_DTYPE 26
+
+/**
+ * The dtype is valid but not the one the caller requires, or a vector (`lanes > 1`) the
+ * caller refuses.
+ */
+#define DLPACK_HELPERS_STATUS_DTYPE_MISMATCH 27
+
+/**
+ * `flags` has bits the producer's DLPack version does not define, or a flag the target
+ * form cannot carry (a padded sub-byte tensor converted to legacy).
+ */
+#define DLPACK_HELPERS_STATUS_INVALID_FLAGS 28
+
+/**
+ * The caller requires C, F or compact contiguity and the tensor does not have it.
+ */
+#define DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS 29
+
+/**
+ * The caller requires host-accessible memory and the device type does not guarantee it.
+ */
+#define DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE 30
+
+/**
+ * The caller requires an alignment of `data` or of the first element that it does not have.
+ */
+#define DLPACK_HELPERS_STATUS_MISALIGNED 31
+
+/**
+ * The caller requires a writable tensor and the tensor is read-only, or legacy (writability
+ * unknown); or a read-only tensor would lose its flag in a legacy conversion.
+ */
+#define DLPACK_HELPERS_STATUS_READ_ONLY 32
+
+/**
+ * `data` is an opaque handle on this device type (OpenCL, Vulkan, Metal, unknown, ...): it
+ * is not an address, so no pointer arithmetic is done. Use `data` and `byte_offset` separately.
+ */
+#define DLPACK_HELPERS_STATUS_OPAQUE_HANDLE 33
+
+/**
+ * A caller's buffer is too small for the result (names need at most
+ * `DLPACK_HELPERS_NAME_MAX` bytes). Nothing was written.
+ */
+#define DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL 34
+
+/**
+ * A dtype or device name does not parse, or a value has no name.
+ */
+#define DLPACK_HELPERS_STATUS_UNKNOWN_NAME 35
+
+/**
+ * The caller refuses broadcast (stride 0 on an extent > 1) or negative strides and the
+ * tensor has them.
+ */
+#define DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES 36
+
+/**
+ * Memory for a new managed tensor could not be allocated.
+ */
+#define DLPACK_HELPERS_STATUS_OUT_OF_MEMORY 37
+
+/**
  * The `stream` argument is not valid for the device: 0 on CUDA, 1 or 2 on ROCm, any integer
  * for `kDLCPU` (outside the lenient mode), a value below -1, or a stream with
  * `dl_device = (kDLCPU, 0)` (the array API's `ValueError`).
@@ -1091,108 +1220,6 @@ typedef struct dlpack_helpers_import_request {
  * binding that does not check: the pending exception is the one to raise.
  */
 #define DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET 71
-
-/**
- * `ndim` is negative, above the library bound `DLPACK_HELPERS_MAX_NDIM` (1024), or above
- * the caller's `max_ndim`. No shape or strides array was read.
- */
-#define DLPACK_HELPERS_STATUS_INVALID_NDIM 20
-
-/**
- * `shape` is NULL while `ndim != 0` (DLPack 1.2: only a 0-d tensor may have NULL shape).
- */
-#define DLPACK_HELPERS_STATUS_NULL_SHAPE 21
-
-/**
- * `strides` is NULL while `ndim != 0` and the producer declares DLPack 1.2 or newer (a
- * violation since DLPack 1.2; pass `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` to read them as
- * compact row-major, as for legacy and 1.0/1.1 producers).
- */
-#define DLPACK_HELPERS_STATUS_NULL_STRIDES 22
-
-/**
- * An extent in `shape` is negative.
- */
-#define DLPACK_HELPERS_STATUS_INVALID_SHAPE 23
-
-/**
- * The element count, a stride product, the byte extent, `byte_offset` or
- * `data + byte_offset` does not fit in 64 bits (or in the address space).
- */
-#define DLPACK_HELPERS_STATUS_OVERFLOW 24
-
-/**
- * `data` is NULL for a tensor with at least one element on a pointer-addressed device type
- * (a 0-d tensor has one element). NULL data is valid for empty tensors (peer case 34).
- */
-#define DLPACK_HELPERS_STATUS_NULL_DATA 25
-
-/**
- * Unknown dtype code, `lanes == 0`, or `bits` not allowed for the code (bool needs 8,
- * bfloat16 16, float8 8, float6 6, float4 4; see `docs/validation.md`).
- */
-#define DLPACK_HELPERS_STATUS_INVALID_DTYPE 26
-
-/**
- * The dtype is valid but not the one the caller requires, or a vector (`lanes > 1`) the
- * caller refuses.
- */
-#define DLPACK_HELPERS_STATUS_DTYPE_MISMATCH 27
-
-/**
- * `flags` has bits the producer's DLPack version does not define, or a flag the target
- * form cannot carry (a padded sub-byte tensor converted to legacy).
- */
-#define DLPACK_HELPERS_STATUS_INVALID_FLAGS 28
-
-/**
- * The caller requires C, F or compact contiguity and the tensor does not have it.
- */
-#define DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS 29
-
-/**
- * The caller requires host-accessible memory and the device type does not guarantee it.
- */
-#define DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE 30
-
-/**
- * The caller requires an alignment of `data` or of the first element that it does not have.
- */
-#define DLPACK_HELPERS_STATUS_MISALIGNED 31
-
-/**
- * The caller requires a writable tensor and the tensor is read-only, or legacy (writability
- * unknown); or a read-only tensor would lose its flag in a legacy conversion.
- */
-#define DLPACK_HELPERS_STATUS_READ_ONLY 32
-
-/**
- * `data` is an opaque handle on this device type (OpenCL, Vulkan, Metal, unknown, ...): it
- * is not an address, so no pointer arithmetic is done. Use `data` and `byte_offset` separately.
- */
-#define DLPACK_HELPERS_STATUS_OPAQUE_HANDLE 33
-
-/**
- * A caller's buffer is too small for the result (names need at most
- * `DLPACK_HELPERS_NAME_MAX` bytes). Nothing was written.
- */
-#define DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL 34
-
-/**
- * A dtype or device name does not parse, or a value has no name.
- */
-#define DLPACK_HELPERS_STATUS_UNKNOWN_NAME 35
-
-/**
- * The caller refuses broadcast (stride 0 on an extent > 1) or negative strides and the
- * tensor has them.
- */
-#define DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES 36
-
-/**
- * Memory for a new managed tensor could not be allocated.
- */
-#define DLPACK_HELPERS_STATUS_OUT_OF_MEMORY 37
 
 /**
  * Host code can never dereference memory of this device type (device memory or an opaque
@@ -1448,6 +1475,11 @@ dlpack_helpers_host_access dlpack_device_host_access(DLDevice device);
  * Returns `DLPACK_HELPERS_STATUS_OK`, `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL `out_info`) or
  * `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` (`struct_size` smaller than `sizeof(size_t)`; nothing
  * written). Thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_info` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `out_info->struct_size` is smaller than
+ *   `sizeof(size_t)` (nothing written)
  */
 dlpack_helpers_status dlpack_get_info(struct dlpack_helpers_info *out_info);
 
@@ -1465,6 +1497,8 @@ dlpack_helpers_status dlpack_get_info(struct dlpack_helpers_info *out_info);
  * Calling it twice on the same tensor is a use after free, as with any `free`.
  * Thread-safety: as safe as the producer's deleter, which may run on any thread (DLPack Python
  * specification). Returns nothing; never fails.
+ *
+ * @param[in] tensor May be NULL.
  */
 void dlpack_tensor_delete(struct DLManagedTensorVersioned *tensor);
 
@@ -1476,6 +1510,8 @@ void dlpack_tensor_delete(struct DLManagedTensorVersioned *tensor);
  *
  * Ownership, thread-safety: as `dlpack_tensor_delete`. Never pass a `DLManagedTensorVersioned`
  * here: the two structs are not layout-compatible (the capsule name tells which one you hold).
+ *
+ * @param[in] tensor May be NULL.
  */
 void dlpack_legacy_tensor_delete(DLManagedTensor *tensor);
 
@@ -1490,6 +1526,10 @@ void dlpack_legacy_tensor_delete(DLManagedTensor *tensor);
  * Returns `DLPACK_HELPERS_STATUS_OK`; `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
  * `out_device` is NULL; `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` when the major version is
  * not 1. `out_device` is written only on OK. Thread-safe (reads only).
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_device` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
  */
 dlpack_helpers_status dlpack_get_device(const struct DLManagedTensorVersioned *tensor,
                                         DLDevice *out_device);
@@ -1502,6 +1542,9 @@ dlpack_helpers_status dlpack_get_device(const struct DLManagedTensorVersioned *t
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, or `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
  * `out_device` is NULL. `out_device` is written only on OK. Thread-safe (reads only).
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_device` is NULL
  */
 dlpack_helpers_status dlpack_legacy_get_device(const DLManagedTensor *tensor, DLDevice *out_device);
 
@@ -1519,6 +1562,12 @@ dlpack_helpers_status dlpack_legacy_get_device(const DLManagedTensor *tensor, DL
  * for any other major (the tensor is left untouched: the caller still owns it and may only
  * call its deleter, for example with `dlpack_tensor_delete`); `DLPACK_HELPERS_STATUS_NULL_POINTER`
  * for a NULL `tensor`. Thread-safe (reads only).
+ *
+ * @param[out] out_compat May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when the major version is 1
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the major version is not 1 (the caller
+ *   still owns the tensor)
  */
 dlpack_helpers_status dlpack_tensor_check_version(const struct DLManagedTensorVersioned *tensor,
                                                   dlpack_helpers_version_compat *out_compat);
@@ -1535,6 +1584,12 @@ dlpack_helpers_status dlpack_tensor_check_version(const struct DLManagedTensorVe
  * `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` (tensor released) or
  * `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL `tensor`, nothing done). Thread-safety: as the
  * producer's deleter.
+ *
+ * @param[out] out_compat May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when the major version is 1 (the caller still owns the tensor)
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` (nothing done) is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the major version is not 1: the tensor
+ *   was released through its deleter
  */
 dlpack_helpers_status dlpack_tensor_check_version_or_delete(struct DLManagedTensorVersioned *tensor,
                                                             dlpack_helpers_version_compat *out_compat);
@@ -1548,6 +1603,10 @@ dlpack_helpers_status dlpack_tensor_check_version_or_delete(struct DLManagedTens
  *
  * Returns `DLPACK_HELPERS_STATUS_OK` for major 1, `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`
  * for any other major (0.x or 2.x and later). Thread-safe, no side effects but the last error.
+ *
+ * @param[out] out_compat May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when the major version is 1
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the major version is not 1
  */
 dlpack_helpers_status dlpack_version_check(DLPackVersion version,
                                            dlpack_helpers_version_compat *out_compat);
@@ -1574,6 +1633,15 @@ dlpack_helpers_status dlpack_version_check(DLPackVersion version,
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_NO_COMMON_VERSION` (`BufferError`),
  * `_KEYWORD_NOT_UNDERSTOOD` (`TypeError`), `_INVALID_ARGUMENT` (unknown flag bits) or
  * `_NULL_POINTER` (`out_choice` NULL). `out_choice` is written only on OK. Pure and thread-safe.
+ *
+ * @param[in] max_version May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_choice` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `producer_flags` has unknown bits
+ * @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION when the producer can export no struct the
+ *   consumer accepts (`BufferError`)
+ * @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD when `max_version` is given to a producer
+ *   flagged `DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD` (`TypeError`)
  */
 dlpack_helpers_status dlpack_version_negotiate(DLPackVersion producer_version,
                                                uint32_t producer_flags,
@@ -1585,6 +1653,10 @@ dlpack_helpers_status dlpack_version_negotiate(DLPackVersion producer_version,
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION` (major not 1; nothing but
  * `version` read); `NULL_POINTER`. `out_flags` is written only on OK. Thread-safe (reads only).
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_flags` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
  */
 dlpack_helpers_status dlpack_tensor_get_flags(const struct DLManagedTensorVersioned *tensor,
                                               uint64_t *out_flags);
@@ -1600,6 +1672,12 @@ dlpack_helpers_status dlpack_tensor_get_flags(const struct DLManagedTensorVersio
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `INVALID_FLAGS`; `UNSUPPORTED_VERSION`; `NULL_POINTER`.
  * Not thread-safe with other access to the same tensor (it writes).
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `set` or `clear` has bits outside DLPack 1.3's,
+ *   or `set` has bits the tensor's version does not define
  */
 dlpack_helpers_status dlpack_tensor_set_flags(struct DLManagedTensorVersioned *tensor,
                                               uint64_t set,
@@ -1611,6 +1689,10 @@ dlpack_helpers_status dlpack_tensor_set_flags(struct DLManagedTensorVersioned *t
  * (`IS_COPIED` does not change it).
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION`; `NULL_POINTER`. Thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_writability` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
  */
 dlpack_helpers_status dlpack_tensor_writability(const struct DLManagedTensorVersioned *tensor,
                                                 dlpack_helpers_writability *out_writability);
@@ -1619,6 +1701,9 @@ dlpack_helpers_status dlpack_tensor_writability(const struct DLManagedTensorVers
  * Writability of a legacy tensor: always `DLPACK_HELPERS_WRITABILITY_UNKNOWN` (the struct has
  * no flags), written to `out_writability`. Returns `DLPACK_HELPERS_STATUS_OK` or
  * `NULL_POINTER` (NULL `tensor` or `out_writability`). Thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_writability` is NULL
  */
 dlpack_helpers_status dlpack_legacy_tensor_writability(const DLManagedTensor *tensor,
                                                        dlpack_helpers_writability *out_writability);
@@ -1638,6 +1723,17 @@ dlpack_helpers_status dlpack_legacy_tensor_writability(const DLManagedTensor *te
  * `INVALID_NDIM`, `NULL_SHAPE`, `INVALID_SHAPE` (negative extent), `INVALID_DTYPE`, `OVERFLOW`
  * (counts or byte positions beyond `int64_t`). Does not check `data`.
  * No allocation; thread-safe (reads only).
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_layout` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
  */
 dlpack_helpers_status dlpack_dltensor_layout(const DLTensor *tensor,
                                              uint64_t flags,
@@ -1649,6 +1745,21 @@ dlpack_helpers_status dlpack_dltensor_layout(const DLTensor *tensor,
  * then flags with bits its version does not define give `INVALID_FLAGS`, and its
  * `IS_SUBBYTE_TYPE_PADDED` flag is used. Same statuses otherwise. For a legacy tensor call
  * `dlpack_dltensor_layout(&t->dl_tensor, 0, out)`.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_layout` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+ *   (nothing past `version` is read)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+ *   define
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
  */
 dlpack_helpers_status dlpack_tensor_layout(const struct DLManagedTensorVersioned *tensor,
                                            struct dlpack_helpers_layout *out_layout);
@@ -1670,6 +1781,15 @@ dlpack_helpers_status dlpack_tensor_layout(const struct DLManagedTensorVersioned
  * (negative extent); `OVERFLOW` (a stride beyond `int64_t`; the message names the `shape`
  * element whose stride overflows). `out_strides` is written only on OK. No allocation;
  * thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `shape` or `out_strides` while `ndim != 0` is
+ *   NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when a stride does not fit in `int64_t` (the message
+ *   names the `shape` element)
  */
 dlpack_helpers_status dlpack_compact_strides(int32_t ndim,
                                              const int64_t *shape,
@@ -1699,6 +1819,20 @@ dlpack_helpers_status dlpack_compact_strides(int32_t ndim,
  * `OVERFLOW` when `base + size_in_bytes` passes the end of the address space;
  * `OPAQUE_HANDLE` (opaque handle and `base != data`). Arithmetic is exact (128-bit), never
  * clamped. No allocation; thread-safe (reads only).
+ *
+ * @param[in] base May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK with the answer in `*out_fits`
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_fits` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the tensor's byte range does not fit in `int64_t`,
+ *   or `base + size_in_bytes` passes the end of the address space
+ * @retval DLPACK_HELPERS_STATUS_OPAQUE_HANDLE when the device type uses opaque handles and `base`
+ *   is not the tensor's `data`
  */
 dlpack_helpers_status dlpack_dltensor_fits_allocation(const DLTensor *tensor,
                                                       uint64_t flags,
@@ -1725,6 +1859,12 @@ bool dlpack_device_is_pointer_addressed(DLDevice device);
  * no arithmetic is done, use `data` and `byte_offset` separately, or
  * `dlpack_dltensor_data_location`); `OVERFLOW` when the sum wraps; `NULL_POINTER`.
  * Reads only `data`, `device` and `byte_offset`. Thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK for a pointer-addressed device type
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_address` is NULL
+ * @retval DLPACK_HELPERS_STATUS_OPAQUE_HANDLE when `data` is a handle on this device type (no
+ *   arithmetic is done)
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when `data + byte_offset` wraps
  */
 dlpack_helpers_status dlpack_dltensor_data_address(const DLTensor *tensor, void **out_address);
 
@@ -1735,6 +1875,11 @@ dlpack_helpers_status dlpack_dltensor_data_address(const DLTensor *tensor, void 
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `OVERFLOW` when `data + byte_offset` wraps;
  * `NULL_POINTER`. Both outputs are written only on OK. Thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor`, `out_data` or `out_byte_offset` is
+ *   NULL
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when `data + byte_offset` wraps
  */
 dlpack_helpers_status dlpack_dltensor_data_location(const DLTensor *tensor,
                                                     void **out_data,
@@ -1752,6 +1897,14 @@ dlpack_helpers_status dlpack_dltensor_data_location(const DLTensor *tensor,
  * Returns `DLPACK_HELPERS_STATUS_OK`; `INVALID_DTYPE` for a dtype that does not validate (an
  * unknown code, `lanes == 0`, bits not allowed for the code); `BUFFER_TOO_SMALL` (nothing
  * written); `NULL_POINTER` (NULL `buf`). No allocation on success; thread-safe.
+ *
+ * @param[out] out_len May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `buf` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype does not validate (unknown code,
+ *   `lanes == 0`, bits not allowed for the code)
+ * @retval DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL when `buf_size` cannot hold the name and its NUL
+ *   (nothing written)
  */
 dlpack_helpers_status dlpack_dtype_format(DLDataType dtype,
                                           char *buf,
@@ -1765,6 +1918,11 @@ dlpack_helpers_status dlpack_dtype_format(DLDataType dtype,
  * dtypes that do not validate (`"bfloat32"`, `"float8"`, `"bool1"`) and a one-lane suffix
  * (`"float32x1"`: one lane is written `"float32"`); `NULL_POINTER`.
  * `name` must be NUL-terminated. Thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `name` or `out_dtype` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNKNOWN_NAME when `name` is not a name `dlpack_dtype_format`
+ *   writes
  */
 dlpack_helpers_status dlpack_dtype_parse(const char *name, DLDataType *out_dtype);
 
@@ -1778,6 +1936,14 @@ dlpack_helpers_status dlpack_dtype_parse(const char *name, DLDataType *out_dtype
  * `buf`, `buf_size`, `out_len` as in `dlpack_dtype_format`. Returns `DLPACK_HELPERS_STATUS_OK`;
  * `UNKNOWN_NAME` for a device type DLPack 1.3 does not assign; `INVALID_ARGUMENT` for a
  * negative `device_id`; `BUFFER_TOO_SMALL`; `NULL_POINTER`. Thread-safe.
+ *
+ * @param[out] out_len May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `buf` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNKNOWN_NAME when DLPack 1.3 does not assign the device type
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `device_id` is negative
+ * @retval DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL when `buf_size` cannot hold the name and its NUL
+ *   (nothing written)
  */
 dlpack_helpers_status dlpack_device_format(DLDevice device,
                                            char *buf,
@@ -1789,6 +1955,11 @@ dlpack_helpers_status dlpack_device_format(DLDevice device,
  * or leading zeros) into `*out_device`, with the type names of `dlpack_device_format`.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `UNKNOWN_NAME`; `NULL_POINTER`. Thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `name` or `out_device` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNKNOWN_NAME when `name` is not `<type>` or `<type>:<id>` with a
+ *   known type and a valid id
  */
 dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device);
 
@@ -1826,6 +1997,39 @@ dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device
  * Also `DLPACK_HELPERS_STATUS_NULL_POINTER` for a NULL `tensor`. The message of
  * `dlpack_last_error_message()` names the field and the rule. No allocation on success;
  * thread-safe (reads only).
+ *
+ * @param[in] options May be NULL.
+ * @param[out] out_layout May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when every rule and requirement holds
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` is malformed: `struct_size` too
+ *   small, unknown bits, an alignment that is not a power of two, negative `max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+ *   (nothing past `version` is read)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+ *   define
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_NULL_STRIDES when `strides` is NULL, `ndim != 0` and the version
+ *   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
+ *   dtype
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
+ * @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
+ *   device is not host-accessible
+ * @retval DLPACK_HELPERS_STATUS_MISALIGNED when an alignment option is not met
+ * @retval DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS when a contiguity option is not met
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES when `REJECT_BROADCAST` or
+ *   `REJECT_NEGATIVE_STRIDES` refuses the strides
+ * @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
+ *   read-only (or legacy without `LEGACY_WRITABLE`)
  */
 dlpack_helpers_status dlpack_tensor_validate(const struct DLManagedTensorVersioned *tensor,
                                              const struct dlpack_helpers_validate_options *options,
@@ -1835,6 +2039,33 @@ dlpack_helpers_status dlpack_tensor_validate(const struct DLManagedTensorVersion
  * `dlpack_tensor_validate` for a legacy `DLManagedTensor`: no version or flags, so NULL
  * strides always mean compact row-major, sub-byte dtypes are packed, and writability is
  * unknown (`REQUIRE_WRITABLE` fails unless `LEGACY_WRITABLE` is set). Same statuses.
+ *
+ * @param[in] options May be NULL.
+ * @param[out] out_layout May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when every rule and requirement holds
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` is malformed: `struct_size` too
+ *   small, unknown bits, an alignment that is not a power of two, negative `max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
+ *   dtype
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
+ * @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
+ *   device is not host-accessible
+ * @retval DLPACK_HELPERS_STATUS_MISALIGNED when an alignment option is not met
+ * @retval DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS when a contiguity option is not met
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES when `REJECT_BROADCAST` or
+ *   `REJECT_NEGATIVE_STRIDES` refuses the strides
+ * @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
+ *   read-only (or legacy without `LEGACY_WRITABLE`)
  */
 dlpack_helpers_status dlpack_legacy_tensor_validate(const DLManagedTensor *tensor,
                                                     const struct dlpack_helpers_validate_options *options,
@@ -1845,6 +2076,39 @@ dlpack_helpers_status dlpack_legacy_tensor_validate(const DLManagedTensor *tenso
  * `DLPackDLTensorFromPyObjectNoSync`), with the producer's version and flags passed by value:
  * `version.major == 0` means legacy/unknown (no flags; NULL strides allowed), anything else is
  * checked like a versioned tensor's `version` and `flags`. Same statuses.
+ *
+ * @param[in] options May be NULL.
+ * @param[out] out_layout May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when every rule and requirement holds
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` is malformed: `struct_size` too
+ *   small, unknown bits, an alignment that is not a power of two, negative `max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+ *   (nothing past `version` is read)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+ *   define
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_NULL_STRIDES when `strides` is NULL, `ndim != 0` and the version
+ *   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
+ *   dtype
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
+ * @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
+ *   device is not host-accessible
+ * @retval DLPACK_HELPERS_STATUS_MISALIGNED when an alignment option is not met
+ * @retval DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS when a contiguity option is not met
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES when `REJECT_BROADCAST` or
+ *   `REJECT_NEGATIVE_STRIDES` refuses the strides
+ * @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
+ *   read-only (or legacy without `LEGACY_WRITABLE`)
  */
 dlpack_helpers_status dlpack_dltensor_validate(const DLTensor *tensor,
                                                DLPackVersion version,
@@ -1874,6 +2138,25 @@ dlpack_helpers_status dlpack_dltensor_validate(const DLTensor *tensor,
  * `INVALID_DTYPE`, `INVALID_SHAPE`, ...); `INVALID_FLAGS` (unknown bits); `OUT_OF_MEMORY`;
  * `NULL_POINTER` (`out_tensor`, or `shape` with `ndim != 0`). On failure `release` is not
  * called and nothing is allocated. Thread-safe.
+ *
+ * @param[in] data May be NULL.
+ * @param[in] strides May be NULL.
+ * @param[in] release May be NULL.
+ * @param[in] release_ctx May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_tensor` is NULL, or `shape` is NULL while
+ *   `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the tensor cannot be allocated
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
  */
 dlpack_helpers_status dlpack_tensor_create(void *data,
                                            DLDevice device,
@@ -1910,6 +2193,21 @@ dlpack_helpers_status dlpack_tensor_create(void *data,
  * (`OVERFLOW` when a filled-in stride does not fit in `int64_t`: peer case 49);
  * `INVALID_FLAGS`; `OUT_OF_MEMORY`; `NULL_POINTER`. One allocation. Thread-safety: as the
  * legacy tensor's deleter.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK when the wrapper now owns `legacy`
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `legacy` or `out_tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
  */
 dlpack_helpers_status dlpack_legacy_to_versioned(DLManagedTensor *legacy,
                                                  uint64_t flags,
@@ -1929,6 +2227,23 @@ dlpack_helpers_status dlpack_legacy_to_versioned(DLManagedTensor *legacy,
  * Returns as `dlpack_legacy_to_versioned`, plus `INVALID_ARGUMENT`. One allocation.
  * Thread-safety: as the legacy tensor's deleter. The same conversion serves
  * `dlpack_capsule_import` and `dlpack_object_import` for legacy capsules (peer cases 49, 50).
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK when the wrapper now owns `legacy`
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `legacy` or `out_tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` has bits other than
+ *   `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
  */
 dlpack_helpers_status dlpack_legacy_tensor_wrap(DLManagedTensor *legacy,
                                                 uint64_t flags,
@@ -1954,6 +2269,28 @@ dlpack_helpers_status dlpack_legacy_tensor_wrap(DLManagedTensor *legacy,
  * Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION`; `READ_ONLY`; `INVALID_FLAGS`;
  * `INVALID_ARGUMENT` (unknown option bits); the statuses of `dlpack_tensor_validate`;
  * `OUT_OF_MEMORY`; `NULL_POINTER`. Outputs are written only on OK. One allocation.
+ *
+ * @param[out] out_dropped_flags May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when the wrapper now owns `tensor`
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` has unknown bits
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+ *   (nothing past `version` is read)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+ *   define, or the tensor is padded sub-byte (the legacy form reads it as packed)
+ * @retval DLPACK_HELPERS_STATUS_READ_ONLY when the tensor is read-only and
+ *   `DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY` is not given
  */
 dlpack_helpers_status dlpack_versioned_to_legacy(struct DLManagedTensorVersioned *tensor,
                                                  uint32_t options,
@@ -1973,6 +2310,9 @@ dlpack_helpers_status dlpack_versioned_to_legacy(struct DLManagedTensorVersioned
  * - `ze_context`: the `ze_context_handle_t`, or NULL to clear the registration.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`. Thread-safe (an atomic store).
+ *
+ * @param[in] ze_context May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK always (the registration is an atomic store)
  */
 dlpack_helpers_status dlpack_level_zero_context_set(void *ze_context);
 
@@ -2001,6 +2341,13 @@ dlpack_helpers_status dlpack_level_zero_context_set(void *ze_context);
  * `_NULL_POINTER` (`ptr` or `out_info`), `_INVALID_ARGUMENT` (`struct_size` below
  * `sizeof(size_t)`) or `_DEVICE_ERROR` (a driver call failed: the message names it). No
  * allocation on success; thread-safe; drivers are loaded on first use (peer cases 10, 12, 51).
+ *
+ * @param[in] ze_context May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK also when the class is unknown (see the fields)
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `ptr` or `out_info` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `out_info->struct_size` is below
+ *   `sizeof(size_t)`
+ * @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when a driver call failed (the message names it)
  */
 dlpack_helpers_status dlpack_pointer_classify(const void *ptr,
                                               void *ze_context,
@@ -2026,6 +2373,11 @@ dlpack_helpers_status dlpack_pointer_classify(const void *ptr,
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR` (the driver call
  * failed). Thread-safe; no allocation on success (peer case 51).
+ *
+ * @param[in] ze_context May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_access` is NULL
+ * @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the driver call failed
  */
 dlpack_helpers_status dlpack_dltensor_host_access(const DLTensor *tensor,
                                                   void *ze_context,
@@ -2042,6 +2394,12 @@ dlpack_helpers_status dlpack_dltensor_host_access(const DLTensor *tensor,
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_UNSUPPORTED_VERSION`,
  * `_NULL_POINTER` or `_DEVICE_ERROR`.
+ *
+ * @param[in] ze_context May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_access` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+ * @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the driver call failed
  */
 dlpack_helpers_status dlpack_tensor_host_access(const struct DLManagedTensorVersioned *tensor,
                                                 void *ze_context,
@@ -2056,6 +2414,11 @@ dlpack_helpers_status dlpack_tensor_host_access(const struct DLManagedTensorVers
  *
  * Returns
  * `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR`.
+ *
+ * @param[in] ze_context May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_access` is NULL
+ * @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the driver call failed
  */
 dlpack_helpers_status dlpack_legacy_tensor_host_access(const DLManagedTensor *tensor,
                                                        void *ze_context,
@@ -2092,6 +2455,12 @@ dlpack_helpers_status dlpack_legacy_tensor_host_access(const DLManagedTensor *te
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (the array API's `ValueError`),
  * `_INVALID_ARGUMENT` (unknown flags) or `_NULL_POINTER`. No allocation on success; pure and
  * thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_stream` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the value is not valid for the device (the
+ *   array API's `ValueError`)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
  */
 dlpack_helpers_status dlpack_stream_decode(DLDevice device,
                                            bool has_stream,
@@ -2116,6 +2485,13 @@ dlpack_helpers_status dlpack_stream_decode(DLDevice device,
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM_TYPE` (a device type other than
  * `kDLOneAPI`: Python's `TypeError`), `_INVALID_ARGUMENT` (`kind` is not one of the three) or
  * `_NULL_POINTER` (`handle` or `out_stream`). Pure, thread-safe, no allocation.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `handle` or `out_stream` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when the device type is not `kDLOneAPI`
+ *   (Python's `TypeError`)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `kind` is not one of the three queue-object
+ *   kinds
  */
 dlpack_helpers_status dlpack_stream_decode_handle(DLDevice device,
                                                   dlpack_helpers_stream_kind kind,
@@ -2141,6 +2517,12 @@ dlpack_helpers_status dlpack_stream_decode_handle(DLDevice device,
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` or `_NULL_POINTER` (either out-pointer
  * NULL). Both out-values are written only on OK. Pure, thread-safe.
+ *
+ * @param[in] native_stream May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_has_stream` or `out_stream` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the stream has no protocol integer on this
+ *   device
  */
 dlpack_helpers_status dlpack_stream_encode(DLDevice device,
                                            void *native_stream,
@@ -2168,6 +2550,14 @@ dlpack_helpers_status dlpack_stream_encode(DLDevice device,
  * `_DEFAULT`, a CUDA kind on ROCm, …), `_INVALID_ARGUMENT` (`stream->kind` is not a
  * `DLPACK_HELPERS_STREAM_*` value) or `_NULL_POINTER`. Both out-values are written only on OK.
  * Pure, thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `stream`, `out_has_stream` or `out_stream` is
+ *   NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when decoding never yields this kind and handle for
+ *   `device`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `stream->kind` is not a
+ *   `DLPACK_HELPERS_STREAM_*` value
  */
 dlpack_helpers_status dlpack_stream_encode_decoded(DLDevice device,
                                                    const struct dlpack_helpers_stream *stream,
@@ -2204,6 +2594,19 @@ dlpack_helpers_status dlpack_stream_encode_decoded(DLDevice device,
  * `_UNSUPPORTED_DEVICE`, `_NO_COMMON_VERSION`, `_KEYWORD_NOT_UNDERSTOOD`, `_INVALID_ARGUMENT`
  * (unknown flag bits or `copy` value) or `_NULL_POINTER`. `out_plan` is written only on OK. No
  * allocation on success; pure and thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `request` or `out_plan` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the stream is not valid for the device, or
+ *   given for a CPU export of data elsewhere
+ * @retval DLPACK_HELPERS_STATUS_COPY_FORBIDDEN when serving the request needs a copy and `copy` is
+ *   NEVER (`BufferError`)
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `dl_device` is neither the tensor's device
+ *   nor `(kDLCPU, 0)` (`BufferError`)
+ * @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION as `dlpack_version_negotiate`
+ * @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD as `dlpack_version_negotiate`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `producer_flags` has unknown bits or `copy`
+ *   is not a `DLPACK_HELPERS_COPY_*` value
  */
 dlpack_helpers_status dlpack_export_request_resolve(const struct dlpack_helpers_export_request *request,
                                                     DLDevice tensor_device,
@@ -2231,6 +2634,21 @@ dlpack_helpers_status dlpack_export_request_resolve(const struct dlpack_helpers_
  * `_KEYWORD_NOT_UNDERSTOOD`, `_INVALID_ARGUMENT` (as `dlpack_export_request_resolve`, and both
  * streams given, or a kind that is not an object handle) or `_NULL_POINTER` (`request` or
  * `out_plan`). Pure, thread-safe.
+ *
+ * @param[in] stream May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `request` or `out_plan` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM as `dlpack_export_request_resolve`, and for a NULL
+ *   handle or a handle with `dl_device` `(kDLCPU, 0)`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when the device type takes no queue objects
+ * @retval DLPACK_HELPERS_STATUS_COPY_FORBIDDEN when serving the request needs a copy and `copy` is
+ *   NEVER (`BufferError`)
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `dl_device` is neither the tensor's device
+ *   nor `(kDLCPU, 0)` (`BufferError`)
+ * @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION as `dlpack_version_negotiate`
+ * @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD as `dlpack_version_negotiate`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT as `dlpack_export_request_resolve`, and when both
+ *   streams are given or `stream->kind` is not an object handle
  */
 dlpack_helpers_status dlpack_export_request_resolve_with_stream(const struct dlpack_helpers_export_request *request,
                                                                 const struct dlpack_helpers_stream *stream,
@@ -2252,6 +2670,11 @@ dlpack_helpers_status dlpack_export_request_resolve_with_stream(const struct dlp
  * once. Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` (`backend` or one of its functions
  * NULL) or `_INVALID_ARGUMENT` (`kDLCPU`, already registered, or no slot left). Thread-safe;
  * lookups afterwards take no lock.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `backend` or one of its functions is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `device_type` is `kDLCPU` or already
+ *   registered, or no slot is left
  */
 dlpack_helpers_status dlpack_stream_backend_register(DLDeviceType device_type,
                                                      const struct dlpack_helpers_stream_backend *backend);
@@ -2269,6 +2692,11 @@ dlpack_helpers_status dlpack_stream_backend_register(DLDeviceType device_type,
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` (`backend`, `wait` or `synchronize`
  * NULL) or `_INVALID_ARGUMENT` (`struct_size` too small, `kDLCPU`, already registered, or no
  * slot left). Thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `backend`, `wait` or `synchronize` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `struct_size` is too small, `device_type` is
+ *   `kDLCPU` or already registered, or no slot is left
  */
 dlpack_helpers_status dlpack_stream_backend_register_ex(DLDeviceType device_type,
                                                         const struct dlpack_helpers_stream_backend_ex *backend);
@@ -2308,6 +2736,18 @@ dlpack_helpers_status dlpack_stream_backend_register_ex(DLDeviceType device_type
  * `_INVALID_STREAM` (a NULL queue object), `_INVALID_ARGUMENT` (unknown kind) or
  * `_NULL_POINTER`. Thread-safe: any number of threads may
  * call at once; initialization is lock-free after the first call.
+ *
+ * @param[in] producer_stream May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `consumer_stream` is NULL
+ * @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when no backend serves the device type (driver
+ *   absent, `cuInit` failed, none registered)
+ * @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the runtime reports an error (named in the
+ *   message)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `consumer_stream->kind` is unknown
+ * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when a queue object is given for a device type
+ *   other than `kDLOneAPI`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when a queue object is NULL
  */
 dlpack_helpers_status dlpack_stream_wait(DLDevice device,
                                          void *producer_stream,
@@ -2322,6 +2762,12 @@ dlpack_helpers_status dlpack_stream_wait(DLDevice device,
  *   The context is chosen as for `dlpack_stream_wait`, with `stream` as the producer's.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` or `_DEVICE_ERROR`. Thread-safe.
+ *
+ * @param[in] stream May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when no backend serves the device type
+ * @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the runtime reports an error (named in the
+ *   message)
  */
 dlpack_helpers_status dlpack_stream_synchronize(DLDevice device, void *stream);
 
@@ -2337,6 +2783,10 @@ dlpack_helpers_status dlpack_stream_synchronize(DLDevice device, void *stream);
  * Returns `DLPACK_HELPERS_STATUS_OK` or `_BACKEND_UNAVAILABLE` with a message naming the
  * library and the reason (also for `kDLCPU`, which has no streams and needs no backend:
  * `dlpack_stream_synchronize` does nothing for it). Thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK when the backend for the device type is loaded and initialized
+ * @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when it is not (also for `kDLCPU`, which needs
+ *   none); the message names the library and the reason
  */
 dlpack_helpers_status dlpack_stream_backend_check(DLDeviceType device_type);
 
@@ -2364,6 +2814,12 @@ dlpack_helpers_status dlpack_stream_backend_check(DLDeviceType device_type);
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER`, `_DEVICE_UNKNOWN` or `_DEVICE_ERROR` (a
  * driver call failed). Thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `ptr` or `out_device` is NULL
+ * @retval DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN when no backend could be asked about the pointer
+ *   (nothing is written)
+ * @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when a driver call failed
  */
 dlpack_helpers_status dlpack_pointer_get_device(const void *ptr, DLDevice *out_device);
 
@@ -2393,6 +2849,12 @@ void dlpack_capsule_destructor(void *capsule);
  * `DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE`; `DLPACK_HELPERS_STATUS_PRODUCER_ERROR` (Python
  * could not allocate; the error is cleared, the message kept). On failure the caller still
  * owns `tensor`. The caller must hold the GIL.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK when the capsule now owns `tensor`
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_capsule` is NULL
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate the capsule (the error
+ *   is cleared, the message kept)
  */
 dlpack_helpers_status dlpack_capsule_new(struct DLManagedTensorVersioned *tensor,
                                          void **out_capsule);
@@ -2400,6 +2862,12 @@ dlpack_helpers_status dlpack_capsule_new(struct DLManagedTensorVersioned *tensor
 /**
  * Make a `"dltensor"` capsule owning a legacy `tensor`, with `dlpack_capsule_destructor`.
  * Parameters, statuses and ownership as `dlpack_capsule_new`.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK when the capsule now owns `tensor`
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_capsule` is NULL
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate the capsule (the error
+ *   is cleared, the message kept)
  */
 dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **out_capsule);
 
@@ -2433,6 +2901,37 @@ dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **
  * `_PYTHON_ERROR_SET` (a Python exception left set: with `KEEP_PYTHON_ERROR`, or one not
  * deriving from `Exception`). After a failure past the rename the capsule is consumed and the
  * tensor was released through its deleter, the only allowed action. The caller holds the GIL.
+ *
+ * @param[out] out_how May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when the caller now owns `*out_tensor`
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `capsule` or `out_tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_NOT_A_CAPSULE when `capsule` is another Python object
+ * @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the capsule has a `used_` name
+ * @retval DLPACK_HELPERS_STATUS_CAPSULE_NAME when the capsule has any other name (capsule
+ *   untouched)
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when a versioned capsule holds another major:
+ *   consumed, and the tensor released through its deleter
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
+ *   consumed and the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor;
+ *   the capsule is consumed and the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor; the
+ *   capsule is consumed and the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor; the capsule is
+ *   consumed and the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code (a legacy tensor; the capsule is consumed and the tensor
+ *   released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device (a legacy tensor; the capsule is consumed and the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
+ *   (the tensor is released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits (capsule untouched)
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception is left set: with
+ *   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, or one not deriving from `Exception`
  */
 dlpack_helpers_status dlpack_capsule_import(void *capsule,
                                             uint32_t flags,
@@ -2455,6 +2954,35 @@ dlpack_helpers_status dlpack_capsule_import(void *capsule,
  * `_OUT_OF_MEMORY` (the capsule is consumed and the tensor released); `_NULL_POINTER`;
  * `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET` (only for an exception not deriving from
  * `Exception`: no other Python exception is left set).
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK when the caller now owns `*out_tensor`
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `capsule` or `out_tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_NOT_A_CAPSULE when `capsule` is another Python object
+ * @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the capsule has a `used_` name
+ * @retval DLPACK_HELPERS_STATUS_CAPSULE_NAME when the capsule has any other name (capsule
+ *   untouched)
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when a versioned capsule holds another major:
+ *   consumed, and the tensor released through its deleter
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
+ *   consumed and the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor;
+ *   the capsule is consumed and the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor; the
+ *   capsule is consumed and the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor; the capsule is
+ *   consumed and the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code (a legacy tensor; the capsule is consumed and the tensor
+ *   released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device (a legacy tensor; the capsule is consumed and the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
+ *   (the tensor is released)
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception that does not derive from
+ *   `Exception` was raised: it is left set
  */
 dlpack_helpers_status dlpack_capsule_consume(void *capsule,
                                              struct DLManagedTensorVersioned **out_tensor);
@@ -2465,6 +2993,16 @@ dlpack_helpers_status dlpack_capsule_consume(void *capsule,
  * As `dlpack_capsule_consume`, but a `"dltensor_versioned"` capsule is refused with
  * `DLPACK_HELPERS_STATUS_CAPSULE_NAME` and left untouched (the two structs are not
  * layout-compatible). The caller releases the tensor with `dlpack_legacy_tensor_delete`.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK when the caller now owns `*out_tensor`
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `capsule` or `out_tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_NOT_A_CAPSULE when `capsule` is another Python object
+ * @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the capsule has a `used_` name
+ * @retval DLPACK_HELPERS_STATUS_CAPSULE_NAME when the capsule is not named `"dltensor"` (a
+ *   versioned capsule included; capsule untouched)
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception that does not derive from
+ *   `Exception` was raised: it is left set
  */
 dlpack_helpers_status dlpack_legacy_capsule_consume(void *capsule, DLManagedTensor **out_tensor);
 
@@ -2505,6 +3043,26 @@ dlpack_helpers_status dlpack_legacy_capsule_consume(void *capsule, DLManagedTens
  * (`INVALID_NDIM`, `NULL_SHAPE`, `INVALID_SHAPE`, `INVALID_DTYPE`, `NULL_DATA`, ...);
  * `_PYTHON_UNAVAILABLE`; `_PRODUCER_ERROR` (Python could not allocate). On failure nothing
  * is kept. The caller holds the GIL.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor`, `owner` or `out_capsule` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `kind` is unknown
+ * @retval DLPACK_HELPERS_STATUS_READ_ONLY when a legacy export is asked for a tensor flagged
+ *   `READ_ONLY`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's, or a
+ *   legacy export of a padded sub-byte tensor
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte extent or a filled-in stride
+ *   does not fit in `int64_t`
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate (nothing is kept)
  */
 dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
                                               uint64_t flags,
@@ -2538,6 +3096,19 @@ dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
  * table in the chain); `_PRODUCER_ERROR` (the attribute lookup raised; the exception is
  * cleared); `_PYTHON_ERROR_SET` (it raised an exception not deriving from `Exception`, left
  * set); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_api` is NULL
+ * @retval DLPACK_HELPERS_STATUS_NO_EXCHANGE_API when the type has neither exchange-API attribute
+ * @retval DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID when the table is NULL, in a wrong capsule,
+ *   has a NULL required pointer or a `prev_api` cycle
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when no table in the `prev_api` chain has
+ *   major 1
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the attribute lookup raised (the exception is
+ *   cleared)
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception that does not derive from
+ *   `Exception` was raised: it is left set
  */
 dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExchangeAPI **out_api);
 
@@ -2580,6 +3151,41 @@ dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExc
  * `TypeError` consumed by the retry rule is the one exception still cleared. In both modes an
  * exception that does not derive from `Exception` (`KeyboardInterrupt`, `SystemExit`, ...) is
  * never caught: it stays set and the status is `_PYTHON_ERROR_SET`. The caller holds the GIL.
+ *
+ * @param[in] request May be NULL.
+ * @param[out] out_how May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD when `obj` has no `__dlpack__` (`AttributeError`)
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when the producer raised `BufferError`
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when the producer raised `TypeError` and no
+ *   retry applies
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the producer raised another exception (the
+ *   message starts with its type)
+ * @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when `__dlpack__` returned no DLPack capsule
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor received has a major other
+ *   than 1 (it was released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
+ * @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
+ *   `used_` capsule
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor, which is released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor,
+ *   which is released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor, which
+ *   is released)
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor, which is
+ *   released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code (a legacy tensor, which is released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device (a legacy tensor, which is released)
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
+ *   (the tensor is released)
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception is left set: with
+ *   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, or one not deriving from `Exception`
  */
 dlpack_helpers_status dlpack_object_import(void *obj,
                                            const struct dlpack_helpers_import_request *request,
@@ -2597,6 +3203,19 @@ dlpack_helpers_status dlpack_object_import(void *obj,
  * pair of integers, or out of `int32` range); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`;
  * `_PYTHON_ERROR_SET` (an exception not deriving from `Exception`, left set). The caller
  * holds the GIL. It is `dlpack_object_query_device(obj, 0, out_device)`.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_device` is NULL
+ * @retval DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD when `obj` has no `__dlpack_device__`
+ *   (`AttributeError`)
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when the method raised `BufferError`
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when the method raised `TypeError`
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the method raised another exception
+ * @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when the result is not a pair of integers in
+ *   `int32` range
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception that does not derive from
+ *   `Exception` was raised: it is left set
  */
 dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
 
@@ -2608,6 +3227,21 @@ dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
  * `DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET`; a result that is readable but not a pair of
  * `int32` integers is still `_BAD_PRODUCER_RESULT` (no exception involved). Statuses, GIL and
  * outputs otherwise as `dlpack_object_get_device`.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_device` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has bits other than
+ *   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`
+ * @retval DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD when `obj` has no `__dlpack_device__`
+ *   (`AttributeError`)
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when the method raised `BufferError`
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when the method raised `TypeError`
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the method raised another exception
+ * @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when the result is not a pair of integers in
+ *   `int32` range
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception is left set: with
+ *   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, or one not deriving from `Exception`
  */
 dlpack_helpers_status dlpack_object_query_device(void *obj, uint32_t flags, DLDevice *out_device);
 
@@ -2638,6 +3272,16 @@ dlpack_helpers_status dlpack_object_query_device(void *obj, uint32_t flags, DLDe
  * does not derive from `Exception` (`KeyboardInterrupt`, `SystemExit`): it is left set,
  * unchanged, for the caller to propagate. Any other exception is cleared and reported in the
  * message. The caller holds the GIL. Thread-safe under the GIL (peer case 51).
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_stream` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when the object is a queue for a device type
+ *   that takes none
+ * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the value is not a valid stream for the device
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when `addressof_ref()` or the attribute lookup
+ *   raised an exception not deriving from `Exception`: it is left set
  */
 dlpack_helpers_status dlpack_python_stream_decode(void *obj,
                                                   DLDevice device,

@@ -1,4 +1,4 @@
-/* Reliability from C (issue 8): misbehaving deleters and backend callbacks, and 8 threads
+/* Reliability from C: misbehaving deleters and backend callbacks, and 8 threads
  * hammering the thread-local last error, deleters, version checks, stream decoding, a registered
  * backend and the CUDA backend's initialization and event pool.
  *

@@ -407,7 +407,7 @@ def b_version_negotiate(c: Ctx):
                  "out_choice": VersionChoice()})
 
 
-# ---- validation, layout, names, flags, conversions (issue 3) ------------------------------------
+# ---- validation, layout, names, flags, conversions --------------------------------------------
 
 RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -528,7 +528,7 @@ BASELINES = {
     "dlpack_tensor_check_version_or_delete": b_tensor_check_version_or_delete,
     "dlpack_version_check": b_version_check,
     "dlpack_version_negotiate": b_version_negotiate,
-    # issue 3
+    # validation, layout, names, flags, conversions
     "dlpack_tensor_create": b_tensor_create,
     "dlpack_legacy_to_versioned": b_legacy_to_versioned,
     "dlpack_versioned_to_legacy": b_versioned_to_legacy,
@@ -554,12 +554,6 @@ BASELINES = {
     "dlpack_legacy_tensor_validate": lambda c: _b_on_tensor(c, True, options=None, out_layout=_out_struct()),
     "dlpack_dltensor_validate": lambda c: _b_on_dltensor(c, version=DLPackVersion(1, 3), flags=0, options=None,
                                                          out_layout=_out_struct()),
-}
-
-# Pointer parameters that may be NULL although the doc does not say so in those words, with why.
-NULLABLE = {
-    ("dlpack_tensor_create", "release_ctx"): "an opaque context passed back to `release` unchanged",
-    ("dlpack_tensor_create", "strides"): "\"NULL `strides` means compact row-major\"",
 }
 
 
@@ -670,7 +664,7 @@ VARIANTS = [
     ("dlpack_capsule_consume", "not a capsule", lambda cs: cs.args.__setitem__("capsule", PyObj(object())), "NOT_A_CAPSULE"),
     ("dlpack_object_import", "no __dlpack__", lambda cs: cs.args.__setitem__("obj", PyObj(object())), "NO_DLPACK_METHOD"),
     ("dlpack_object_get_device", "no __dlpack_device__", lambda cs: cs.args.__setitem__("obj", PyObj(3)), "NO_DLPACK_METHOD"),
-    # issue 3
+    # validation, layout, names, flags, conversions
     ("dlpack_tensor_validate", "options struct_size 0", _arg("options", _options(0)), "INVALID_ARGUMENT"),
     ("dlpack_tensor_validate", "options struct_size SIZE_MAX", _arg("options", _options(2**64 - 1)), None),
     ("dlpack_tensor_validate", "options unknown bits", _arg("options", _options(64, 2**32 - 1)), "INVALID_ARGUMENT"),

@@ -2,6 +2,13 @@
 name), its doc comment, the statuses the doc says it returns, and which pointer parameters the doc
 says may be NULL. The bad-input matrix and the panic matrix are generated from this, so a new
 export is picked up (and must be given a baseline call) without anyone editing a list of names.
+
+Each export's doc comment ends with its contract in structured lines, which this module reads:
+`@retval DLPACK_HELPERS_STATUS_X when ...` (one per status it can return) and
+`@param[out] name May be NULL.` (`[in]`, `[in,out]`; one per optional pointer parameter). A doc
+without `@retval` lines (an export added without them) falls back to reading the prose ("may be
+NULL", "Same statuses", "as `dlpack_x`"); tests/contracts.rs requires the structured form of
+every export.
 """
 from __future__ import annotations
 
@@ -36,6 +43,7 @@ class Function:
     doc: str
     statuses: set[str] = field(default_factory=set)  # documented status names, e.g. "NULL_POINTER"
     nullable: set[str] = field(default_factory=set)  # pointer parameters documented as optional
+    structured: bool = False  # the contract comes from @retval / @param lines, not from prose
 
     @property
     def fallible(self) -> bool:
@@ -76,7 +84,12 @@ def functions() -> dict[str, Function]:
             plist.append(Param(_norm(pm.group(1)), pm.group(2)))
         out[name] = Function(name, ret, plist, doc)
     for f in out.values():
-        f.statuses = _documented_statuses(f.doc, codes)
+        retvals, optional = contract(f.doc)
+        if retvals:
+            f.structured = True
+            f.statuses, f.nullable = retvals, optional
+        else:
+            f.statuses = _documented_statuses(f.doc, codes)
     # "as `dlpack_x`", "Same statuses", "the statuses of `dlpack_x`", "any status of `dlpack_x`":
     # the statuses (and, for parameters of the same name this doc does not describe, the
     # nullability) of the function referred to. Two passes reach references of references.
@@ -84,16 +97,25 @@ def functions() -> dict[str, Function]:
         f.refs = [r for r in re.findall(r"`(dlpack_\w+)`", f.doc) if r in out and r != f.name]
         f.inherits = bool(re.search(r"\b[Aa]s (?:in )?`dlpack_|Same statuses|statuses of `dlpack_|status of `dlpack_", f.doc))
     for f in out.values():
-        f.nullable = _nullable(f)
+        if not f.structured:
+            f.nullable = _nullable(f)
     for _ in range(2):
         for f in out.values():
-            if not f.inherits:
+            if f.structured or not f.inherits:
                 continue
             for ref in f.refs:
                 f.statuses |= out[ref].statuses
                 described = {p.name for p in f.params if re.search(r"^- `%s`" % re.escape(p.name), f.doc, flags=re.M)}
                 f.nullable |= {p.name for p in f.params if p.name in out[ref].nullable and p.name not in described}
     return out
+
+
+def contract(doc: str) -> tuple[set[str], set[str]]:
+    """The structured contract of a doc comment: the statuses of its `@retval` lines and the
+    parameters of its `@param[...] name May be NULL.` lines."""
+    retvals = set(re.findall(r"^@retval DLPACK_HELPERS_STATUS_(\w+)\b", doc, flags=re.M))
+    optional = set(re.findall(r"^@param\[(?:in|out|in,out)\] (\w+) May be NULL\.", doc, flags=re.M))
+    return retvals, optional
 
 
 def _split_params(params: str) -> list[str]:

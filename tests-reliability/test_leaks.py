@@ -1,4 +1,4 @@
-"""Leak checks over many round trips through the Python embedding (issue 8).
+"""Leak checks over many round trips through the Python embedding.
 
 Each scenario runs a warm-up of N/2 round trips, then N round trips, and must leave:
 - no live producer object: every array handed to a consumer is collected (weakref), so no

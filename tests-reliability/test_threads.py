@@ -1,4 +1,4 @@
-"""8 Python threads importing, exporting and releasing at once (issue 8, concurrency).
+"""8 Python threads importing, exporting and releasing at once (concurrency).
 
 Imports and exports run with the GIL (the dlpack_helpers package, and the C API through PyDLL);
 half the releases go through a second handle of the library loaded with ctypes.CDLL, which drops

@@ -15,12 +15,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 struct Counting;
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);
 
+// SAFETY: every call is forwarded to System unchanged; counting has no effect on memory.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: forwards the caller's GlobalAlloc contract (non-zero-size layout) to System
+        // unchanged.
         unsafe { System.alloc(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: forwards the caller's contract (`p` came from `alloc` with layout `l`) to System
+        // unchanged.
         unsafe { System.dealloc(p, l) }
     }
 }
@@ -74,19 +79,31 @@ fn no_allocation_on_queries_and_one_per_wrap_or_creation() {
     };
     let mut out = dlpack_helpers_layout::default();
     // Warm up thread-locals and lazy statics outside the counted regions.
+    // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain values.
+    // `t` (shape/strides arrays included) outlives the call.
     unsafe { dlpack_tensor_validate(&t, &opts, &mut out) };
 
+    // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain values.
+    // `t` (shape/strides arrays included) outlives the call.
     let (s, n) = allocations(|| unsafe { dlpack_tensor_validate(&t, &opts, std::ptr::null_mut()) });
     assert_eq!((s, n), (0, 0), "validation, fast path");
+    // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain values.
+    // `t` (shape/strides arrays included) outlives the call.
     let (s, n) = allocations(|| unsafe { dlpack_tensor_validate(&t, &opts, &mut out) });
     assert_eq!((s, n), (0, 0), "validation, full path with layout");
+    // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain values.
+    // `t` (shape/strides arrays included) outlives the call.
     let (s, n) = allocations(|| unsafe { dlpack_tensor_layout(&t, &mut out) });
     assert_eq!((s, n), (0, 0), "layout");
     let mut cs = [0i64; 4];
     let (s, n) =
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values. `t` (shape/strides arrays included) outlives the call.
         allocations(|| unsafe { dlpack_compact_strides(4, shape.as_ptr(), true, cs.as_mut_ptr()) });
     assert_eq!((s, n), (0, 0), "compact strides");
     let mut buf = [0 as std::ffi::c_char; DLPACK_HELPERS_NAME_MAX];
+    // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain values.
+    // `t` (shape/strides arrays included) outlives the call.
     let (s, n) = allocations(|| unsafe {
         dlpack_dtype_format(
             t.dl_tensor.dtype,
@@ -97,10 +114,14 @@ fn no_allocation_on_queries_and_one_per_wrap_or_creation() {
     });
     assert_eq!((s, n), (0, 0), "dtype name");
     let mut addr = std::ptr::null_mut();
+    // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain values.
+    // `t` (shape/strides arrays included) outlives the call.
     let (s, n) = allocations(|| unsafe { dlpack_dltensor_data_address(&t.dl_tensor, &mut addr) });
     assert_eq!((s, n), (0, 0), "data address");
 
     let mut created = std::ptr::null_mut();
+    // SAFETY: `data` and `shape` outlive the tensor (released below); NULL strides means compact;
+    // `release` runs once on the `RELEASED` counter.
     let (s, n) = allocations(|| unsafe {
         dlpack_tensor_create(
             data.as_mut_ptr().cast(),
@@ -118,14 +139,18 @@ fn no_allocation_on_queries_and_one_per_wrap_or_creation() {
     });
     assert_eq!((s, n), (0, 1), "creation");
     let mut legacy = std::ptr::null_mut();
+    // SAFETY: `created` is the live tensor made above; the wrapper takes it over and `legacy` is a
+    // live local.
     let (s, n) = allocations(|| unsafe {
         dlpack_versioned_to_legacy(created, 0, std::ptr::null_mut(), &mut legacy)
     });
     assert_eq!((s, n), (0, 1), "versioned to legacy");
     let mut back = std::ptr::null_mut();
+    // SAFETY: `legacy` is the live wrapper made above, taken over here; `back` is a live local.
     let (s, n) = allocations(|| unsafe { dlpack_legacy_to_versioned(legacy, 0, &mut back) });
     assert_eq!((s, n), (0, 1), "legacy to versioned");
     let ((), n) =
+        // SAFETY: `back` is the live tensor made above, released exactly once, here.
         allocations(|| unsafe { dlpack_helpers::capi::tensor::dlpack_tensor_delete(back) });
     assert_eq!(n, 0, "release");
     assert_eq!(

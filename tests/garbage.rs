@@ -71,6 +71,9 @@ proptest! {
             dtype: t.dtype,
         };
         let mut l = dlpack_helpers_layout::default();
+        // SAFETY: the structs are live locals and `shape`/`strides` hold DLPACK_HELPERS_MAX_NDIM
+        // readable values; the field values are arbitrary on purpose: the contract under test is
+        // that the library only reads them and never dereferences `data`.
         for s in unsafe { [
             dlpack_tensor_validate(&m, &o, &mut l),
             dlpack_tensor_validate(&m, std::ptr::null(), std::ptr::null_mut()),
@@ -85,6 +88,9 @@ proptest! {
         }
         let mut a = std::ptr::null_mut();
         let mut off = 0u64;
+        // SAFETY: the structs are live locals and `shape`/`strides` hold DLPACK_HELPERS_MAX_NDIM
+        // readable values; the field values are arbitrary on purpose: the contract under test is
+        // that the library only reads them and never dereferences `data`.
         unsafe {
             prop_assert_ne!(dlpack_dltensor_data_address(&t, &mut a), DLPACK_HELPERS_STATUS_PANIC);
             prop_assert_ne!(dlpack_dltensor_data_location(&t, &mut a, &mut off), DLPACK_HELPERS_STATUS_PANIC);

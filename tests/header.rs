@@ -20,12 +20,29 @@ fn version_macros() -> String {
     )
 }
 
+/// The line of `cbindgen/dlpack_abi.h` after which its text goes into the header.
+const ABI_BLOCK_START: &str = "/* BEGIN DLPACK ABI BLOCK */\n";
+
+/// The DLPack ABI block: the part of `cbindgen/dlpack_abi.h` after [`ABI_BLOCK_START`] (the part
+/// before it makes the fragment compile alone).
+fn abi_block() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("cbindgen/dlpack_abi.h");
+    let text = std::fs::read_to_string(&path).expect("cbindgen/dlpack_abi.h");
+    let start = text
+        .find(ABI_BLOCK_START)
+        .unwrap_or_else(|| panic!("{} lacks the line {ABI_BLOCK_START:?}", path.display()));
+    text[start + ABI_BLOCK_START.len()..].to_owned()
+}
+
 fn generate() -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut config =
         cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
-    let abi = config.after_includes.take().unwrap_or_default();
-    config.after_includes = Some(format!("{}{}", version_macros(), abi));
+    assert!(
+        config.after_includes.is_none(),
+        "cbindgen.toml sets after_includes: the DLPack ABI block belongs in cbindgen/dlpack_abi.h"
+    );
+    config.after_includes = Some(format!("{}{}", version_macros(), abi_block()));
     let bindings = cbindgen::Builder::new()
         .with_crate(root)
         .with_config(config)
@@ -49,6 +66,28 @@ fn header_is_up_to_date() {
         committed == fresh,
         "include/dlpack_helpers.h is stale: regenerate it with `DLPACK_HELPERS_BLESS=1 cargo test --test header`"
     );
+}
+
+/// The ABI fragment is real C: it compiles alone, warning-free, as C11 and as C++11.
+#[test]
+fn abi_fragment_compiles_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fragment = root.join("cbindgen/dlpack_abi.h");
+    for (compiler, lang, std) in [("CC", "c", "-std=c11"), ("CXX", "c++", "-std=c++11")] {
+        let default = if compiler == "CC" { "cc" } else { "c++" };
+        let exe = std::env::var(compiler).unwrap_or_else(|_| default.to_owned());
+        let out = std::process::Command::new(&exe)
+            .args(["-x", lang, std, "-Wall", "-Wextra", "-Wpedantic", "-Werror"])
+            .arg("-fsyntax-only")
+            .arg(&fragment)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run the compiler '{exe}': {e}"));
+        assert!(
+            out.status.success(),
+            "cbindgen/dlpack_abi.h does not compile alone as {lang}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]
@@ -190,5 +229,44 @@ fn generated_names_are_ours() {
     assert!(
         foreign.is_empty(),
         "the generated header declares names that are not ours: {foreign:?}"
+    );
+}
+
+/// The contents list at the top of the header names only functions the header declares, and the
+/// status codes are declared in numeric order.
+#[test]
+fn contents_list_and_status_order() {
+    let header = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("include/dlpack_helpers.h"),
+    )
+    .unwrap();
+    let start = header
+        .find(" * Contents")
+        .expect("the header has a contents list");
+    let end = start + header[start..].find("*/").unwrap();
+    let mut named = 0;
+    for word in header[start..end].split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        if word.starts_with("dlpack_") && !word.starts_with("dlpack_helpers_") {
+            named += 1;
+            let call = format!("{word}(");
+            assert!(
+                header.lines().any(|l| {
+                    let t = l.trim_start();
+                    !t.starts_with('*') && !t.starts_with("/*") && t.contains(&call)
+                }),
+                "the contents list names {word}, which the header does not declare"
+            );
+        }
+    }
+    assert!(named > 20, "the contents list names only {named} functions");
+    let codes: Vec<i64> = header
+        .lines()
+        .filter_map(|l| l.strip_prefix("#define DLPACK_HELPERS_STATUS_"))
+        .map(|rest| rest.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert!(codes.len() > 30, "found only {} status codes", codes.len());
+    assert!(
+        codes.windows(2).all(|w| w[0] < w[1]),
+        "status codes are not declared in numeric order: {codes:?}"
     );
 }

@@ -76,6 +76,7 @@ fn message() -> String {
 fn writability(t: *const DLManagedTensorVersioned) -> dlpack_helpers_writability {
     let mut w = -1;
     assert_eq!(
+        // SAFETY: every caller passes a live tensor as `t`; `w` is a live local.
         unsafe { dlpack_tensor_writability(t, &mut w) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -88,6 +89,7 @@ fn require_writable(t: *const DLManagedTensorVersioned) -> dlpack_helpers_status
         flags: DLPACK_HELPERS_VALIDATE_REQUIRE_WRITABLE,
         ..Default::default()
     };
+    // SAFETY: every caller passes a live tensor as `t`; `o` is a live local.
     unsafe { dlpack_tensor_validate(t, &o, core::ptr::null_mut()) }
 }
 
@@ -100,6 +102,7 @@ fn case_50_legacy_writability_is_never_invented() {
     let mut shape = [2i64, 3];
     let mut l = legacy(tensor(buf.as_mut_ptr().cast(), &mut shape, None, F32));
     let mut w = -1;
+    // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain values.
     assert_eq!(unsafe { dlpack_legacy_tensor_writability(&l, &mut w) }, 0);
     assert_eq!(w, DLPACK_HELPERS_WRITABILITY_UNKNOWN);
 
@@ -107,36 +110,48 @@ fn case_50_legacy_writability_is_never_invented() {
     for extra in [0, DLPACK_FLAG_BITMASK_IS_COPIED] {
         let mut out = core::ptr::null_mut();
         assert_eq!(
+            // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+            // values.
             unsafe { dlpack_legacy_to_versioned(&mut l, extra, &mut out) },
             0,
             "{}",
             message()
         );
+        // SAFETY: `out` is the live tensor made above (status OK).
         let flags = unsafe { (*out).flags };
         assert_eq!(flags, extra | DLPACK_FLAG_BITMASK_READ_ONLY);
         assert_eq!(writability(out), DLPACK_HELPERS_WRITABILITY_READ_ONLY);
         assert_eq!(require_writable(out), DLPACK_HELPERS_STATUS_READ_ONLY);
         // Its strides were filled in, exactly.
+        // SAFETY: `out` is the live tensor made above (status OK); it carries `ndim` strides.
         let s = unsafe { core::slice::from_raw_parts((*out).dl_tensor.strides, 2) };
         assert_eq!(s, [3, 1]);
         let before = RELEASED.load(Ordering::SeqCst);
+        // SAFETY: `out` is the live tensor made above (status OK), released exactly once, here.
         unsafe { dlpack_tensor_delete(out) };
         assert_eq!(RELEASED.load(Ordering::SeqCst), before + 1);
     }
     // dlpack_legacy_tensor_wrap: READ_ONLY without the opt-in, exactly `flags` with it.
     let mut out = core::ptr::null_mut();
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_legacy_tensor_wrap(&mut l, 0, 0, &mut out) },
         0
     );
+    // SAFETY: `out` is the live tensor made above (status OK).
     assert_eq!(unsafe { (*out).flags }, DLPACK_FLAG_BITMASK_READ_ONLY);
+    // SAFETY: `out` is the live tensor made above (status OK), released exactly once, here.
     unsafe { dlpack_tensor_delete(out) };
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe {
             dlpack_legacy_tensor_wrap(&mut l, 0, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, &mut out)
         },
         0
     );
+    // SAFETY: `out` is the live tensor made above (status OK).
     assert_eq!(unsafe { (*out).flags }, 0);
     assert_eq!(writability(out), DLPACK_HELPERS_WRITABILITY_WRITABLE);
     assert_eq!(require_writable(out), DLPACK_HELPERS_STATUS_OK);
@@ -144,15 +159,21 @@ fn case_50_legacy_writability_is_never_invented() {
     // The mirror: READ_ONLY → legacy is refused (BufferError) unless dropped explicitly.
     let mut ro = core::ptr::null_mut();
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_legacy_to_versioned(&mut legacy(l.dl_tensor), 0, &mut ro) },
         0
     );
     let mut back = core::ptr::null_mut();
     let mut dropped = 0u64;
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_versioned_to_legacy(ro, 0, &mut dropped, &mut back) },
         DLPACK_HELPERS_STATUS_READ_ONLY
     );
+    // SAFETY: dlpack_status_string and dlpack_status_python_exception return a static NUL-
+    // terminated string for any code.
     let exc = unsafe {
         CStr::from_ptr(dlpack_status_python_exception(
             DLPACK_HELPERS_STATUS_READ_ONLY,
@@ -160,6 +181,8 @@ fn case_50_legacy_writability_is_never_invented() {
     };
     assert_eq!(exc.to_str().unwrap(), "BufferError");
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe {
             dlpack_versioned_to_legacy(
                 ro,
@@ -174,14 +197,19 @@ fn case_50_legacy_writability_is_never_invented() {
         dropped & DLPACK_FLAG_BITMASK_READ_ONLY,
         DLPACK_FLAG_BITMASK_READ_ONLY
     );
+    // SAFETY: `back` is the live tensor made above (status OK), released exactly once, here.
     unsafe { dlpack_legacy_tensor_delete(back) };
     // The writable wrap goes to legacy without any opt-in, and the round trip keeps data.
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_versioned_to_legacy(out, 0, &mut dropped, &mut back) },
         0
     );
     assert_eq!(dropped, 0);
+    // SAFETY: `back` is the live tensor made above (status OK).
     assert_eq!(unsafe { (*back).dl_tensor.data }, buf.as_mut_ptr().cast());
+    // SAFETY: `back` is the live tensor made above (status OK), released exactly once, here.
     unsafe { dlpack_legacy_tensor_delete(back) };
 }
 
@@ -206,6 +234,8 @@ fn case_49_implied_strides_are_exact_or_overflow() {
         assert_eq!(exact <= i64::MAX as i128, fits, "{shape:?}");
         // dlpack_compact_strides
         let mut out = [0i64; 3];
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         let s = unsafe { dlpack_compact_strides(3, shape.as_ptr(), false, out.as_mut_ptr()) };
         if fits {
             assert_eq!(s, 0, "{shape:?}: {}", message());
@@ -219,12 +249,16 @@ fn case_49_implied_strides_are_exact_or_overflow() {
         let mut l = legacy(tensor((&raw mut byte).cast(), &mut shape, None, INT8));
         let numel: i128 = shape.iter().map(|&e| e as i128).product();
         let mut v = core::ptr::null_mut();
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         let s = unsafe { dlpack_legacy_to_versioned(&mut l, 0, &mut v) };
         if fits && numel <= i64::MAX as i128 {
             assert_eq!(s, 0, "{shape:?}: {}", message());
+            // SAFETY: `v` is the live tensor made above (status OK); it carries `ndim` strides.
             let st = unsafe { core::slice::from_raw_parts((*v).dl_tensor.strides, 3) };
             assert_eq!(st[0] as i128, exact);
             RELEASED.fetch_add(0, Ordering::SeqCst);
+            // SAFETY: `v` is the live tensor made above (status OK), released exactly once, here.
             unsafe { dlpack_tensor_delete(v) };
         } else {
             assert_eq!(
@@ -235,15 +269,20 @@ fn case_49_implied_strides_are_exact_or_overflow() {
             );
             assert!(v.is_null(), "out written on failure");
         }
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         let s2 = unsafe {
             dlpack_legacy_tensor_wrap(&mut l, 0, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, &mut v)
         };
         assert_eq!(s2, s, "{shape:?}");
         if s2 == 0 {
+            // SAFETY: `v` is the live tensor made above (status OK), released exactly once, here.
             unsafe { dlpack_tensor_delete(v) };
         }
         // dlpack_tensor_create with NULL strides
         let mut c = core::ptr::null_mut();
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         let s3 = unsafe {
             dlpack_tensor_create(
                 (&raw mut byte).cast(),
@@ -261,8 +300,10 @@ fn case_49_implied_strides_are_exact_or_overflow() {
         };
         assert_eq!(s3, s, "{shape:?}");
         if s3 == 0 {
+            // SAFETY: `c` is the live tensor made above (status OK); it carries `ndim` strides.
             let st = unsafe { core::slice::from_raw_parts((*c).dl_tensor.strides, 3) };
             assert_eq!(st[0] as i128, exact);
+            // SAFETY: `c` is the live tensor made above (status OK), released exactly once, here.
             unsafe { dlpack_tensor_delete(c) };
         }
     }
@@ -364,6 +405,8 @@ proptest! {
         }
         let c_fits = exact_c.iter().all(|&s| s <= i64::MAX as i128);
         let mut out = vec![0i64; n];
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         let s = unsafe { dlpack_compact_strides(n as i32, shape.as_ptr(), false, out.as_mut_ptr()) };
         if c_fits {
             prop_assert_eq!(s, 0);
@@ -379,6 +422,8 @@ proptest! {
         let mut t = tensor(0x1000_0000 as *mut c_void, &mut shape_v, if explicit { Some(&mut strides_v) } else { None }, dtype);
         t.byte_offset = offset;
         let mut l = dlpack_helpers_layout::default();
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         let s = unsafe { dlpack_dltensor_layout(&t, 0, &mut l) };
         let numel: i128 = shape.iter().fold(1i128, |a, &e| a.saturating_mul(e as i128));
         let fits64 = |v: i128| v >= i64::MIN as i128 && v <= i64::MAX as i128;
@@ -399,6 +444,8 @@ proptest! {
                 // The fit question against an allocation around data.
                 let base = (0x1000_0000i64 + base_delta) as usize;
                 let mut fits = false;
+                // SAFETY: the pointer arguments are NULL or point to live locals; the rest are
+                // plain values.
                 let f = unsafe { dlpack_dltensor_fits_allocation(&t, 0, base as *const c_void, size, &mut fits) };
                 prop_assert_eq!(f, 0);
                 let want = rn == 0 || (0x1000_0000i128 + rlo >= base as i128 && 0x1000_0000i128 + rhi <= base as i128 + size as i128);
@@ -417,11 +464,16 @@ proptest! {
             let mut l2 = legacy(t);
             l2.dl_tensor.byte_offset = 0;
             let mut v = core::ptr::null_mut();
+            // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+            // values.
             let s = unsafe { dlpack_legacy_tensor_wrap(&mut l2, 0, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, &mut v) };
             if s == 0 {
                 prop_assert!(c_fits);
+                // SAFETY: `v` is the live tensor made above (status OK); it carries `ndim` strides.
                 let st = unsafe { core::slice::from_raw_parts((*v).dl_tensor.strides, n) };
                 for i in 0..n { prop_assert_eq!(st[i] as i128, exact_c[i]); }
+                // SAFETY: `v` is the live tensor made above (status OK), released exactly once,
+                // here.
                 unsafe { dlpack_tensor_delete(v) };
             } else if !c_fits {
                 prop_assert_eq!(s, DLPACK_HELPERS_STATUS_OVERFLOW);
@@ -437,6 +489,8 @@ fn fits_allocation_counts_negative_strides_offsets_empty_and_0d() {
     let base = buf.as_mut_ptr();
     let fits = |t: &DLTensor, base: *const c_void, size: u64| -> Result<bool, i32> {
         let mut f = false;
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         match unsafe { dlpack_dltensor_fits_allocation(t, 0, base, size, &mut f) } {
             0 => Ok(f),
             s => Err(s),
@@ -450,6 +504,7 @@ fn fits_allocation_counts_negative_strides_offsets_empty_and_0d() {
     t.byte_offset = 11 * 4;
     assert_eq!(fits(&t, base.cast(), 48), Ok(true));
     assert_eq!(fits(&t, base.cast(), 47), Ok(false));
+    // SAFETY: `base` points at a live 12-element buffer: one element in stays inside it.
     assert_eq!(fits(&t, unsafe { base.add(1) }.cast(), 44), Ok(false)); // misses element 0
     t.byte_offset = 10 * 4; // reaches one element below the allocation
     assert_eq!(fits(&t, base.cast(), 48), Ok(false));
@@ -477,16 +532,21 @@ fn fits_allocation_counts_negative_strides_offsets_empty_and_0d() {
     o.device.device_type = DLDeviceType(4);
     assert_eq!(fits(&o, base.cast(), 4), Ok(true));
     assert_eq!(
+        // SAFETY: `base` points at a live 12-element buffer: one element in stays inside it.
         fits(&o, unsafe { base.add(1) }.cast(), 4),
         Err(DLPACK_HELPERS_STATUS_OPAQUE_HANDLE)
     );
     // NULL arguments.
     let mut f = false;
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_dltensor_fits_allocation(core::ptr::null(), 0, base.cast(), 4, &mut f) },
         DLPACK_HELPERS_STATUS_NULL_POINTER
     );
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_dltensor_fits_allocation(&z, 0, base.cast(), 4, core::ptr::null_mut()) },
         DLPACK_HELPERS_STATUS_NULL_POINTER
     );
@@ -497,8 +557,12 @@ fn fits_allocation_counts_negative_strides_offsets_empty_and_0d() {
 fn python_error_set_status_and_import_flags() {
     assert_eq!(DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET, 71);
     let name =
+        // SAFETY: dlpack_status_string and dlpack_status_python_exception return a static NUL-
+        // terminated string for any code.
         unsafe { CStr::from_ptr(dlpack_status_string(DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET)) };
     assert_eq!(name.to_str().unwrap(), "PYTHON_ERROR_SET");
+    // SAFETY: dlpack_status_string and dlpack_status_python_exception return a static NUL-
+    // terminated string for any code.
     let exc = unsafe {
         CStr::from_ptr(dlpack_status_python_exception(
             DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET,
@@ -512,11 +576,15 @@ fn python_error_set_status_and_import_flags() {
     let mut d = DLDevice::default();
     let obj = 8usize as *mut c_void;
     assert_eq!(
+        // SAFETY: no Python runs in this process, so the call answers PYTHON_UNAVAILABLE without
+        // reading `obj` (a dummy address); the out-pointers are live locals.
         unsafe { dlpack_helpers::capi::python::import::dlpack_object_query_device(obj, 0, &mut d) },
         DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE
     );
     let mut t = core::ptr::null_mut();
     assert_eq!(
+        // SAFETY: no Python runs in this process, so the call answers PYTHON_UNAVAILABLE without
+        // reading `obj` (a dummy address); the out-pointers are live locals.
         unsafe {
             dlpack_helpers::capi::python::capsule::dlpack_capsule_import(
                 obj,

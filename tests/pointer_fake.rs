@@ -24,12 +24,17 @@ struct Counting;
 thread_local! {
     static THREAD_ALLOCS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
+// SAFETY: every call is forwarded to System unchanged; counting has no effect on memory.
 unsafe impl std::alloc::GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
         let _ = THREAD_ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: forwards the caller's GlobalAlloc contract (non-zero-size layout) to System
+        // unchanged.
         unsafe { std::alloc::System.alloc(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        // SAFETY: forwards the caller's contract (`p` came from `alloc` with layout `l`) to System
+        // unchanged.
         unsafe { std::alloc::System.dealloc(p, l) }
     }
 }
@@ -70,6 +75,8 @@ fn fakes() -> (&'static Fakes, MutexGuard<'static, ()>) {
         }
     });
     let g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero loader
+    // (NULL unsets it).
     unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
     (f, g)
 }
@@ -84,14 +91,17 @@ fn region(size: usize) -> usize {
 
 fn hip_register(f: &Fakes, base: usize, size: usize, ty: i32, device: i32, managed: i32) {
     let r: unsafe extern "C" fn(usize, usize, i32, i32, i32) = f.hip.sym(c"fake_hip_register");
+    // SAFETY: the fake's C signature; plain integer arguments only.
     unsafe { r(base, size, ty, device, managed) }
 }
 fn ze_register(f: &Fakes, ctx: usize, base: usize, size: usize, ty: u32, device: usize) {
     let r: unsafe extern "C" fn(usize, usize, usize, u32, usize) = f.ze.sym(c"fake_ze_register");
+    // SAFETY: the fake's C signature; plain integer arguments only.
     unsafe { r(ctx, base, size, ty, device) }
 }
 fn cuda_register(f: &Fakes, p: usize, memory_type: u32, managed: i32, ordinal: i32) {
     let r: unsafe extern "C" fn(usize, u32, i32, i32) = f.cuda.sym(c"fake_register_pointer");
+    // SAFETY: the fake's C signature; plain integer arguments only.
     unsafe { r(p, memory_type, managed, ordinal) }
 }
 fn reset(f: &Fakes) {
@@ -101,8 +111,11 @@ fn reset(f: &Fakes) {
 }
 
 fn classify(p: usize, ctx: usize) -> dlpack_helpers_pointer_info {
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
     let mut i: dlpack_helpers_pointer_info = unsafe { std::mem::zeroed() };
     i.struct_size = std::mem::size_of::<dlpack_helpers_pointer_info>();
+    // SAFETY: the pointer and context arguments are opaque addresses the library only hands to the
+    // fake drivers (never dereferenced); the out-pointers are live.
     let s = unsafe { dlpack_pointer_classify(p as *const c_void, ctx as *mut c_void, &mut i) };
     assert_eq!(s, DLPACK_HELPERS_STATUS_OK, "{}", last_error());
     i
@@ -193,6 +206,8 @@ fn every_class_of_every_backend() {
         (DLPACK_HELPERS_MEMORY_MANAGED, a, 14, -1, ze_b)
     );
     // The registered context serves a NULL argument; another context does not know it.
+    // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero loader
+    // (NULL unsets it).
     unsafe { dlpack_level_zero_context_set(CTX as *mut c_void) };
     assert_eq!(
         classify(z + 128, 0).memory_class,
@@ -209,11 +224,15 @@ fn every_class_of_every_backend() {
     assert_eq!((got.backends_asked, got.backends_unreachable), (ALL, 0));
     let mut d = dev(DLDeviceType(-1), -1);
     assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
         unsafe { dlpack_pointer_get_device(plain as *const c_void, &mut d) },
         DLPACK_HELPERS_STATUS_OK
     );
     assert_eq!((d.device_type, d.device_id), (DLDeviceType::kDLCPU, 0));
     // Without any context, Level Zero (present) cannot be asked: unknown, never kDLCPU.
+    // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero loader
+    // (NULL unsets it).
     unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
     let got = classify(plain, 0);
     assert_eq!(got.memory_class, DLPACK_HELPERS_MEMORY_UNKNOWN);
@@ -223,11 +242,15 @@ fn every_class_of_every_backend() {
         (b | hip_b, ze_b)
     );
     assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
         unsafe { dlpack_pointer_get_device(plain as *const c_void, &mut d) },
         DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN
     );
     // get_device reports the claimed device of HIP memory (the old CPU answer was a guess).
     assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
         unsafe { dlpack_pointer_get_device((h + 256) as *const c_void, &mut d) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -298,20 +321,30 @@ fn each_driver_call_failing() {
     ];
     for (fake, call, code, needle) in cases {
         fake.fail(call, code);
+        // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid
+        // value.
         let mut i: dlpack_helpers_pointer_info = unsafe { std::mem::zeroed() };
         i.struct_size = std::mem::size_of::<dlpack_helpers_pointer_info>();
         i.memory_class = 99;
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
         let s = unsafe { dlpack_pointer_classify(z as *const c_void, CTX as *mut c_void, &mut i) };
         assert_eq!(s, DLPACK_HELPERS_STATUS_DEVICE_ERROR, "{call}");
         assert_eq!(i.memory_class, 99, "nothing written on failure");
         assert!(last_error().contains(needle), "{}", last_error());
         let mut d = dev(DLDeviceType(-1), -1);
+        // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero
+        // loader (NULL unsets it).
         unsafe { dlpack_level_zero_context_set(CTX as *mut c_void) };
         assert_eq!(
+            // SAFETY: the pointer and context arguments are opaque addresses the library only hands
+            // to the fake drivers (never dereferenced); the out-pointers are live.
             unsafe { dlpack_pointer_get_device(z as *const c_void, &mut d) },
             DLPACK_HELPERS_STATUS_DEVICE_ERROR
         );
         assert_eq!(d.device_type, DLDeviceType(-1));
+        // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero
+        // loader (NULL unsets it).
         unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
         fake.fail(call, 0);
     }
@@ -320,6 +353,8 @@ fn each_driver_call_failing() {
     let t = one_api_tensor(z, 8);
     let mut a = -1;
     assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
         unsafe { dlpack_dltensor_host_access(&t.dl_tensor, CTX as *mut c_void, &mut a) },
         DLPACK_HELPERS_STATUS_DEVICE_ERROR
     );
@@ -379,6 +414,8 @@ fn host_access_counts_driver_calls() {
         for _ in 0..1000 {
             let mut a = -1;
             assert_eq!(
+                // SAFETY: the pointer and context arguments are opaque addresses the library only
+                // hands to the fake drivers (never dereferenced); the out-pointers are live.
                 unsafe { dlpack_tensor_host_access(&t, CTX as *mut c_void, &mut a) },
                 DLPACK_HELPERS_STATUS_OK
             );
@@ -391,6 +428,8 @@ fn host_access_counts_driver_calls() {
     for _ in 0..1000 {
         let mut a = -1;
         assert_eq!(
+            // SAFETY: the pointer and context arguments are opaque addresses the library only hands
+            // to the fake drivers (never dereferenced); the out-pointers are live.
             unsafe { dlpack_tensor_host_access(&t, CTX as *mut c_void, &mut a) },
             DLPACK_HELPERS_STATUS_OK
         );
@@ -401,6 +440,8 @@ fn host_access_counts_driver_calls() {
     reset(f);
     let mut a = -1;
     assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
         unsafe { dlpack_tensor_host_access(&t, std::ptr::null_mut(), &mut a) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -414,6 +455,8 @@ fn host_access_counts_driver_calls() {
         deleter: None,
     };
     assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
         unsafe { dlpack_legacy_tensor_host_access(&legacy, CTX as *mut c_void, &mut a) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -421,10 +464,14 @@ fn host_access_counts_driver_calls() {
     let mut bad = t;
     bad.version = DLPackVersion::new(2, 0);
     assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
         unsafe { dlpack_tensor_host_access(&bad, CTX as *mut c_void, &mut a) },
         DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION
     );
     assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
         unsafe { dlpack_tensor_host_access(std::ptr::null(), CTX as *mut c_void, &mut a) },
         DLPACK_HELPERS_STATUS_NULL_POINTER
     );
@@ -440,6 +487,7 @@ fn no_allocation_on_success() {
     ze_register(f, CTX, z, 64, 3, 0xD4);
     let plain = region(64);
     let t = one_api_tensor(z, 8);
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
     let mut info: dlpack_helpers_pointer_info = unsafe { std::mem::zeroed() };
     let mut d = dev(DLDeviceType::kDLCPU, 0);
     let mut a = -1;
@@ -447,18 +495,28 @@ fn no_allocation_on_success() {
         for p in [h, z, plain] {
             info.struct_size = std::mem::size_of::<dlpack_helpers_pointer_info>();
             let s =
+                // SAFETY: the pointer and context arguments are opaque addresses the library only
+                // hands to the fake drivers (never dereferenced); the out-pointers are live.
                 unsafe { dlpack_pointer_classify(p as *const c_void, CTX as *mut c_void, info) };
             assert_eq!(s, DLPACK_HELPERS_STATUS_OK);
         }
+        // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero
+        // loader (NULL unsets it).
         unsafe { dlpack_level_zero_context_set(CTX as *mut c_void) };
         assert_eq!(
+            // SAFETY: the pointer and context arguments are opaque addresses the library only hands
+            // to the fake drivers (never dereferenced); the out-pointers are live.
             unsafe { dlpack_pointer_get_device(plain as *const c_void, d) },
             DLPACK_HELPERS_STATUS_OK
         );
         assert_eq!(
+            // SAFETY: the pointer and context arguments are opaque addresses the library only hands
+            // to the fake drivers (never dereferenced); the out-pointers are live.
             unsafe { dlpack_tensor_host_access(&t, std::ptr::null_mut(), a) },
             DLPACK_HELPERS_STATUS_OK
         );
+        // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero
+        // loader (NULL unsets it).
         unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
     };
     run(&mut info, &mut d, &mut a); // loads the drivers (allowed to allocate once)
@@ -517,9 +575,12 @@ fn eight_threads() {
 #[test]
 fn capabilities_name_each_backend() {
     let (_f, _g) = fakes();
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
     let mut info: dlpack_helpers_info = unsafe { std::mem::zeroed() };
     info.struct_size = std::mem::size_of::<dlpack_helpers_info>();
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_get_info(&mut info) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -565,9 +626,13 @@ fn case_51() {
     let device = region(64);
     ze_register(f, CTX, shared, 64, 3, 0xD3);
     ze_register(f, CTX, device, 64, 2, 0xD3);
+    // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero loader
+    // (NULL unsets it).
     unsafe { dlpack_level_zero_context_set(CTX as *mut c_void) };
     let mut t = one_api_tensor(shared, 8);
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_tensor_check_version_or_delete(&mut t, std::ptr::null_mut()) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -575,6 +640,8 @@ fn case_51() {
     let access = |t: &DLManagedTensorVersioned| {
         let mut a = -1;
         assert_eq!(
+            // SAFETY: the pointer and context arguments are opaque addresses the library only hands
+            // to the fake drivers (never dereferenced); the out-pointers are live.
             unsafe { dlpack_tensor_host_access(t, std::ptr::null_mut(), &mut a) },
             DLPACK_HELPERS_STATUS_OK
         );
@@ -595,6 +662,7 @@ fn case_51() {
         flags: DLPACK_HELPERS_VALIDATE_REQUIRE_CPU_ACCESSIBLE,
         ..Default::default()
     };
+    // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain values.
     let validate = |t: &DLManagedTensorVersioned, o: &dlpack_helpers_validate_options| unsafe {
         dlpack_tensor_validate(t, o, std::ptr::null_mut())
     };
@@ -628,6 +696,8 @@ fn case_51() {
     };
     let one = dev(DLDeviceType::kDLOneAPI, 2);
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe {
             dlpack_stream_decode_handle(
                 one,
@@ -651,8 +721,11 @@ fn case_51() {
         dl_device: one,
         copy: DLPACK_HELPERS_COPY_IF_NEEDED,
     };
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
     let mut plan: dlpack_helpers_export_plan = unsafe { std::mem::zeroed() };
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe {
             dlpack_export_request_resolve_with_stream(
                 &req,
@@ -672,6 +745,8 @@ fn case_51() {
     assert!(!plan.copy);
     // A queue for a CUDA tensor is a TypeError; both streams at once is refused.
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe {
             dlpack_export_request_resolve_with_stream(
                 &req,
@@ -690,6 +765,8 @@ fn case_51() {
         ..req
     };
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe {
             dlpack_export_request_resolve_with_stream(
                 &both,
@@ -704,6 +781,8 @@ fn case_51() {
     );
     // No backend registered yet for kDLOneAPI in this process: unavailable, not a guess.
     assert_eq!(
+        // SAFETY: stream handles are opaque values the library never dereferences (a registered
+        // test backend only compares them); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_wait(one, 0x100 as *mut c_void, &s) },
         DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE
     );
@@ -715,10 +794,14 @@ fn case_51() {
         wait_handle: Some(q_wait_handle),
     };
     assert_eq!(
+        // SAFETY: stream handles are opaque values the library never dereferences (a registered
+        // test backend only compares them); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_backend_register_ex(DLDeviceType::kDLOneAPI, &b) },
         DLPACK_HELPERS_STATUS_OK
     );
     assert_eq!(
+        // SAFETY: stream handles are opaque values the library never dereferences (a registered
+        // test backend only compares them); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_wait(one, 0x100 as *mut c_void, &plan.stream) },
         DLPACK_HELPERS_STATUS_OK,
         "{}",
@@ -734,6 +817,8 @@ fn case_51() {
         handle: 0xBAD as *mut c_void,
     };
     assert_eq!(
+        // SAFETY: stream handles are opaque values the library never dereferences (a registered
+        // test backend only compares them); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_wait(one, 0x100 as *mut c_void, &bad) },
         DLPACK_HELPERS_STATUS_DEVICE_ERROR
     );
@@ -743,8 +828,12 @@ fn case_51() {
         ..b
     };
     assert_eq!(
+        // SAFETY: stream handles are opaque values the library never dereferences (a registered
+        // test backend only compares them); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_backend_register_ex(DLDeviceType::kDLMetal, &small) },
         DLPACK_HELPERS_STATUS_INVALID_ARGUMENT
     );
+    // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero loader
+    // (NULL unsets it).
     unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
 }

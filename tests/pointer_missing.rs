@@ -16,6 +16,8 @@ use std::sync::Once;
 
 fn setup() {
     static ONCE: Once = Once::new();
+    // SAFETY: set once, before any test reads the environment or calls the library (every test
+    // calls setup() first).
     ONCE.call_once(|| unsafe {
         std::env::set_var("DLPACK_HELPERS_CUDA_LIBRARY", "/nonexistent/libcuda.so.1");
         std::env::set_var("DLPACK_HELPERS_HIP_LIBRARY", "/nonexistent/libamdhip64.so");
@@ -27,8 +29,11 @@ fn setup() {
 }
 
 fn info_of(p: *const c_void, ctx: usize) -> (dlpack_helpers_status, dlpack_helpers_pointer_info) {
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
     let mut i: dlpack_helpers_pointer_info = unsafe { std::mem::zeroed() };
     i.struct_size = std::mem::size_of::<dlpack_helpers_pointer_info>();
+    // SAFETY: the pointer and context arguments are opaque addresses the library only hands to the
+    // fake drivers (never dereferenced); the out-pointers are live.
     let s = unsafe { dlpack_pointer_classify(p, ctx as *mut c_void, &mut i) };
     (s, i)
 }
@@ -53,6 +58,8 @@ fn missing_libraries_give_unknown_never_cpu() {
     assert_eq!((i.device.device_type.0, i.device.device_id), (0, 0));
     let mut d = dev(DLDeviceType(-3), -3);
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_pointer_get_device(p, &mut d) },
         DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN
     );
@@ -67,16 +74,22 @@ fn missing_libraries_give_unknown_never_cpu() {
         info_of(std::ptr::null(), 0).0,
         DLPACK_HELPERS_STATUS_NULL_POINTER
     );
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
     let mut small: dlpack_helpers_pointer_info = unsafe { std::mem::zeroed() };
     small.struct_size = 4;
     assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
         unsafe { dlpack_pointer_classify(p, std::ptr::null_mut(), &mut small) },
         DLPACK_HELPERS_STATUS_INVALID_ARGUMENT
     );
     // An older, shorter struct gets whole fields only.
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
     let mut short: dlpack_helpers_pointer_info = unsafe { std::mem::zeroed() };
     short.struct_size = 12;
     assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
         unsafe { dlpack_pointer_classify(p, std::ptr::null_mut(), &mut short) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -104,6 +117,8 @@ fn tensor_host_access_table_first_then_unknown() {
     let ask = |t: &DLTensor| {
         let mut a = -1;
         assert_eq!(
+            // SAFETY: the pointer and context arguments are opaque addresses the library only hands
+            // to the fake drivers (never dereferenced); the out-pointers are live.
             unsafe { dlpack_dltensor_host_access(t, 0x77 as *mut c_void, &mut a) },
             DLPACK_HELPERS_STATUS_OK
         );
@@ -116,9 +131,12 @@ fn tensor_host_access_table_first_then_unknown() {
     assert_eq!(ask(&t), DLPACK_HELPERS_HOST_ACCESS_UNKNOWN);
     t.device = dev(DLDeviceType::kDLExtDev, 0);
     assert_eq!(ask(&t), DLPACK_HELPERS_HOST_ACCESS_UNKNOWN);
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
     let mut info: dlpack_helpers_info = unsafe { std::mem::zeroed() };
     info.struct_size = std::mem::size_of::<dlpack_helpers_info>();
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_get_info(&mut info) },
         DLPACK_HELPERS_STATUS_OK
     );

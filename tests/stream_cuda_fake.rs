@@ -28,6 +28,7 @@ fn fake() -> (&'static Fake, MutexGuard<'static, ()>) {
             std::env::set_var("DLPACK_HELPERS_HIP_LIBRARY", "/nonexistent/libamdhip64.so");
         }
         assert_eq!(
+            // SAFETY: plain-value arguments only: no pointer is read.
             unsafe { dlpack_stream_backend_check(CUDA) },
             DLPACK_HELPERS_STATUS_OK,
             "{}",
@@ -46,6 +47,8 @@ fn handle(h: usize) -> dlpack_helpers_stream {
 }
 
 fn wait(d: DLDevice, producer: usize, consumer: dlpack_helpers_stream) -> dlpack_helpers_status {
+    // SAFETY: stream handles are opaque values that only the fake runtime records (never
+    // dereferenced); the other pointers are NULL or live locals.
     unsafe { dlpack_stream_wait(d, producer as *mut c_void, &consumer) }
 }
 
@@ -99,6 +102,8 @@ fn case_24_consumer_stream_waits_on_producer_event() {
             handle: std::ptr::null_mut(),
         };
         assert_eq!(
+            // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+            // values.
             unsafe { dlpack_stream_decode(dev(CUDA, 0), has, value, 0, &mut s) },
             DLPACK_HELPERS_STATUS_OK
         );
@@ -154,6 +159,8 @@ fn skips_same_stream_and_no_sync() {
         handle: std::ptr::null_mut(),
     };
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_stream_decode(dev(CUDA, 0), true, -1, 0, &mut s) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -226,6 +233,8 @@ fn driver_errors_map_to_statuses_with_messages() {
     // Host synchronization errors too.
     f.fail("cuStreamSynchronize", 700);
     assert_eq!(
+        // SAFETY: stream handles are opaque values that only the fake runtime records (never
+        // dereferenced); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_synchronize(dev(CUDA, 0), 0x3000 as *mut c_void) },
         DLPACK_HELPERS_STATUS_DEVICE_ERROR
     );
@@ -257,7 +266,11 @@ fn contexts_primary_and_current() {
                 f.sym(c"cuDevicePrimaryCtxRetain");
             let push: unsafe extern "C" fn(*mut c_void) -> i32 = f.sym(c"cuCtxPushCurrent_v2");
             let mut ctx = std::ptr::null_mut();
+            // SAFETY: the fake driver's C signatures; `ctx` is a live local out-pointer and then
+            // the context the fake returned.
             assert_eq!(unsafe { retain(&mut ctx, 1) }, 0);
+            // SAFETY: the fake driver's C signatures; `ctx` is a live local out-pointer and then
+            // the context the fake returned.
             assert_eq!(unsafe { push(ctx) }, 0);
             f.reset();
             assert_eq!(
@@ -310,12 +323,16 @@ fn host_synchronize_drains_the_given_stream() {
     let (f, _g) = fake();
     f.reset();
     assert_eq!(
+        // SAFETY: stream handles are opaque values that only the fake runtime records (never
+        // dereferenced); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_synchronize(dev(CUDA, 0), 0x4000 as *mut c_void) },
         DLPACK_HELPERS_STATUS_OK
     );
     assert_eq!(f.count("cuStreamSynchronize"), 1);
     assert_eq!(f.last("cuStreamSynchronize").0, 0x4000);
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_stream_synchronize(dev(DLDeviceType::kDLCPU, 0), std::ptr::null_mut()) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -330,6 +347,8 @@ fn case_10_case_12_pointer_device_query() {
     let reg: unsafe extern "C" fn(*const c_void, u32, i32, i32) = f.sym(c"fake_register_pointer");
     let bufs = [0u64; 4];
     let p = |i: usize| &bufs[i] as *const u64 as *const c_void;
+    // SAFETY: the fake's C signature; it only records the addresses of `bufs`, which outlives every
+    // query.
     unsafe {
         reg(p(0), 1, 0, 0); // pinned host
         reg(p(1), 2, 1, 1); // managed (driver says device, IS_MANAGED set) on device 1
@@ -338,6 +357,8 @@ fn case_10_case_12_pointer_device_query() {
     let q = |ptr| {
         let mut d = dev(DLDeviceType(-7), -7);
         assert_eq!(
+            // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+            // values.
             unsafe { dlpack_pointer_get_device(ptr, &mut d) },
             DLPACK_HELPERS_STATUS_OK,
             "{}",
@@ -353,6 +374,8 @@ fn case_10_case_12_pointer_device_query() {
     // tests/pointer_fake.rs shows kDLCPU once every backend was asked).
     let mut d = dev(DLDeviceType(-7), -7);
     assert_eq!(
+        // SAFETY: the pointer and context arguments are opaque addresses the library only hands to
+        // the fake drivers (never dereferenced); the out-pointers are live.
         unsafe { dlpack_pointer_get_device(p(3), &mut d) },
         DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN
     );
@@ -360,11 +383,15 @@ fn case_10_case_12_pointer_device_query() {
     assert!(last_error().contains("HIP"), "{}", last_error());
     let mut d = dev(DLDeviceType::kDLCPU, 0);
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_pointer_get_device(std::ptr::null(), &mut d) },
         DLPACK_HELPERS_STATUS_NULL_POINTER
     );
     f.fail("cuPointerGetAttribute", 700);
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_pointer_get_device(p(0), &mut d) },
         DLPACK_HELPERS_STATUS_DEVICE_ERROR
     );
@@ -374,9 +401,12 @@ fn case_10_case_12_pointer_device_query() {
 #[test]
 fn capabilities_report_cuda_only() {
     let (_f, _g) = fake();
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
     let mut info: dlpack_helpers_info = unsafe { std::mem::zeroed() };
     info.struct_size = std::mem::size_of::<dlpack_helpers_info>();
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_get_info(&mut info) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -400,7 +430,9 @@ fn producer_flow_resolve_then_wait() {
         dl_device: dev(DLDeviceType::kDLCPU, 0),
         copy: DLPACK_HELPERS_COPY_IF_NEEDED,
     };
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
     let mut plan: dlpack_helpers_export_plan = unsafe { std::mem::zeroed() };
+    // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain values.
     let st = unsafe {
         dlpack_export_request_resolve(&req, dev(CUDA, 0), DLPackVersion::new(1, 3), 0, &mut plan)
     };
@@ -409,6 +441,8 @@ fn producer_flow_resolve_then_wait() {
     assert_eq!(plan.stream.kind, DLPACK_HELPERS_STREAM_PER_THREAD_DEFAULT);
     f.reset();
     assert_eq!(
+        // SAFETY: stream handles are opaque values that only the fake runtime records (never
+        // dereferenced); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_wait(plan.device, 0x7000 as *mut c_void, &plan.stream) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -431,11 +465,14 @@ fn host_and_managed_wait_in_the_producer_streams_context() {
     let pop: unsafe extern "C" fn(*mut *mut c_void) -> i32 = f.sym(c"cuCtxPopCurrent_v2");
     let set_ctx: unsafe extern "C" fn(usize, *mut c_void) = f.sym(c"fake_set_stream_context");
     let (mut ctx0, mut ctx1) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: the fake driver's C signature; the out-pointer is a live local.
     assert_eq!(unsafe { retain(&mut ctx0, 0) }, 0);
+    // SAFETY: the fake driver's C signature; the out-pointer is a live local.
     assert_eq!(unsafe { retain(&mut ctx1, 1) }, 0);
     assert_ne!(ctx0, ctx1);
     let (ctx0, ctx1) = (ctx0 as usize, ctx1 as usize);
     let (producer, consumer) = (0x6100usize, 0x6200usize);
+    // SAFETY: the fake's C signature; it only records the two values.
     unsafe {
         set_ctx(producer, ctx1 as *mut c_void);
         set_ctx(consumer, ctx1 as *mut c_void);
@@ -458,6 +495,8 @@ fn host_and_managed_wait_in_the_producer_streams_context() {
             );
             assert_eq!(f.last("cuCtxPushCurrent_v2").0, ctx1);
             assert_eq!(
+                // SAFETY: the producer stream is an opaque value the fake runtime only records
+                // (never dereferenced).
                 unsafe { dlpack_stream_synchronize(dev(t, 0), producer as *mut c_void) },
                 DLPACK_HELPERS_STATUS_OK,
                 "{}",
@@ -465,6 +504,7 @@ fn host_and_managed_wait_in_the_producer_streams_context() {
             );
             let cur: unsafe extern "C" fn(*mut *mut c_void) -> i32 = f.sym(c"cuCtxGetCurrent");
             let mut now = std::ptr::null_mut();
+            // SAFETY: the fake driver's C signature; the out-pointer is a live local.
             assert_eq!(unsafe { cur(&mut now) }, 0);
             assert_eq!(
                 now as usize, expect_ctx_current,
@@ -474,9 +514,11 @@ fn host_and_managed_wait_in_the_producer_streams_context() {
     };
     std::thread::scope(|s| {
         s.spawn(|| {
+            // SAFETY: `ctx0` is a context the fake driver returned above.
             assert_eq!(unsafe { push(ctx0 as *mut c_void) }, 0);
             run(ctx0);
             let mut out = std::ptr::null_mut();
+            // SAFETY: the fake driver's C signature; the out-pointer is a live local.
             assert_eq!(unsafe { pop(&mut out) }, 0);
         });
     });

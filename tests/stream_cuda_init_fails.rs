@@ -17,6 +17,7 @@ fn cuinit_failure_is_backend_unavailable() {
         std::env::set_var("FAKE_CUDA_INIT_ERROR", "100");
     }
     assert_eq!(
+        // SAFETY: plain-value arguments only: no pointer is read.
         unsafe { dlpack_stream_backend_check(DLDeviceType::kDLCUDA) },
         DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE
     );

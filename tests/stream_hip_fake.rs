@@ -20,6 +20,7 @@ fn fake() -> (&'static Fake, MutexGuard<'static, ()>) {
         // SAFETY: set once, before the library reads it.
         unsafe { std::env::set_var("DLPACK_HELPERS_HIP_LIBRARY", &path) };
         assert_eq!(
+            // SAFETY: plain-value arguments only: no pointer is read.
             unsafe { dlpack_stream_backend_check(ROCM) },
             DLPACK_HELPERS_STATUS_OK,
             "{}",
@@ -35,6 +36,8 @@ fn wait(d: DLDevice, producer: usize, consumer: usize) -> dlpack_helpers_status 
         kind: DLPACK_HELPERS_STREAM_HANDLE,
         handle: consumer as *mut c_void,
     };
+    // SAFETY: stream handles are opaque values that only the fake runtime records (never
+    // dereferenced); the other pointers are NULL or live locals.
     unsafe { dlpack_stream_wait(d, producer as *mut c_void, &c) }
 }
 
@@ -63,6 +66,7 @@ fn event_pool_reuse_and_device_restore() {
     assert_eq!(f.count("hipSetDevice"), 100);
     let get: unsafe extern "C" fn(*mut i32) -> i32 = f.sym(c"hipGetDevice");
     let mut d = -1;
+    // SAFETY: the fake runtime's C signature; `d` is a live local out-pointer.
     assert_eq!(unsafe { get(&mut d) }, 0);
     assert_eq!(d, 0);
     let (rec_event, rec_stream) = f.last("hipEventRecord");
@@ -83,6 +87,8 @@ fn case_25_rocm_default_stream_is_null() {
         handle: std::ptr::without_provenance_mut(1),
     };
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_stream_decode(dev(ROCM, 0), true, 0, 0, &mut s) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -92,16 +98,22 @@ fn case_25_rocm_default_stream_is_null() {
     );
     f.reset();
     assert_eq!(
+        // SAFETY: stream handles are opaque values that only the fake runtime records (never
+        // dereferenced); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_wait(dev(ROCM, 0), std::ptr::null_mut(), &s) },
         DLPACK_HELPERS_STATUS_OK
     );
     assert_eq!(f.count("hipEventRecord"), 0);
     assert_eq!(
+        // SAFETY: stream handles are opaque values that only the fake runtime records (never
+        // dereferenced); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_wait(dev(ROCM, 0), 0x500 as *mut c_void, &s) },
         DLPACK_HELPERS_STATUS_OK
     );
     assert_eq!(f.last("hipStreamWaitEvent").0, 0);
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_stream_decode(dev(ROCM, 0), true, 1, 0, &mut s) },
         DLPACK_HELPERS_STATUS_INVALID_STREAM
     );
@@ -128,11 +140,15 @@ fn errors_map_to_statuses() {
     assert!(last_error().contains("hipSetDevice"), "{}", last_error());
     f.fail("hipStreamSynchronize", 1);
     assert_eq!(
+        // SAFETY: stream handles are opaque values that only the fake runtime records (never
+        // dereferenced); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_synchronize(dev(ROCM, 0), 0x9 as *mut c_void) },
         DLPACK_HELPERS_STATUS_DEVICE_ERROR
     );
     f.fail("hipStreamSynchronize", 0);
     assert_eq!(
+        // SAFETY: stream handles are opaque values that only the fake runtime records (never
+        // dereferenced); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_synchronize(dev(ROCM, 0), 0x9 as *mut c_void) },
         DLPACK_HELPERS_STATUS_OK
     );

@@ -23,6 +23,7 @@ fn decode(d: DLDevice, v: Option<i64>, flags: u32) -> Result<dlpack_helpers_stre
         kind: -7,
         handle: std::ptr::null_mut(),
     };
+    // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain values.
     let st = unsafe { dlpack_stream_decode(d, v.is_some(), v.unwrap_or(12345), flags, &mut s) };
     if st == DLPACK_HELPERS_STATUS_OK {
         Ok(s)
@@ -34,6 +35,7 @@ fn decode(d: DLDevice, v: Option<i64>, flags: u32) -> Result<dlpack_helpers_stre
 
 fn encode_decoded(d: DLDevice, s: &dlpack_helpers_stream) -> Result<Option<i64>, i32> {
     let (mut has, mut v) = (true, 4242i64);
+    // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain values.
     let st = unsafe { dlpack_stream_encode_decoded(d, s, &mut has, &mut v) };
     if st == DLPACK_HELPERS_STATUS_OK {
         Ok(has.then_some(v))
@@ -45,6 +47,8 @@ fn encode_decoded(d: DLDevice, s: &dlpack_helpers_stream) -> Result<Option<i64>,
 
 fn encode(d: DLDevice, native: usize) -> Result<Option<i64>, i32> {
     let (mut has, mut v) = (true, 4242i64);
+    // SAFETY: the native stream is an opaque value (never dereferenced); `has` and `v` are live
+    // locals.
     let st = unsafe {
         dlpack_stream_encode(
             d,
@@ -163,8 +167,14 @@ fn encode_decoded_refuses_what_decode_never_yields() {
     let ok = s(DLPACK_HELPERS_STREAM_NO_SYNC, 0);
     let (mut has, mut v) = (false, 0i64);
     for st in [
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_stream_encode_decoded(cuda, std::ptr::null(), &mut has, &mut v) },
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_stream_encode_decoded(cuda, &ok, std::ptr::null_mut(), &mut v) },
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_stream_encode_decoded(cuda, &ok, &mut has, std::ptr::null_mut()) },
     ] {
         assert_eq!(st, DLPACK_HELPERS_STATUS_NULL_POINTER);
@@ -232,6 +242,7 @@ fn resolve(
         copy,
     };
     let mut p = std::mem::MaybeUninit::<dlpack_helpers_export_plan>::zeroed();
+    // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain values.
     let st = unsafe {
         dlpack_export_request_resolve(
             &r,
@@ -242,6 +253,7 @@ fn resolve(
         )
     };
     if st == DLPACK_HELPERS_STATUS_OK {
+        // SAFETY: the status is OK, so the library wrote the whole plan (and it started zeroed).
         Ok(unsafe { p.assume_init() })
     } else {
         Err(st)
@@ -311,6 +323,7 @@ fn cpu_device_id_one_is_unsupported_for_a_cpu_tensor_too() {
 #[test]
 fn cpu_backend_check_says_cpu_has_no_streams() {
     assert_eq!(
+        // SAFETY: plain-value arguments only: no pointer is read.
         unsafe { dlpack_stream_backend_check(DLDeviceType::kDLCPU) },
         DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE
     );
@@ -318,11 +331,13 @@ fn cpu_backend_check_says_cpu_has_no_streams() {
     assert!(msg.contains("kDLCPU has no streams"), "{msg}");
     assert!(!msg.contains("register others"), "{msg}");
     assert_eq!(
+        // SAFETY: CPU has no streams: the NULL stream is never used; `none` is a live local.
         unsafe { dlpack_stream_synchronize(dev(DLDeviceType::kDLCPU, 0), std::ptr::null_mut()) },
         DLPACK_HELPERS_STATUS_OK
     );
     let none = decode(dev(DLDeviceType::kDLCPU, 0), None, 0).unwrap();
     assert_eq!(
+        // SAFETY: CPU has no streams: the NULL stream is never used; `none` is a live local.
         unsafe {
             dlpack_stream_wait(
                 dev(DLDeviceType::kDLCPU, 0),

@@ -16,6 +16,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn setup() {
     static ONCE: Once = Once::new();
+    // SAFETY: set once, before any test reads the environment or calls the library (every test
+    // calls setup() first).
     ONCE.call_once(|| unsafe {
         std::env::set_var("DLPACK_HELPERS_CUDA_LIBRARY", "/nonexistent/libcuda.so.1");
         std::env::set_var("DLPACK_HELPERS_HIP_LIBRARY", "/nonexistent/libamdhip64.so");
@@ -33,6 +35,8 @@ fn handle(h: usize) -> dlpack_helpers_stream {
 fn backend_unavailable_is_reported_clearly() {
     setup();
     let s = handle(0x20);
+    // SAFETY: stream handles are opaque values (no backend is loaded or the registered test backend
+    // only compares them); the other pointers are NULL or live locals.
     let st = unsafe { dlpack_stream_wait(dev(DLDeviceType::kDLCUDA, 0), 0x10 as *mut c_void, &s) };
     assert_eq!(st, DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE);
     let m = last_error();
@@ -40,14 +44,18 @@ fn backend_unavailable_is_reported_clearly() {
         m.contains("/nonexistent/libcuda.so.1") && m.contains("DLPACK_HELPERS_CUDA_LIBRARY"),
         "{m}"
     );
+    // SAFETY: stream handles are opaque values (no backend is loaded or the registered test backend
+    // only compares them); the other pointers are NULL or live locals.
     let st = unsafe { dlpack_stream_wait(dev(DLDeviceType::kDLROCM, 0), 0x10 as *mut c_void, &s) };
     assert_eq!(st, DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE);
     assert!(last_error().contains("DLPACK_HELPERS_HIP_LIBRARY"));
     assert_eq!(
+        // SAFETY: plain-value arguments only: no pointer is read.
         unsafe { dlpack_stream_backend_check(DLDeviceType::kDLCUDA) },
         DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE
     );
     assert_eq!(
+        // SAFETY: plain-value arguments only: no pointer is read.
         unsafe { dlpack_stream_backend_check(DLDeviceType::kDLVulkan) },
         DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE
     );
@@ -57,10 +65,14 @@ fn backend_unavailable_is_reported_clearly() {
         handle: std::ptr::null_mut(),
     };
     assert_eq!(
+        // SAFETY: stream handles are opaque values (no backend is loaded or the registered test
+        // backend only compares them); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_wait(dev(DLDeviceType::kDLCUDA, 0), 0x10 as *mut c_void, &no_sync) },
         DLPACK_HELPERS_STATUS_OK
     );
     assert_eq!(
+        // SAFETY: stream handles are opaque values (no backend is loaded or the registered test
+        // backend only compares them); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_wait(dev(DLDeviceType::kDLCUDA, 0), 0x20 as *mut c_void, &s) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -69,6 +81,8 @@ fn backend_unavailable_is_reported_clearly() {
     let x = 5u32;
     let mut d = dev(DLDeviceType(-7), 9);
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_pointer_get_device(&x as *const u32 as *const c_void, &mut d) },
         DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN
     );
@@ -78,9 +92,12 @@ fn backend_unavailable_is_reported_clearly() {
         m.contains("backends asked: none") && m.contains("DLPACK_HELPERS_CUDA_LIBRARY"),
         "{m}"
     );
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is a valid value.
     let mut info: dlpack_helpers_info = unsafe { std::mem::zeroed() };
     info.struct_size = std::mem::size_of::<dlpack_helpers_info>();
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_get_info(&mut info) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -125,15 +142,21 @@ fn registered_backend_serves_its_device_type() {
     };
     let one_api = DLDeviceType::kDLOneAPI;
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_stream_backend_register(one_api, &b) },
         DLPACK_HELPERS_STATUS_OK
     );
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_stream_backend_register(one_api, &b) },
         DLPACK_HELPERS_STATUS_INVALID_ARGUMENT
     );
     assert!(last_error().contains("already registered"));
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_stream_backend_register(DLDeviceType::kDLCPU, &b) },
         DLPACK_HELPERS_STATUS_INVALID_ARGUMENT
     );
@@ -142,15 +165,20 @@ fn registered_backend_serves_its_device_type() {
         ..b
     };
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_stream_backend_register(DLDeviceType::kDLMetal, &half) },
         DLPACK_HELPERS_STATUS_NULL_POINTER
     );
     assert!(last_error().contains("backend->synchronize"));
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_stream_backend_register(DLDeviceType::kDLMetal, std::ptr::null()) },
         DLPACK_HELPERS_STATUS_NULL_POINTER
     );
     assert_eq!(
+        // SAFETY: plain-value arguments only: no pointer is read.
         unsafe { dlpack_stream_backend_check(one_api) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -160,10 +188,14 @@ fn registered_backend_serves_its_device_type() {
         handle: std::ptr::null_mut(),
     };
     assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
         unsafe { dlpack_stream_decode(dev(one_api, 2), true, 7, 0, &mut s) },
         DLPACK_HELPERS_STATUS_OK
     );
     assert_eq!(
+        // SAFETY: stream handles are opaque values (no backend is loaded or the registered test
+        // backend only compares them); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_wait(dev(one_api, 2), 3 as *mut c_void, &s) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -171,11 +203,15 @@ fn registered_backend_serves_its_device_type() {
     assert_eq!(LAST.load(Ordering::SeqCst), 2_003_007);
     let bad = handle(666);
     assert_eq!(
+        // SAFETY: stream handles are opaque values (no backend is loaded or the registered test
+        // backend only compares them); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_wait(dev(one_api, 0), 3 as *mut c_void, &bad) },
         DLPACK_HELPERS_STATUS_DEVICE_ERROR
     );
     assert!(last_error().contains("code 17"), "{}", last_error());
     assert_eq!(
+        // SAFETY: stream handles are opaque values (no backend is loaded or the registered test
+        // backend only compares them); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_synchronize(dev(one_api, 0), 9 as *mut c_void) },
         DLPACK_HELPERS_STATUS_OK
     );
@@ -185,10 +221,14 @@ fn registered_backend_serves_its_device_type() {
         handle: std::ptr::null_mut(),
     };
     assert_eq!(
+        // SAFETY: stream handles are opaque values (no backend is loaded or the registered test
+        // backend only compares them); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_wait(dev(one_api, 0), 3 as *mut c_void, &unknown_kind) },
         DLPACK_HELPERS_STATUS_INVALID_ARGUMENT
     );
     assert_eq!(
+        // SAFETY: stream handles are opaque values (no backend is loaded or the registered test
+        // backend only compares them); the other pointers are NULL or live locals.
         unsafe { dlpack_stream_wait(dev(one_api, 0), 3 as *mut c_void, std::ptr::null()) },
         DLPACK_HELPERS_STATUS_NULL_POINTER
     );

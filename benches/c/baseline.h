@@ -95,7 +95,7 @@ int bl_negotiate(DLPackVersion p, uint32_t flags, const DLPackVersion *max, dlpa
 void bl_delete(DLManagedTensorVersioned *t);
 int bl_stream_decode(DLDevice d, bool has, int64_t v, dlpack_helpers_stream *out);
 int bl_resolve(const dlpack_helpers_export_request *rq, DLDevice dev, DLPackVersion p, dlpack_helpers_export_plan *out);
-/* ---- Validation, layout and wrap/unwrap (issue 3): the rules of docs/validation.md as a C
+/* ---- Validation, layout and wrap/unwrap: the rules of docs/validation.md as a C
  * programmer writes them, for the tensors the benchmarks pass (and every other input). ---- */
 #include <stdlib.h>
 #include <string.h>

@@ -80,7 +80,7 @@ DEF(export_request_resolve,
     { rq.stream = (int64_t)(i & 7) + 1; KEEP(in_resolve(&rq, d, p, &plan)); KEEP(plan.sync); },
     { rq.stream = (int64_t)(i & 7) + 1; KEEP(bl_resolve(&rq, d, p, &plan)); KEEP(plan.sync); })
 
-/* Validation, layout and wrap/unwrap (issue 3). Tensors: float32, C-contiguous, extents 2
+/* Validation, layout and wrap/unwrap. Tensors: float32, C-contiguous, extents 2
  * (ndim 64: every other extent is 1, so that the element count, 2^32, fits), byte_offset
  * varying with the iteration (0..28, element-aligned) so nothing is loop-invariant. */
 static float data[64];

@@ -1,4 +1,4 @@
-//! Validation, layout and names (issue 3's exports): any tensor description (up to 6
+//! Validation, layout and names (their exports): any tensor description (up to 6
 //! dimensions, any extents, strides, dtype, version, flags, options; `data` never dereferenced)
 //! gets a documented status and never a panic; a valid tensor has a layout; dtype and device
 //! names round-trip through format and parse, and parsing arbitrary bytes never panics.

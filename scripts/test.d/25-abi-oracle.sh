@@ -7,6 +7,7 @@
 # 3. Compiles dlpack_helpers.h alone, before and after each official header, as C99, C11, C++11 and
 #    C++17 with -Wall -Wextra -Wpedantic -Werror, and runs the result.
 # 4. Checks that an official 0.x header included first is refused with a clear #error.
+# needs: venv release
 source "$(dirname "$0")/../common.sh"
 CACHE="$ROOT/.cache/oracle"
 OUT="$ROOT/target/abi-oracle"

@@ -1,11 +1,12 @@
 # Python embedding: the dlpack_helpers package (native extension, installed into .venv by
 # setup_venv with `pip install .`) against real producers (NumPy, PyArrow), its ctypes prototypes
 # against the header, and the same wheel installed into a fresh venv.
+# needs: venv release
 source "$(dirname "$0")/../common.sh"
 setup_venv
 "$PY" -c 'import numpy, pyarrow, pytest' 2>/dev/null || { echo "error: numpy, pyarrow and pytest are needed in .venv (scripts/requirements.txt)" >&2; exit 1; }
 "$PY" -m pytest -q -p no:cacheprovider tests-py
-# Finding 2 of the new-user test: the wheel `pip install .` built, installed into a fresh venv,
+# Install check: the wheel `pip install .` built, installed into a fresh venv,
 # must import from any directory without DLPACK_HELPERS_LIBRARY (the library is in the wheel).
 TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
 "$PY" -m venv "$TMP/venv" || { echo "error: python -m venv failed (install the python3-venv package)" >&2; exit 1; }

@@ -5,6 +5,7 @@
 # follow cargo-c's rule from Cargo.toml, the CMake version file's compatibility agrees with it,
 # pkg-config Version and the header's version macros equal Cargo.toml's, the shared library
 # exports exactly the functions declared in the header, and the Rust and Python examples run.
+# needs: venv release
 source "$(dirname "$0")/../common.sh"
 setup_venv
 need cmake "installed into .venv from scripts/requirements.txt (cmake>=3.20)"

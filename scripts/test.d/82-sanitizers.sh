@@ -1,19 +1,19 @@
-# Sanitizers and leak checks on the C side (issue 8): every tests-c/test_*.c, against the shared
+# Sanitizers and leak checks on the C side: every tests-c/test_*.c, against the shared
 # AND the static library,
 #   1. built with gcc -fsanitize=address,undefined (LeakSanitizer included), any report fails;
 #   2. run under valgrind memcheck --leak-check=full; definite or indirect leaks and any memory
 #      error fail (--error-exitcode).
 # test_reliability.c runs with the fake CUDA driver (tests-c/fake/fake_cuda.c), so the CUDA
 # backend's initialization and event pool are covered too. The Rust code itself is not
-# instrumented by ASan (that needs nightly); valgrind sees all of it.
+# instrumented by ASan (that needs nightly); valgrind sees all of it. The tests are compiled by
+# scripts/c-build.sh (flags: tests-c/cflags), plus the sanitizer flags.
+# needs: release
 source "$(dirname "$0")/../common.sh"
-CC="${CC:-cc}"
+source "$ROOT/scripts/c-build.sh"
 need valgrind "the valgrind package (Debian/Ubuntu: apt-get install valgrind)"
 OUT="$ROOT/target/sanitizers"
 mkdir -p "$OUT"
-WARN=(-std=c11 -O1 -g -Wall -Wextra -Wpedantic -Werror -I"$ROOT/include" -I"$ROOT/tests-c")
 SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
-STATIC_LIBS=(-lpthread -ldl -lm -lrt -lgcc_s -lc)
 # gcc finds libasan/libubsan through its own driver; say which package is missing if it cannot.
 echo 'int main(void){return 0;}' > "$OUT/probe.c"
 "$CC" "${SAN[@]}" "$OUT/probe.c" -o "$OUT/probe" 2>"$OUT/probe.err" || {
@@ -41,8 +41,8 @@ for src in tests-c/test_*.c; do
     iters=(DLPACK_HELPERS_STRESS_ITERS=2000)
   fi
   # 1. ASan + UBSan
-  "$CC" "${WARN[@]}" "${SAN[@]}" "$src" -o "$OUT/$name.asan.shared" -L"$LIBDIR" -ldlpack_helpers -Wl,-rpath,"$LIBDIR" -lpthread -ldl
-  "$CC" "${WARN[@]}" "${SAN[@]}" "$src" -o "$OUT/$name.asan.static" "$LIBDIR/libdlpack_helpers.a" "${STATIC_LIBS[@]}"
+  c_test_build "$src" "$OUT/$name.asan.shared" shared "${SAN[@]}"
+  c_test_build "$src" "$OUT/$name.asan.static" static "${SAN[@]}"
   for kind in shared static; do
     echo "-- $name ($kind) under AddressSanitizer + UndefinedBehaviorSanitizer"
     env "${env_fake_asan[@]}" "${iters[@]}" "$OUT/$name.asan.$kind" >"$OUT/$name.asan.$kind.log" 2>&1 \
@@ -53,8 +53,8 @@ for src in tests-c/test_*.c; do
     runs=$((runs + 1))
   done
   # 2. valgrind memcheck
-  "$CC" "${WARN[@]}" "$src" -o "$OUT/$name.shared" -L"$LIBDIR" -ldlpack_helpers -Wl,-rpath,"$LIBDIR" -lpthread -ldl
-  "$CC" "${WARN[@]}" "$src" -o "$OUT/$name.static" "$LIBDIR/libdlpack_helpers.a" "${STATIC_LIBS[@]}"
+  c_test_build "$src" "$OUT/$name.shared" shared
+  c_test_build "$src" "$OUT/$name.static" static
   for kind in shared static; do
     echo "-- $name ($kind) under valgrind memcheck"
     env "${env_fake[@]}" DLPACK_HELPERS_STRESS_ITERS=200 "${VG[@]}" "$OUT/$name.$kind" >"$OUT/$name.vg.$kind.log" 2>&1 \

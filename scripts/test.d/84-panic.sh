@@ -1,8 +1,9 @@
-# Panics (issue 8): the library built with the test-only cargo feature `test-panic` panics inside
+# Panics: the library built with the test-only cargo feature `test-panic` panics inside
 # every export while DLPACK_HELPERS_TEST_PANIC is set. tests-reliability/panic_matrix.py calls
 # every function the header declares that way and checks the PANIC status (or documented fallback
 # value), the message, untouched out-parameters, no abort, and that nothing happened. The feature
 # adds no export: the test-panic build exports exactly what the release build exports.
+# needs: venv release
 source "$(dirname "$0")/../common.sh"
 need nm "binutils"
 TP="$ROOT/target/test-panic"

@@ -1,4 +1,4 @@
-# Concurrency (issue 8): tests-c/test_reliability.c's 8 threads hammer the last error message,
+# Concurrency: tests-c/test_reliability.c's 8 threads hammer the last error message,
 # deleters, version checks, stream decoding, a registered backend, and the CUDA and HIP backends'
 # one-time initialization and event pools through the fake drivers (tests-c/fake/fake_{cuda,hip}.c):
 #   1. plain build, shared and static, 8 threads x 200000 iterations each;
@@ -12,17 +12,17 @@
 #      themselves (an event recorded by one thread and waited on by another fails).
 # Work is a fixed number of iterations (no timing); a lost or doubled release fails the test.
 # The Python side (8 threads importing/exporting/releasing) is tests-reliability/test_threads.py.
+# The test program is compiled by scripts/c-build.sh (flags: tests-c/cflags).
+# needs: release
 source "$(dirname "$0")/../common.sh"
-CC="${CC:-cc}"
+source "$ROOT/scripts/c-build.sh"
 OUT="$ROOT/target/concurrency"
 mkdir -p "$OUT"
-CFLAGS=(-std=c11 -O1 -g -Wall -Wextra -Wpedantic -Werror -I"$ROOT/include" -I"$ROOT/tests-c")
-STATIC_LIBS=(-lpthread -ldl -lm -lrt -lgcc_s -lc)
 SRC=tests-c/test_reliability.c
 "$CC" -std=c11 -O1 -g -shared -fPIC -o "$OUT/fake_cuda.so" tests-c/fake/fake_cuda.c -lpthread
 "$CC" -std=c11 -O1 -g -shared -fPIC -o "$OUT/fake_hip.so" tests-c/fake/fake_hip.c -lpthread
-"$CC" "${CFLAGS[@]}" "$SRC" -o "$OUT/reliability.shared" -L"$LIBDIR" -ldlpack_helpers -Wl,-rpath,"$LIBDIR" -lpthread -ldl
-"$CC" "${CFLAGS[@]}" "$SRC" -o "$OUT/reliability.static" "$LIBDIR/libdlpack_helpers.a" "${STATIC_LIBS[@]}"
+c_test_build "$SRC" "$OUT/reliability.shared" shared
+c_test_build "$SRC" "$OUT/reliability.static" static
 ITERS="${DLPACK_HELPERS_STRESS_ITERS:-200000}"
 for kind in shared static; do
   echo "-- 8 threads x $ITERS iterations ($kind, fake CUDA driver and HIP runtime)"
@@ -33,7 +33,7 @@ done
 echo 'int main(void){return 0;}' > "$OUT/probe.c"
 "$CC" -fsanitize=thread "$OUT/probe.c" -o "$OUT/probe" 2>"$OUT/probe.err" || {
   cat "$OUT/probe.err"; echo "error: $CC cannot link -fsanitize=thread: install libtsan (Debian: libgcc-12-dev ships it)" >&2; exit 1; }
-"$CC" "${CFLAGS[@]}" -fsanitize=thread "$SRC" -o "$OUT/reliability.tsan" -L"$LIBDIR" -ldlpack_helpers -Wl,-rpath,"$LIBDIR" -lpthread -ldl
+c_test_build "$SRC" "$OUT/reliability.tsan" shared -fsanitize=thread
 echo "-- 8 threads x 20000 iterations under ThreadSanitizer (fake CUDA driver and HIP runtime)"
 DLPACK_HELPERS_STRESS_ITERS=20000 DLPACK_HELPERS_CUDA_LIBRARY="$OUT/fake_cuda.so" DLPACK_HELPERS_HIP_LIBRARY="$OUT/fake_hip.so" \
   TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$ROOT/tests-c/tsan.supp" "$OUT/reliability.tsan" >"$OUT/tsan.log" 2>&1 \

@@ -125,11 +125,13 @@ unsafe fn free_and_release<T>(p: *mut T) {
     // SAFETY: allocated with this layout in `alloc_block`.
     unsafe { std::alloc::dealloc(b.cast::<u8>(), block_layout::<T>(n)) };
     match source {
-        // SAFETY: the caller's callback receives its own context, once.
         Source::Callback {
             release: Some(f),
             ctx,
-        } => unsafe { f(ctx) },
+        } =>
+        // SAFETY: the caller's callback receives its own context, once (the block that held it
+        // was freed above and is never read again).
+        unsafe { f(ctx) },
         Source::Callback { release: None, .. } => {}
         // SAFETY: the wrapped tensor is released exactly once, here.
         Source::Legacy(t) => unsafe { dlpack_legacy_tensor_delete(t) },
@@ -263,6 +265,25 @@ pub(crate) fn wrap_legacy(
 /// `INVALID_DTYPE`, `INVALID_SHAPE`, ...); `INVALID_FLAGS` (unknown bits); `OUT_OF_MEMORY`;
 /// `NULL_POINTER` (`out_tensor`, or `shape` with `ndim != 0`). On failure `release` is not
 /// called and nothing is allocated. Thread-safe.
+///
+/// @param[in] data May be NULL.
+/// @param[in] strides May be NULL.
+/// @param[in] release May be NULL.
+/// @param[in] release_ctx May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_tensor` is NULL, or `shape` is NULL while
+///   `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the tensor cannot be allocated
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_create(
     data: *mut c_void,
@@ -280,7 +301,7 @@ pub unsafe extern "C" fn dlpack_tensor_create(
     boundary::status(|| {
         let out = out_ptr(out_tensor, "out_tensor")?;
         // A NULL `shape` argument is a NULL required pointer (documented: NULL_POINTER), not a
-        // received tensor's NULL_SHAPE (found by the bad-input matrix, issue 8).
+        // received tensor's NULL_SHAPE (found by the bad-input matrix).
         if shape.is_null() && ndim > 0 {
             return Err(Error::NullPointer("shape"));
         }
@@ -349,6 +370,21 @@ pub unsafe extern "C" fn dlpack_tensor_create(
 /// (`OVERFLOW` when a filled-in stride does not fit in `int64_t`: peer case 49);
 /// `INVALID_FLAGS`; `OUT_OF_MEMORY`; `NULL_POINTER`. One allocation. Thread-safety: as the
 /// legacy tensor's deleter.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK when the wrapper now owns `legacy`
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `legacy` or `out_tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_legacy_to_versioned(
     legacy: *mut DLManagedTensor,
@@ -377,6 +413,23 @@ pub unsafe extern "C" fn dlpack_legacy_to_versioned(
 /// Returns as `dlpack_legacy_to_versioned`, plus `INVALID_ARGUMENT`. One allocation.
 /// Thread-safety: as the legacy tensor's deleter. The same conversion serves
 /// `dlpack_capsule_import` and `dlpack_object_import` for legacy capsules (peer cases 49, 50).
+///
+/// @retval DLPACK_HELPERS_STATUS_OK when the wrapper now owns `legacy`
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `legacy` or `out_tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` has bits other than
+///   `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_legacy_tensor_wrap(
     legacy: *mut DLManagedTensor,
@@ -420,6 +473,28 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_wrap(
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION`; `READ_ONLY`; `INVALID_FLAGS`;
 /// `INVALID_ARGUMENT` (unknown option bits); the statuses of `dlpack_tensor_validate`;
 /// `OUT_OF_MEMORY`; `NULL_POINTER`. Outputs are written only on OK. One allocation.
+///
+/// @param[out] out_dropped_flags May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when the wrapper now owns `tensor`
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` has unknown bits
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+///   (nothing past `version` is read)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+///   define, or the tensor is padded sub-byte (the legacy form reads it as packed)
+/// @retval DLPACK_HELPERS_STATUS_READ_ONLY when the tensor is read-only and
+///   `DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY` is not given
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_versioned_to_legacy(
     tensor: *mut DLManagedTensorVersioned,

@@ -2,7 +2,8 @@
 //!
 //! Numbering is fixed: a code is never reused or renumbered. Ranges: 1–9 arguments and
 //! internal errors, 10–19 versions, 20–39 tensor validation and layout, 40–59 devices and
-//! streams, 60–79 the Python embedding.
+//! streams, 60–79 the Python embedding. The constants below are declared in numeric order, one
+//! group per range (the header keeps this order).
 
 use crate::rules::{Error, Fault};
 use core::cell::RefCell;
@@ -25,6 +26,7 @@ pub const DLPACK_HELPERS_STATUS_INVALID_ARGUMENT: dlpack_helpers_status = 2;
 /// An internal error: a Rust panic was caught at the C boundary. Nothing unwound into C; the
 /// message says what happened. Please report it.
 pub const DLPACK_HELPERS_STATUS_PANIC: dlpack_helpers_status = 3;
+
 /// A versioned tensor (or version) has a DLPack major version this library cannot read.
 /// Only its deleter may be called (DLPack 1.0). Python producers and consumers raise
 /// `BufferError` for it.
@@ -36,6 +38,56 @@ pub const DLPACK_HELPERS_STATUS_NO_COMMON_VERSION: dlpack_helpers_status = 11;
 /// `__dlpack__` that predates `max_version` (the array API's `TypeError`: the consumer may
 /// retry without the keyword). Distinct from `DLPACK_HELPERS_STATUS_NO_COMMON_VERSION`.
 pub const DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD: dlpack_helpers_status = 12;
+
+/// `ndim` is negative, above the library bound `DLPACK_HELPERS_MAX_NDIM` (1024), or above
+/// the caller's `max_ndim`. No shape or strides array was read.
+pub const DLPACK_HELPERS_STATUS_INVALID_NDIM: dlpack_helpers_status = 20;
+/// `shape` is NULL while `ndim != 0` (DLPack 1.2: only a 0-d tensor may have NULL shape).
+pub const DLPACK_HELPERS_STATUS_NULL_SHAPE: dlpack_helpers_status = 21;
+/// `strides` is NULL while `ndim != 0` and the producer declares DLPack 1.2 or newer (a
+/// violation since DLPack 1.2; pass `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` to read them as
+/// compact row-major, as for legacy and 1.0/1.1 producers).
+pub const DLPACK_HELPERS_STATUS_NULL_STRIDES: dlpack_helpers_status = 22;
+/// An extent in `shape` is negative.
+pub const DLPACK_HELPERS_STATUS_INVALID_SHAPE: dlpack_helpers_status = 23;
+/// The element count, a stride product, the byte extent, `byte_offset` or
+/// `data + byte_offset` does not fit in 64 bits (or in the address space).
+pub const DLPACK_HELPERS_STATUS_OVERFLOW: dlpack_helpers_status = 24;
+/// `data` is NULL for a tensor with at least one element on a pointer-addressed device type
+/// (a 0-d tensor has one element). NULL data is valid for empty tensors (peer case 34).
+pub const DLPACK_HELPERS_STATUS_NULL_DATA: dlpack_helpers_status = 25;
+/// Unknown dtype code, `lanes == 0`, or `bits` not allowed for the code (bool needs 8,
+/// bfloat16 16, float8 8, float6 6, float4 4; see `docs/validation.md`).
+pub const DLPACK_HELPERS_STATUS_INVALID_DTYPE: dlpack_helpers_status = 26;
+/// The dtype is valid but not the one the caller requires, or a vector (`lanes > 1`) the
+/// caller refuses.
+pub const DLPACK_HELPERS_STATUS_DTYPE_MISMATCH: dlpack_helpers_status = 27;
+/// `flags` has bits the producer's DLPack version does not define, or a flag the target
+/// form cannot carry (a padded sub-byte tensor converted to legacy).
+pub const DLPACK_HELPERS_STATUS_INVALID_FLAGS: dlpack_helpers_status = 28;
+/// The caller requires C, F or compact contiguity and the tensor does not have it.
+pub const DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS: dlpack_helpers_status = 29;
+/// The caller requires host-accessible memory and the device type does not guarantee it.
+pub const DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE: dlpack_helpers_status = 30;
+/// The caller requires an alignment of `data` or of the first element that it does not have.
+pub const DLPACK_HELPERS_STATUS_MISALIGNED: dlpack_helpers_status = 31;
+/// The caller requires a writable tensor and the tensor is read-only, or legacy (writability
+/// unknown); or a read-only tensor would lose its flag in a legacy conversion.
+pub const DLPACK_HELPERS_STATUS_READ_ONLY: dlpack_helpers_status = 32;
+/// `data` is an opaque handle on this device type (OpenCL, Vulkan, Metal, unknown, ...): it
+/// is not an address, so no pointer arithmetic is done. Use `data` and `byte_offset` separately.
+pub const DLPACK_HELPERS_STATUS_OPAQUE_HANDLE: dlpack_helpers_status = 33;
+/// A caller's buffer is too small for the result (names need at most
+/// `DLPACK_HELPERS_NAME_MAX` bytes). Nothing was written.
+pub const DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL: dlpack_helpers_status = 34;
+/// A dtype or device name does not parse, or a value has no name.
+pub const DLPACK_HELPERS_STATUS_UNKNOWN_NAME: dlpack_helpers_status = 35;
+/// The caller refuses broadcast (stride 0 on an extent > 1) or negative strides and the
+/// tensor has them.
+pub const DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES: dlpack_helpers_status = 36;
+/// Memory for a new managed tensor could not be allocated.
+pub const DLPACK_HELPERS_STATUS_OUT_OF_MEMORY: dlpack_helpers_status = 37;
+
 /// The `stream` argument is not valid for the device: 0 on CUDA, 1 or 2 on ROCm, any integer
 /// for `kDLCPU` (outside the lenient mode), a value below -1, or a stream with
 /// `dl_device = (kDLCPU, 0)` (the array API's `ValueError`).
@@ -109,54 +161,6 @@ pub const DLPACK_HELPERS_STATUS_NO_EXCHANGE_API: dlpack_helpers_status = 70;
 /// `dlpack_status_python_exception` names `RuntimeError` for it only as a fallback for a
 /// binding that does not check: the pending exception is the one to raise.
 pub const DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET: dlpack_helpers_status = 71;
-/// `ndim` is negative, above the library bound `DLPACK_HELPERS_MAX_NDIM` (1024), or above
-/// the caller's `max_ndim`. No shape or strides array was read.
-pub const DLPACK_HELPERS_STATUS_INVALID_NDIM: dlpack_helpers_status = 20;
-/// `shape` is NULL while `ndim != 0` (DLPack 1.2: only a 0-d tensor may have NULL shape).
-pub const DLPACK_HELPERS_STATUS_NULL_SHAPE: dlpack_helpers_status = 21;
-/// `strides` is NULL while `ndim != 0` and the producer declares DLPack 1.2 or newer (a
-/// violation since DLPack 1.2; pass `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` to read them as
-/// compact row-major, as for legacy and 1.0/1.1 producers).
-pub const DLPACK_HELPERS_STATUS_NULL_STRIDES: dlpack_helpers_status = 22;
-/// An extent in `shape` is negative.
-pub const DLPACK_HELPERS_STATUS_INVALID_SHAPE: dlpack_helpers_status = 23;
-/// The element count, a stride product, the byte extent, `byte_offset` or
-/// `data + byte_offset` does not fit in 64 bits (or in the address space).
-pub const DLPACK_HELPERS_STATUS_OVERFLOW: dlpack_helpers_status = 24;
-/// `data` is NULL for a tensor with at least one element on a pointer-addressed device type
-/// (a 0-d tensor has one element). NULL data is valid for empty tensors (peer case 34).
-pub const DLPACK_HELPERS_STATUS_NULL_DATA: dlpack_helpers_status = 25;
-/// Unknown dtype code, `lanes == 0`, or `bits` not allowed for the code (bool needs 8,
-/// bfloat16 16, float8 8, float6 6, float4 4; see `docs/validation.md`).
-pub const DLPACK_HELPERS_STATUS_INVALID_DTYPE: dlpack_helpers_status = 26;
-/// The dtype is valid but not the one the caller requires, or a vector (`lanes > 1`) the
-/// caller refuses.
-pub const DLPACK_HELPERS_STATUS_DTYPE_MISMATCH: dlpack_helpers_status = 27;
-/// `flags` has bits the producer's DLPack version does not define, or a flag the target
-/// form cannot carry (a padded sub-byte tensor converted to legacy).
-pub const DLPACK_HELPERS_STATUS_INVALID_FLAGS: dlpack_helpers_status = 28;
-/// The caller requires C, F or compact contiguity and the tensor does not have it.
-pub const DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS: dlpack_helpers_status = 29;
-/// The caller requires host-accessible memory and the device type does not guarantee it.
-pub const DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE: dlpack_helpers_status = 30;
-/// The caller requires an alignment of `data` or of the first element that it does not have.
-pub const DLPACK_HELPERS_STATUS_MISALIGNED: dlpack_helpers_status = 31;
-/// The caller requires a writable tensor and the tensor is read-only, or legacy (writability
-/// unknown); or a read-only tensor would lose its flag in a legacy conversion.
-pub const DLPACK_HELPERS_STATUS_READ_ONLY: dlpack_helpers_status = 32;
-/// `data` is an opaque handle on this device type (OpenCL, Vulkan, Metal, unknown, ...): it
-/// is not an address, so no pointer arithmetic is done. Use `data` and `byte_offset` separately.
-pub const DLPACK_HELPERS_STATUS_OPAQUE_HANDLE: dlpack_helpers_status = 33;
-/// A caller's buffer is too small for the result (names need at most
-/// `DLPACK_HELPERS_NAME_MAX` bytes). Nothing was written.
-pub const DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL: dlpack_helpers_status = 34;
-/// A dtype or device name does not parse, or a value has no name.
-pub const DLPACK_HELPERS_STATUS_UNKNOWN_NAME: dlpack_helpers_status = 35;
-/// The caller refuses broadcast (stride 0 on an extent > 1) or negative strides and the
-/// tensor has them.
-pub const DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES: dlpack_helpers_status = 36;
-/// Memory for a new managed tensor could not be allocated.
-pub const DLPACK_HELPERS_STATUS_OUT_OF_MEMORY: dlpack_helpers_status = 37;
 
 /// The status of an error; the one place where errors become codes.
 pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {

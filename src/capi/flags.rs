@@ -41,6 +41,10 @@ unsafe fn checked_flags(
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION` (major not 1; nothing but
 /// `version` read); `NULL_POINTER`. `out_flags` is written only on OK. Thread-safe (reads only).
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_flags` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_get_flags(
     tensor: *const DLManagedTensorVersioned,
@@ -66,6 +70,12 @@ pub unsafe extern "C" fn dlpack_tensor_get_flags(
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `INVALID_FLAGS`; `UNSUPPORTED_VERSION`; `NULL_POINTER`.
 /// Not thread-safe with other access to the same tensor (it writes).
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `set` or `clear` has bits outside DLPack 1.3's,
+///   or `set` has bits the tensor's version does not define
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_set_flags(
     tensor: *mut DLManagedTensorVersioned,
@@ -106,6 +116,10 @@ pub unsafe extern "C" fn dlpack_tensor_set_flags(
 /// (`IS_COPIED` does not change it).
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION`; `NULL_POINTER`. Thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_writability` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_writability(
     tensor: *const DLManagedTensorVersioned,
@@ -124,6 +138,9 @@ pub unsafe extern "C" fn dlpack_tensor_writability(
 /// Writability of a legacy tensor: always `DLPACK_HELPERS_WRITABILITY_UNKNOWN` (the struct has
 /// no flags), written to `out_writability`. Returns `DLPACK_HELPERS_STATUS_OK` or
 /// `NULL_POINTER` (NULL `tensor` or `out_writability`). Thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_writability` is NULL
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_legacy_tensor_writability(
     tensor: *const DLManagedTensor,

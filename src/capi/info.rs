@@ -99,6 +99,11 @@ pub struct dlpack_helpers_info {
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL `out_info`) or
 /// `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` (`struct_size` smaller than `sizeof(size_t)`; nothing
 /// written). Thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_info` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `out_info->struct_size` is smaller than
+///   `sizeof(size_t)` (nothing written)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_get_info(
     out_info: *mut dlpack_helpers_info,

@@ -173,6 +173,17 @@ pub(crate) const LENIENT: Requirements = Requirements {
 /// `INVALID_NDIM`, `NULL_SHAPE`, `INVALID_SHAPE` (negative extent), `INVALID_DTYPE`, `OVERFLOW`
 /// (counts or byte positions beyond `int64_t`). Does not check `data`.
 /// No allocation; thread-safe (reads only).
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_layout` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_dltensor_layout(
     tensor: *const DLTensor,
@@ -204,6 +215,21 @@ pub unsafe extern "C" fn dlpack_dltensor_layout(
 /// then flags with bits its version does not define give `INVALID_FLAGS`, and its
 /// `IS_SUBBYTE_TYPE_PADDED` flag is used. Same statuses otherwise. For a legacy tensor call
 /// `dlpack_dltensor_layout(&t->dl_tensor, 0, out)`.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_layout` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+///   (nothing past `version` is read)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+///   define
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_layout(
     tensor: *const DLManagedTensorVersioned,
@@ -239,6 +265,15 @@ pub unsafe extern "C" fn dlpack_tensor_layout(
 /// (negative extent); `OVERFLOW` (a stride beyond `int64_t`; the message names the `shape`
 /// element whose stride overflows). `out_strides` is written only on OK. No allocation;
 /// thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `shape` or `out_strides` while `ndim != 0` is
+///   NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when a stride does not fit in `int64_t` (the message
+///   names the `shape` element)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_compact_strides(
     ndim: i32,
@@ -287,6 +322,20 @@ pub unsafe extern "C" fn dlpack_compact_strides(
 /// `OVERFLOW` when `base + size_in_bytes` passes the end of the address space;
 /// `OPAQUE_HANDLE` (opaque handle and `base != data`). Arithmetic is exact (128-bit), never
 /// clamped. No allocation; thread-safe (reads only).
+///
+/// @param[in] base May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK with the answer in `*out_fits`
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_fits` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the tensor's byte range does not fit in `int64_t`,
+///   or `base + size_in_bytes` passes the end of the address space
+/// @retval DLPACK_HELPERS_STATUS_OPAQUE_HANDLE when the device type uses opaque handles and `base`
+///   is not the tensor's `data`
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_dltensor_fits_allocation(
     tensor: *const DLTensor,
@@ -336,6 +385,12 @@ pub extern "C" fn dlpack_device_is_pointer_addressed(device: DLDevice) -> bool {
 /// no arithmetic is done, use `data` and `byte_offset` separately, or
 /// `dlpack_dltensor_data_location`); `OVERFLOW` when the sum wraps; `NULL_POINTER`.
 /// Reads only `data`, `device` and `byte_offset`. Thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK for a pointer-addressed device type
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_address` is NULL
+/// @retval DLPACK_HELPERS_STATUS_OPAQUE_HANDLE when `data` is a handle on this device type (no
+///   arithmetic is done)
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when `data + byte_offset` wraps
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_dltensor_data_address(
     tensor: *const DLTensor,
@@ -359,6 +414,11 @@ pub unsafe extern "C" fn dlpack_dltensor_data_address(
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `OVERFLOW` when `data + byte_offset` wraps;
 /// `NULL_POINTER`. Both outputs are written only on OK. Thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor`, `out_data` or `out_byte_offset` is
+///   NULL
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when `data + byte_offset` wraps
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_dltensor_data_location(
     tensor: *const DLTensor,

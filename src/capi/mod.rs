@@ -7,6 +7,9 @@
 // The exports are `unsafe` because they take raw pointers from C; each doc comment states, for C
 // readers, which pointers must be valid and for how long (what a `# Safety` section would say).
 #![allow(clippy::missing_safety_doc)]
+// The doc comments end with Doxygen contract lines for the header (`@param[out] x May be NULL.`,
+// `@retval ...`); rustdoc would read `[out]` as an intra-doc link.
+#![allow(rustdoc::broken_intra_doc_links)]
 
 // Module order is the header's order (cbindgen reads the modules as declared): errors first, then
 // what every consumer calls (release, device, version, info), then validation and layout, names,

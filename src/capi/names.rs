@@ -84,6 +84,14 @@ unsafe fn parse_into<T>(
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `INVALID_DTYPE` for a dtype that does not validate (an
 /// unknown code, `lanes == 0`, bits not allowed for the code); `BUFFER_TOO_SMALL` (nothing
 /// written); `NULL_POINTER` (NULL `buf`). No allocation on success; thread-safe.
+///
+/// @param[out] out_len May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `buf` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype does not validate (unknown code,
+///   `lanes == 0`, bits not allowed for the code)
+/// @retval DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL when `buf_size` cannot hold the name and its NUL
+///   (nothing written)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_dtype_format(
     dtype: DLDataType,
@@ -104,6 +112,11 @@ pub unsafe extern "C" fn dlpack_dtype_format(
 /// dtypes that do not validate (`"bfloat32"`, `"float8"`, `"bool1"`) and a one-lane suffix
 /// (`"float32x1"`: one lane is written `"float32"`); `NULL_POINTER`.
 /// `name` must be NUL-terminated. Thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `name` or `out_dtype` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNKNOWN_NAME when `name` is not a name `dlpack_dtype_format`
+///   writes
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_dtype_parse(
     name: *const c_char,
@@ -122,6 +135,14 @@ pub unsafe extern "C" fn dlpack_dtype_parse(
 /// `buf`, `buf_size`, `out_len` as in `dlpack_dtype_format`. Returns `DLPACK_HELPERS_STATUS_OK`;
 /// `UNKNOWN_NAME` for a device type DLPack 1.3 does not assign; `INVALID_ARGUMENT` for a
 /// negative `device_id`; `BUFFER_TOO_SMALL`; `NULL_POINTER`. Thread-safe.
+///
+/// @param[out] out_len May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `buf` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNKNOWN_NAME when DLPack 1.3 does not assign the device type
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `device_id` is negative
+/// @retval DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL when `buf_size` cannot hold the name and its NUL
+///   (nothing written)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_device_format(
     device: DLDevice,
@@ -140,6 +161,11 @@ pub unsafe extern "C" fn dlpack_device_format(
 /// or leading zeros) into `*out_device`, with the type names of `dlpack_device_format`.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `UNKNOWN_NAME`; `NULL_POINTER`. Thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `name` or `out_device` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNKNOWN_NAME when `name` is not `<type>` or `<type>:<id>` with a
+///   known type and a valid id
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_device_parse(
     name: *const c_char,

@@ -102,6 +102,9 @@ static LEVEL_ZERO_CONTEXT: AtomicUsize = AtomicUsize::new(0);
 /// - `ze_context`: the `ze_context_handle_t`, or NULL to clear the registration.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`. Thread-safe (an atomic store).
+///
+/// @param[in] ze_context May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK always (the registration is an atomic store)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_level_zero_context_set(
     ze_context: *mut c_void,
@@ -267,6 +270,13 @@ fn host_access_raw(class: MemoryClass) -> dlpack_helpers_host_access {
 /// `_NULL_POINTER` (`ptr` or `out_info`), `_INVALID_ARGUMENT` (`struct_size` below
 /// `sizeof(size_t)`) or `_DEVICE_ERROR` (a driver call failed: the message names it). No
 /// allocation on success; thread-safe; drivers are loaded on first use (peer cases 10, 12, 51).
+///
+/// @param[in] ze_context May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK also when the class is unknown (see the fields)
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `ptr` or `out_info` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `out_info->struct_size` is below
+///   `sizeof(size_t)`
+/// @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when a driver call failed (the message names it)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_pointer_classify(
     ptr: *const c_void,
@@ -376,6 +386,11 @@ pub(crate) fn tensor_host_access(
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR` (the driver call
 /// failed). Thread-safe; no allocation on success (peer case 51).
+///
+/// @param[in] ze_context May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_access` is NULL
+/// @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the driver call failed
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_dltensor_host_access(
     tensor: *const DLTensor,
@@ -403,6 +418,12 @@ pub unsafe extern "C" fn dlpack_dltensor_host_access(
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_UNSUPPORTED_VERSION`,
 /// `_NULL_POINTER` or `_DEVICE_ERROR`.
+///
+/// @param[in] ze_context May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_access` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+/// @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the driver call failed
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_host_access(
     tensor: *const DLManagedTensorVersioned,
@@ -433,6 +454,11 @@ pub unsafe extern "C" fn dlpack_tensor_host_access(
 ///
 /// Returns
 /// `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` or `_DEVICE_ERROR`.
+///
+/// @param[in] ze_context May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_access` is NULL
+/// @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the driver call failed
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_legacy_tensor_host_access(
     tensor: *const DLManagedTensor,

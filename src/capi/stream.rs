@@ -126,6 +126,12 @@ pub const DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM: u32 = 0x4;
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` (the array API's `ValueError`),
 /// `_INVALID_ARGUMENT` (unknown flags) or `_NULL_POINTER`. No allocation on success; pure and
 /// thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_stream` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the value is not valid for the device (the
+///   array API's `ValueError`)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_decode(
     device: DLDevice,
@@ -168,6 +174,13 @@ pub unsafe extern "C" fn dlpack_stream_decode(
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM_TYPE` (a device type other than
 /// `kDLOneAPI`: Python's `TypeError`), `_INVALID_ARGUMENT` (`kind` is not one of the three) or
 /// `_NULL_POINTER` (`handle` or `out_stream`). Pure, thread-safe, no allocation.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `handle` or `out_stream` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when the device type is not `kDLOneAPI`
+///   (Python's `TypeError`)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `kind` is not one of the three queue-object
+///   kinds
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_decode_handle(
     device: DLDevice,
@@ -210,6 +223,12 @@ pub unsafe extern "C" fn dlpack_stream_decode_handle(
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_STREAM` or `_NULL_POINTER` (either out-pointer
 /// NULL). Both out-values are written only on OK. Pure, thread-safe.
+///
+/// @param[in] native_stream May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_has_stream` or `out_stream` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the stream has no protocol integer on this
+///   device
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_encode(
     device: DLDevice,
@@ -252,6 +271,14 @@ pub unsafe extern "C" fn dlpack_stream_encode(
 /// `_DEFAULT`, a CUDA kind on ROCm, …), `_INVALID_ARGUMENT` (`stream->kind` is not a
 /// `DLPACK_HELPERS_STREAM_*` value) or `_NULL_POINTER`. Both out-values are written only on OK.
 /// Pure, thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `stream`, `out_has_stream` or `out_stream` is
+///   NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when decoding never yields this kind and handle for
+///   `device`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `stream->kind` is not a
+///   `DLPACK_HELPERS_STREAM_*` value
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_encode_decoded(
     device: DLDevice,
@@ -381,6 +408,19 @@ pub struct dlpack_helpers_export_plan {
 /// `_UNSUPPORTED_DEVICE`, `_NO_COMMON_VERSION`, `_KEYWORD_NOT_UNDERSTOOD`, `_INVALID_ARGUMENT`
 /// (unknown flag bits or `copy` value) or `_NULL_POINTER`. `out_plan` is written only on OK. No
 /// allocation on success; pure and thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `request` or `out_plan` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the stream is not valid for the device, or
+///   given for a CPU export of data elsewhere
+/// @retval DLPACK_HELPERS_STATUS_COPY_FORBIDDEN when serving the request needs a copy and `copy` is
+///   NEVER (`BufferError`)
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `dl_device` is neither the tensor's device
+///   nor `(kDLCPU, 0)` (`BufferError`)
+/// @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION as `dlpack_version_negotiate`
+/// @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD as `dlpack_version_negotiate`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `producer_flags` has unknown bits or `copy`
+///   is not a `DLPACK_HELPERS_COPY_*` value
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_export_request_resolve(
     request: *const dlpack_helpers_export_request,
@@ -423,6 +463,21 @@ pub unsafe extern "C" fn dlpack_export_request_resolve(
 /// `_KEYWORD_NOT_UNDERSTOOD`, `_INVALID_ARGUMENT` (as `dlpack_export_request_resolve`, and both
 /// streams given, or a kind that is not an object handle) or `_NULL_POINTER` (`request` or
 /// `out_plan`). Pure, thread-safe.
+///
+/// @param[in] stream May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `request` or `out_plan` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM as `dlpack_export_request_resolve`, and for a NULL
+///   handle or a handle with `dl_device` `(kDLCPU, 0)`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when the device type takes no queue objects
+/// @retval DLPACK_HELPERS_STATUS_COPY_FORBIDDEN when serving the request needs a copy and `copy` is
+///   NEVER (`BufferError`)
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `dl_device` is neither the tensor's device
+///   nor `(kDLCPU, 0)` (`BufferError`)
+/// @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION as `dlpack_version_negotiate`
+/// @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD as `dlpack_version_negotiate`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT as `dlpack_export_request_resolve`, and when both
+///   streams are given or `stream->kind` is not an object handle
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_export_request_resolve_with_stream(
     request: *const dlpack_helpers_export_request,
@@ -602,6 +657,8 @@ struct Registered {
 
 // SAFETY: the registrant promises that `ctx` and the functions may be used from any thread.
 unsafe impl Send for Registered {}
+// SAFETY: the same promise covers calls from several threads at once (documented on
+// dlpack_stream_backend_register); the struct itself is immutable after registration.
 unsafe impl Sync for Registered {}
 
 /// Registration slots, filled in order; lookups read them without a lock.
@@ -628,6 +685,11 @@ fn registered(device_type: DLDeviceType) -> Option<&'static Registered> {
 /// once. Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` (`backend` or one of its functions
 /// NULL) or `_INVALID_ARGUMENT` (`kDLCPU`, already registered, or no slot left). Thread-safe;
 /// lookups afterwards take no lock.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `backend` or one of its functions is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `device_type` is `kDLCPU` or already
+///   registered, or no slot is left
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_backend_register(
     device_type: DLDeviceType,
@@ -652,6 +714,11 @@ pub unsafe extern "C" fn dlpack_stream_backend_register(
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` (`backend`, `wait` or `synchronize`
 /// NULL) or `_INVALID_ARGUMENT` (`struct_size` too small, `kDLCPU`, already registered, or no
 /// slot left). Thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `backend`, `wait` or `synchronize` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `struct_size` is too small, `device_type` is
+///   `kDLCPU` or already registered, or no slot is left
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_backend_register_ex(
     device_type: DLDeviceType,
@@ -878,6 +945,18 @@ fn synchronize(device: DLDevice, stream_handle: usize) -> Result<(), Error> {
 /// `_INVALID_STREAM` (a NULL queue object), `_INVALID_ARGUMENT` (unknown kind) or
 /// `_NULL_POINTER`. Thread-safe: any number of threads may
 /// call at once; initialization is lock-free after the first call.
+///
+/// @param[in] producer_stream May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `consumer_stream` is NULL
+/// @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when no backend serves the device type (driver
+///   absent, `cuInit` failed, none registered)
+/// @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the runtime reports an error (named in the
+///   message)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `consumer_stream->kind` is unknown
+/// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when a queue object is given for a device type
+///   other than `kDLOneAPI`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when a queue object is NULL
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_wait(
     device: DLDevice,
@@ -900,6 +979,12 @@ pub unsafe extern "C" fn dlpack_stream_wait(
 ///   The context is chosen as for `dlpack_stream_wait`, with `stream` as the producer's.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` or `_DEVICE_ERROR`. Thread-safe.
+///
+/// @param[in] stream May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when no backend serves the device type
+/// @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the runtime reports an error (named in the
+///   message)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_synchronize(
     device: DLDevice,
@@ -919,6 +1004,10 @@ pub unsafe extern "C" fn dlpack_stream_synchronize(
 /// Returns `DLPACK_HELPERS_STATUS_OK` or `_BACKEND_UNAVAILABLE` with a message naming the
 /// library and the reason (also for `kDLCPU`, which has no streams and needs no backend:
 /// `dlpack_stream_synchronize` does nothing for it). Thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK when the backend for the device type is loaded and initialized
+/// @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when it is not (also for `kDLCPU`, which needs
+///   none); the message names the library and the reason
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_backend_check(
     device_type: DLDeviceType,
@@ -975,6 +1064,12 @@ pub(crate) fn backend_capabilities() -> u64 {
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER`, `_DEVICE_UNKNOWN` or `_DEVICE_ERROR` (a
 /// driver call failed). Thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `ptr` or `out_device` is NULL
+/// @retval DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN when no backend could be asked about the pointer
+///   (nothing is written)
+/// @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when a driver call failed
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_pointer_get_device(
     ptr: *const c_void,

@@ -58,6 +58,8 @@ fn delete_with<T>(
 /// Calling it twice on the same tensor is a use after free, as with any `free`.
 /// Thread-safety: as safe as the producer's deleter, which may run on any thread (DLPack Python
 /// specification). Returns nothing; never fails.
+///
+/// @param[in] tensor May be NULL.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_delete(tensor: *mut DLManagedTensorVersioned) {
     boundary::value((), || {
@@ -74,6 +76,8 @@ pub unsafe extern "C" fn dlpack_tensor_delete(tensor: *mut DLManagedTensorVersio
 ///
 /// Ownership, thread-safety: as `dlpack_tensor_delete`. Never pass a `DLManagedTensorVersioned`
 /// here: the two structs are not layout-compatible (the capsule name tells which one you hold).
+///
+/// @param[in] tensor May be NULL.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_legacy_tensor_delete(tensor: *mut DLManagedTensor) {
     boundary::value((), || {
@@ -93,6 +97,10 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_delete(tensor: *mut DLManagedTenso
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
 /// `out_device` is NULL; `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` when the major version is
 /// not 1. `out_device` is written only on OK. Thread-safe (reads only).
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_device` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_get_device(
     tensor: *const DLManagedTensorVersioned,
@@ -117,6 +125,9 @@ pub unsafe extern "C" fn dlpack_get_device(
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, or `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
 /// `out_device` is NULL. `out_device` is written only on OK. Thread-safe (reads only).
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_device` is NULL
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_legacy_get_device(
     tensor: *const DLManagedTensor,
@@ -145,6 +156,12 @@ pub unsafe extern "C" fn dlpack_legacy_get_device(
 /// for any other major (the tensor is left untouched: the caller still owns it and may only
 /// call its deleter, for example with `dlpack_tensor_delete`); `DLPACK_HELPERS_STATUS_NULL_POINTER`
 /// for a NULL `tensor`. Thread-safe (reads only).
+///
+/// @param[out] out_compat May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when the major version is 1
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the major version is not 1 (the caller
+///   still owns the tensor)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_check_version(
     tensor: *const DLManagedTensorVersioned,
@@ -172,6 +189,12 @@ pub unsafe extern "C" fn dlpack_tensor_check_version(
 /// `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` (tensor released) or
 /// `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL `tensor`, nothing done). Thread-safety: as the
 /// producer's deleter.
+///
+/// @param[out] out_compat May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when the major version is 1 (the caller still owns the tensor)
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` (nothing done) is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the major version is not 1: the tensor
+///   was released through its deleter
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_check_version_or_delete(
     tensor: *mut DLManagedTensorVersioned,

@@ -281,6 +281,39 @@ unsafe fn run_pure(
 /// Also `DLPACK_HELPERS_STATUS_NULL_POINTER` for a NULL `tensor`. The message of
 /// `dlpack_last_error_message()` names the field and the rule. No allocation on success;
 /// thread-safe (reads only).
+///
+/// @param[in] options May be NULL.
+/// @param[out] out_layout May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when every rule and requirement holds
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` is malformed: `struct_size` too
+///   small, unknown bits, an alignment that is not a power of two, negative `max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+///   (nothing past `version` is read)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+///   define
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_NULL_STRIDES when `strides` is NULL, `ndim != 0` and the version
+///   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
+///   dtype
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
+/// @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
+///   device is not host-accessible
+/// @retval DLPACK_HELPERS_STATUS_MISALIGNED when an alignment option is not met
+/// @retval DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS when a contiguity option is not met
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES when `REJECT_BROADCAST` or
+///   `REJECT_NEGATIVE_STRIDES` refuses the strides
+/// @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
+///   read-only (or legacy without `LEGACY_WRITABLE`)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_validate(
     tensor: *const DLManagedTensorVersioned,
@@ -303,6 +336,33 @@ pub unsafe extern "C" fn dlpack_tensor_validate(
 /// `dlpack_tensor_validate` for a legacy `DLManagedTensor`: no version or flags, so NULL
 /// strides always mean compact row-major, sub-byte dtypes are packed, and writability is
 /// unknown (`REQUIRE_WRITABLE` fails unless `LEGACY_WRITABLE` is set). Same statuses.
+///
+/// @param[in] options May be NULL.
+/// @param[out] out_layout May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when every rule and requirement holds
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` is malformed: `struct_size` too
+///   small, unknown bits, an alignment that is not a power of two, negative `max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
+///   dtype
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
+/// @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
+///   device is not host-accessible
+/// @retval DLPACK_HELPERS_STATUS_MISALIGNED when an alignment option is not met
+/// @retval DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS when a contiguity option is not met
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES when `REJECT_BROADCAST` or
+///   `REJECT_NEGATIVE_STRIDES` refuses the strides
+/// @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
+///   read-only (or legacy without `LEGACY_WRITABLE`)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_legacy_tensor_validate(
     tensor: *const DLManagedTensor,
@@ -331,6 +391,39 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_validate(
 /// `DLPackDLTensorFromPyObjectNoSync`), with the producer's version and flags passed by value:
 /// `version.major == 0` means legacy/unknown (no flags; NULL strides allowed), anything else is
 /// checked like a versioned tensor's `version` and `flags`. Same statuses.
+///
+/// @param[in] options May be NULL.
+/// @param[out] out_layout May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when every rule and requirement holds
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` is malformed: `struct_size` too
+///   small, unknown bits, an alignment that is not a power of two, negative `max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+///   (nothing past `version` is read)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+///   define
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_NULL_STRIDES when `strides` is NULL, `ndim != 0` and the version
+///   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
+///   dtype
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
+/// @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
+///   device is not host-accessible
+/// @retval DLPACK_HELPERS_STATUS_MISALIGNED when an alignment option is not met
+/// @retval DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS when a contiguity option is not met
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES when `REJECT_BROADCAST` or
+///   `REJECT_NEGATIVE_STRIDES` refuses the strides
+/// @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
+///   read-only (or legacy without `LEGACY_WRITABLE`)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_dltensor_validate(
     tensor: *const DLTensor,

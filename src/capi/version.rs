@@ -61,6 +61,10 @@ pub struct dlpack_helpers_version_choice {
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK` for major 1, `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`
 /// for any other major (0.x or 2.x and later). Thread-safe, no side effects but the last error.
+///
+/// @param[out] out_compat May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when the major version is 1
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the major version is not 1
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_version_check(
     version: DLPackVersion,
@@ -97,6 +101,15 @@ pub unsafe extern "C" fn dlpack_version_check(
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `_NO_COMMON_VERSION` (`BufferError`),
 /// `_KEYWORD_NOT_UNDERSTOOD` (`TypeError`), `_INVALID_ARGUMENT` (unknown flag bits) or
 /// `_NULL_POINTER` (`out_choice` NULL). `out_choice` is written only on OK. Pure and thread-safe.
+///
+/// @param[in] max_version May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_choice` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `producer_flags` has unknown bits
+/// @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION when the producer can export no struct the
+///   consumer accepts (`BufferError`)
+/// @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD when `max_version` is given to a producer
+///   flagged `DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD` (`TypeError`)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_version_negotiate(
     producer_version: DLPackVersion,

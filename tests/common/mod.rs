@@ -33,19 +33,25 @@ pub fn build_fake(name: &str) -> PathBuf {
 pub struct Fake {
     handle: *mut c_void,
 }
+// SAFETY: a dlopen handle may be used from any thread (dlsym is thread-safe).
 unsafe impl Send for Fake {}
+// SAFETY: shared use only calls dlsym on the handle, which is never closed.
 unsafe impl Sync for Fake {}
 
 impl Fake {
     pub fn open(path: &Path) -> Fake {
         let c = CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a live NUL-terminated path.
         let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         assert!(!handle.is_null(), "dlopen of the fake failed");
         Fake { handle }
     }
     pub fn sym<T: Copy>(&self, name: &CStr) -> T {
+        // SAFETY: `handle` is a live dlopen handle (never closed) and `name` is NUL-terminated.
         let p = unsafe { libc::dlsym(self.handle, name.as_ptr()) };
         assert!(!p.is_null(), "{name:?} missing in the fake");
+        // SAFETY: callers name a fake symbol and give its exact function-pointer type as `T` (a
+        // pointer-sized Copy value, checked non-NULL above).
         unsafe { std::mem::transmute_copy(&p) }
     }
     #[allow(
@@ -56,6 +62,8 @@ impl Fake {
     pub fn count(&self, name: &str) -> i64 {
         let f: unsafe extern "C" fn(*const c_char) -> c_long = self.sym(c"fake_count");
         let n = CString::new(name).unwrap();
+        // SAFETY: the fake's C signature; the name is a live NUL-terminated CString and the out-
+        // pointers are live locals.
         let v = unsafe { f(n.as_ptr()) };
         assert!(v >= 0, "the fake does not count {name}");
         i64::from(v)
@@ -63,10 +71,13 @@ impl Fake {
     pub fn fail(&self, name: &str, code: c_int) {
         let f: unsafe extern "C" fn(*const c_char, c_int) = self.sym(c"fake_fail");
         let n = CString::new(name).unwrap();
+        // SAFETY: the fake's C signature; the name is a live NUL-terminated CString and the out-
+        // pointers are live locals.
         unsafe { f(n.as_ptr(), code) }
     }
     pub fn reset(&self) {
         let f: unsafe extern "C" fn() = self.sym(c"fake_reset_counts");
+        // SAFETY: the fake's C signature, no arguments.
         unsafe { f() }
     }
     /// The two handle arguments of the last call of `name`.
@@ -75,6 +86,8 @@ impl Fake {
             self.sym(c"fake_last");
         let n = CString::new(name).unwrap();
         let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: the fake's C signature; the name is a live NUL-terminated CString and the out-
+        // pointers are live locals.
         unsafe { f(n.as_ptr(), &mut a, &mut b) };
         (a as usize, b as usize)
     }
@@ -88,6 +101,8 @@ pub fn dev(t: DLDeviceType, id: i32) -> DLDevice {
 }
 
 pub fn last_error() -> String {
+    // SAFETY: dlpack_last_error_message returns a NUL-terminated thread-local string, valid until
+    // the next failing call on this thread; it is copied at once.
     unsafe { CStr::from_ptr(dlpack_last_error_message()) }
         .to_string_lossy()
         .into_owned()

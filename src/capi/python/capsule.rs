@@ -154,6 +154,12 @@ fn owning_capsule(
 /// `DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE`; `DLPACK_HELPERS_STATUS_PRODUCER_ERROR` (Python
 /// could not allocate; the error is cleared, the message kept). On failure the caller still
 /// owns `tensor`. The caller must hold the GIL.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK when the capsule now owns `tensor`
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_capsule` is NULL
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate the capsule (the error
+///   is cleared, the message kept)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_capsule_new(
     tensor: *mut DLManagedTensorVersioned,
@@ -171,6 +177,12 @@ pub unsafe extern "C" fn dlpack_capsule_new(
 
 /// Make a `"dltensor"` capsule owning a legacy `tensor`, with `dlpack_capsule_destructor`.
 /// Parameters, statuses and ownership as `dlpack_capsule_new`.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK when the capsule now owns `tensor`
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_capsule` is NULL
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate the capsule (the error
+///   is cleared, the message kept)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_legacy_capsule_new(
     tensor: *mut DLManagedTensor,
@@ -247,8 +259,9 @@ pub(crate) fn take(api: &'static Api, capsule: *mut PyObject, keep: bool) -> Res
 pub(crate) fn accept_versioned(
     t: *mut DLManagedTensorVersioned,
 ) -> Result<*mut DLManagedTensorVersioned, Error> {
-    // SAFETY: `t` is a managed tensor we own (a NULL one is NULL_POINTER, and its release a no-op).
     if let Err(e) =
+        // SAFETY: `t` is a managed tensor we own (a NULL one is NULL_POINTER, and its release a
+        // no-op).
         unsafe { crate::capi::tensor::checked_version(t, "the capsule's tensor->version") }
     {
         // SAFETY: we own `t`; the deleter is at a frozen offset.
@@ -338,6 +351,37 @@ pub(crate) fn import_capsule(
 /// `_PYTHON_ERROR_SET` (a Python exception left set: with `KEEP_PYTHON_ERROR`, or one not
 /// deriving from `Exception`). After a failure past the rename the capsule is consumed and the
 /// tensor was released through its deleter, the only allowed action. The caller holds the GIL.
+///
+/// @param[out] out_how May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when the caller now owns `*out_tensor`
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `capsule` or `out_tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_NOT_A_CAPSULE when `capsule` is another Python object
+/// @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the capsule has a `used_` name
+/// @retval DLPACK_HELPERS_STATUS_CAPSULE_NAME when the capsule has any other name (capsule
+///   untouched)
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when a versioned capsule holds another major:
+///   consumed, and the tensor released through its deleter
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
+///   consumed and the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor;
+///   the capsule is consumed and the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor; the
+///   capsule is consumed and the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor; the capsule is
+///   consumed and the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code (a legacy tensor; the capsule is consumed and the tensor
+///   released)
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device (a legacy tensor; the capsule is consumed and the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
+///   (the tensor is released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits (capsule untouched)
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception is left set: with
+///   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, or one not deriving from `Exception`
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_capsule_import(
     capsule: *mut c_void,
@@ -378,6 +422,35 @@ pub unsafe extern "C" fn dlpack_capsule_import(
 /// `_OUT_OF_MEMORY` (the capsule is consumed and the tensor released); `_NULL_POINTER`;
 /// `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET` (only for an exception not deriving from
 /// `Exception`: no other Python exception is left set).
+///
+/// @retval DLPACK_HELPERS_STATUS_OK when the caller now owns `*out_tensor`
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `capsule` or `out_tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_NOT_A_CAPSULE when `capsule` is another Python object
+/// @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the capsule has a `used_` name
+/// @retval DLPACK_HELPERS_STATUS_CAPSULE_NAME when the capsule has any other name (capsule
+///   untouched)
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when a versioned capsule holds another major:
+///   consumed, and the tensor released through its deleter
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
+///   consumed and the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor;
+///   the capsule is consumed and the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor; the
+///   capsule is consumed and the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor; the capsule is
+///   consumed and the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code (a legacy tensor; the capsule is consumed and the tensor
+///   released)
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device (a legacy tensor; the capsule is consumed and the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
+///   (the tensor is released)
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception that does not derive from
+///   `Exception` was raised: it is left set
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_capsule_consume(
     capsule: *mut c_void,
@@ -401,6 +474,16 @@ pub unsafe extern "C" fn dlpack_capsule_consume(
 /// As `dlpack_capsule_consume`, but a `"dltensor_versioned"` capsule is refused with
 /// `DLPACK_HELPERS_STATUS_CAPSULE_NAME` and left untouched (the two structs are not
 /// layout-compatible). The caller releases the tensor with `dlpack_legacy_tensor_delete`.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK when the caller now owns `*out_tensor`
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `capsule` or `out_tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_NOT_A_CAPSULE when `capsule` is another Python object
+/// @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the capsule has a `used_` name
+/// @retval DLPACK_HELPERS_STATUS_CAPSULE_NAME when the capsule is not named `"dltensor"` (a
+///   versioned capsule included; capsule untouched)
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception that does not derive from
+///   `Exception` was raised: it is left set
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_legacy_capsule_consume(
     capsule: *mut c_void,
@@ -568,6 +651,26 @@ unsafe extern "C" fn view_legacy_deleter(t: *mut DLManagedTensor) {
 /// (`INVALID_NDIM`, `NULL_SHAPE`, `INVALID_SHAPE`, `INVALID_DTYPE`, `NULL_DATA`, ...);
 /// `_PYTHON_UNAVAILABLE`; `_PRODUCER_ERROR` (Python could not allocate). On failure nothing
 /// is kept. The caller holds the GIL.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor`, `owner` or `out_capsule` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `kind` is unknown
+/// @retval DLPACK_HELPERS_STATUS_READ_ONLY when a legacy export is asked for a tensor flagged
+///   `READ_ONLY`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's, or a
+///   legacy export of a padded sub-byte tensor
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte extent or a filled-in stride
+///   does not fit in `int64_t`
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate (nothing is kept)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_capsule_new_view(
     tensor: *const DLTensor,
@@ -647,10 +750,12 @@ pub unsafe extern "C" fn dlpack_capsule_new_view(
                 Ok(())
             }
             Err(e) => {
-                // SAFETY: nobody else saw the tensor: release it (drops the owner reference).
+                // Nobody else saw the tensor: release it (drops the owner reference).
                 if kind == DLPACK_HELPERS_EXPORT_VERSIONED {
+                    // SAFETY: `ptr` is the versioned view block made above, released once here.
                     unsafe { view_versioned_deleter(ptr.cast()) };
                 } else {
+                    // SAFETY: `ptr` is the legacy view block made above, released once here.
                     unsafe { view_legacy_deleter(ptr.cast()) };
                 }
                 Err(e)

@@ -342,6 +342,19 @@ pub(crate) fn import_no_sync(
 /// table in the chain); `_PRODUCER_ERROR` (the attribute lookup raised; the exception is
 /// cleared); `_PYTHON_ERROR_SET` (it raised an exception not deriving from `Exception`, left
 /// set); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_api` is NULL
+/// @retval DLPACK_HELPERS_STATUS_NO_EXCHANGE_API when the type has neither exchange-API attribute
+/// @retval DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID when the table is NULL, in a wrong capsule,
+///   has a NULL required pointer or a `prev_api` cycle
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when no table in the `prev_api` chain has
+///   major 1
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the attribute lookup raised (the exception is
+///   cleared)
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception that does not derive from
+///   `Exception` was raised: it is left set
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_exchange_api_find(
     obj: *mut c_void,

@@ -494,6 +494,41 @@ pub(crate) fn import(
 /// `TypeError` consumed by the retry rule is the one exception still cleared. In both modes an
 /// exception that does not derive from `Exception` (`KeyboardInterrupt`, `SystemExit`, ...) is
 /// never caught: it stays set and the status is `_PYTHON_ERROR_SET`. The caller holds the GIL.
+///
+/// @param[in] request May be NULL.
+/// @param[out] out_how May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD when `obj` has no `__dlpack__` (`AttributeError`)
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when the producer raised `BufferError`
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when the producer raised `TypeError` and no
+///   retry applies
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the producer raised another exception (the
+///   message starts with its type)
+/// @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when `__dlpack__` returned no DLPack capsule
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor received has a major other
+///   than 1 (it was released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
+/// @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
+///   `used_` capsule
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor, which is released)
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor,
+///   which is released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor, which
+///   is released)
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor, which is
+///   released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code (a legacy tensor, which is released)
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device (a legacy tensor, which is released)
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
+///   (the tensor is released)
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception is left set: with
+///   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, or one not deriving from `Exception`
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_object_import(
     obj: *mut c_void,
@@ -562,6 +597,19 @@ fn as_i64(api: &'static Api, item: &Owned, keep: bool) -> Result<Option<i64>, Er
 /// pair of integers, or out of `int32` range); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`;
 /// `_PYTHON_ERROR_SET` (an exception not deriving from `Exception`, left set). The caller
 /// holds the GIL. It is `dlpack_object_query_device(obj, 0, out_device)`.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_device` is NULL
+/// @retval DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD when `obj` has no `__dlpack_device__`
+///   (`AttributeError`)
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when the method raised `BufferError`
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when the method raised `TypeError`
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the method raised another exception
+/// @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when the result is not a pair of integers in
+///   `int32` range
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception that does not derive from
+///   `Exception` was raised: it is left set
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_object_get_device(
     obj: *mut c_void,
@@ -577,6 +625,21 @@ pub unsafe extern "C" fn dlpack_object_get_device(
 /// `DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET`; a result that is readable but not a pair of
 /// `int32` integers is still `_BAD_PRODUCER_RESULT` (no exception involved). Statuses, GIL and
 /// outputs otherwise as `dlpack_object_get_device`.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_device` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has bits other than
+///   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`
+/// @retval DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD when `obj` has no `__dlpack_device__`
+///   (`AttributeError`)
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when the method raised `BufferError`
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when the method raised `TypeError`
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the method raised another exception
+/// @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when the result is not a pair of integers in
+///   `int32` range
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception is left set: with
+///   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, or one not deriving from `Exception`
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_object_query_device(
     obj: *mut c_void,

@@ -116,6 +116,7 @@ python_api! {
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still
 // requires the GIL, which every caller documents.
 unsafe impl Send for Api {}
+// SAFETY: as for Send: the struct is immutable after initialization (a OnceLock).
 unsafe impl Sync for Api {}
 
 static API: OnceLock<Api> = OnceLock::new();

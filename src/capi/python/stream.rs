@@ -193,6 +193,16 @@ fn queue_object(
 /// does not derive from `Exception` (`KeyboardInterrupt`, `SystemExit`): it is left set,
 /// unchanged, for the caller to propagate. Any other exception is cleared and reported in the
 /// message. The caller holds the GIL. Thread-safe under the GIL (peer case 51).
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_stream` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when the object is a queue for a device type
+///   that takes none
+/// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the value is not a valid stream for the device
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when `addressof_ref()` or the attribute lookup
+///   raised an exception not deriving from `Exception`: it is left set
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_python_stream_decode(
     obj: *mut c_void,

@@ -57,6 +57,8 @@ pub(crate) struct Cuda {
 
 // SAFETY: the driver API is thread-safe; the struct holds function pointers and plain data.
 unsafe impl Send for Cuda {}
+// SAFETY: as for Send: shared use only calls the thread-safe driver API or reads the OnceLock-
+// and Mutex-guarded fields.
 unsafe impl Sync for Cuda {}
 
 static CUDA: OnceLock<Result<Cuda, Error>> = OnceLock::new();
@@ -178,15 +180,17 @@ impl Cuda {
         // No lock held while the driver runs (see `dl::init_outside`).
         super::dl::init_outside(slot, || {
             let mut dev: c_int = 0;
-            // SAFETY: documented signatures with valid out-pointers.
             self.check(
                 "cuDeviceGet",
+                // SAFETY: the driver's documented signature; `dev` is a live local out-pointer.
                 unsafe { (self.device_get)(&mut dev, ordinal) },
                 device,
             )?;
             let mut ctx: Handle = core::ptr::null_mut();
             self.check(
                 "cuDevicePrimaryCtxRetain",
+                // SAFETY: the documented signature; `ctx` is a live local out-pointer and `dev` a
+                // device handle the driver returned just above.
                 unsafe { (self.primary_retain)(&mut ctx, dev) },
                 device,
             )?;
@@ -206,9 +210,9 @@ impl Cuda {
     /// (see the module docs).
     fn enter(&self, device: DLDevice, stream: usize) -> Result<Entered<'_>, Error> {
         let mut cur: Handle = core::ptr::null_mut();
-        // SAFETY: valid out-pointer.
         self.check(
             "cuCtxGetCurrent",
+            // SAFETY: the documented signature; `cur` is a live local out-pointer.
             unsafe { (self.ctx_get_current)(&mut cur) },
             device,
         )?;
@@ -216,9 +220,10 @@ impl Cuda {
             self.primary(device.device_id, device)?
         } else if let (Some(get_ctx), false) = (self.stream_get_ctx, stream <= 2) {
             let mut ctx: Handle = core::ptr::null_mut();
-            // SAFETY: a live stream of the caller's (contract); valid out-pointer.
             self.check(
                 "cuStreamGetCtx (producer stream)",
+                // SAFETY: `stream` is a live stream of the caller's (the documented contract; the
+                // special values 0..=2 were excluded above); `ctx` is a live local out-pointer.
                 unsafe { get_ctx(stream as Handle, &mut ctx) },
                 device,
             )?;
@@ -235,9 +240,10 @@ impl Cuda {
                 pushed: false,
             });
         }
-        // SAFETY: a context retained above.
         self.check(
             "cuCtxPushCurrent",
+            // SAFETY: `want` is a context the driver gave us: the current one, or a primary
+            // context retained by `primary` (and never released while the process runs).
             unsafe { (self.ctx_push)(want as Handle) },
             device,
         )?;

@@ -14,6 +14,7 @@ pub(crate) struct Lib {
 
 // SAFETY: a dlopen handle may be used from any thread; `dlsym` is thread-safe.
 unsafe impl Send for Lib {}
+// SAFETY: shared use only calls dlsym on the handle (thread-safe) and reads `path`.
 unsafe impl Sync for Lib {}
 
 fn dlerror_string() -> String {

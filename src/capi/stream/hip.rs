@@ -54,6 +54,7 @@ const HIP_ERROR_INVALID_VALUE: HipError = 1;
 
 // SAFETY: the HIP runtime is thread-safe; the struct holds function pointers and plain data.
 unsafe impl Send for Hip {}
+// SAFETY: as for Send: shared use only calls the thread-safe runtime or the Mutex-guarded pool.
 unsafe impl Sync for Hip {}
 
 static HIP: OnceLock<Result<Hip, Error>> = OnceLock::new();
@@ -171,9 +172,9 @@ impl Hip {
 
     fn enter(&self, device: DLDevice) -> Result<Entered<'_>, Error> {
         let mut cur: c_int = 0;
-        // SAFETY: valid out-pointer.
         self.check(
             "hipGetDevice",
+            // SAFETY: the runtime's documented signature; `cur` is a live local out-pointer.
             unsafe { (self.get_device)(&mut cur) },
             device,
         )?;
@@ -184,9 +185,10 @@ impl Hip {
                 restore: None,
             });
         }
-        // SAFETY: documented signature.
         self.check(
             "hipSetDevice",
+            // SAFETY: the documented signature; it takes a plain integer (a bad ordinal is an
+            // error the runtime returns, checked here).
             unsafe { (self.set_device)(device.device_id) },
             device,
         )?;

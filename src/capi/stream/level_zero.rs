@@ -41,6 +41,8 @@ pub(crate) struct LevelZero {
 // SAFETY: Level Zero entry points are thread-safe for distinct output storage; the struct holds
 // function pointers only.
 unsafe impl Send for LevelZero {}
+// SAFETY: as for Send: shared use only calls the thread-safe entry points, each with its own
+// output storage.
 unsafe impl Sync for LevelZero {}
 
 /// The environment override of the loader's path, and the names tried without it.

@@ -1,5 +1,6 @@
-/* C tests of the core helpers: deleters, device queries, CPU accessibility, info, versions,
- * negotiation, error model. Run against the shared and the static library by scripts/test. */
+/* C tests of what every consumer calls (docs/consume.md): deleters, device queries, CPU
+ * accessibility, info, versions, negotiation, error model. Run against the shared and the static
+ * library by scripts/test c. */
 #include "dlpack_helpers.h"
 #include "check.h"
 
