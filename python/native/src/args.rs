@@ -100,9 +100,23 @@ pub fn version(x: &Bound<'_, PyAny>, what: &str) -> PyResult<DLPackVersion> {
         if t.len() == 2 {
             let (a, b) = (t.get_borrowed_item(0)?, t.get_borrowed_item(1)?);
             if a.is_exact_instance_of::<PyInt>() && b.is_exact_instance_of::<PyInt>() {
-                if let (Ok(major), Ok(minor)) = (a.extract::<u32>(), b.extract::<u32>()) {
-                    return Ok(DLPackVersion { major, minor });
+                // SAFETY: exact ints, GIL held. -1 may be an error (or the value): either way
+                // it is out of range, so the general path decides (and clears nothing here
+                // that it would not raise again).
+                let (ma, mi) = unsafe {
+                    (
+                        pyo3::ffi::PyLong_AsLongLong(a.as_ptr()),
+                        pyo3::ffi::PyLong_AsLongLong(b.as_ptr()),
+                    )
+                };
+                if (0..=u32::MAX as i64).contains(&ma) && (0..=u32::MAX as i64).contains(&mi) {
+                    return Ok(DLPackVersion {
+                        major: ma as u32,
+                        minor: mi as u32,
+                    });
                 }
+                // SAFETY: GIL held; an OverflowError of a huge int is re-raised below as ours.
+                unsafe { pyo3::ffi::PyErr_Clear() };
             }
         }
     }
