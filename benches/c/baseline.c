@@ -10,9 +10,12 @@ int bl_negotiate(DLPackVersion p, uint32_t flags, const DLPackVersion *max, dlpa
   return in_negotiate(p, flags, max, out);
 }
 void bl_delete(DLManagedTensorVersioned *t) { in_delete(t); }
-int bl_stream_decode(DLDevice d, bool has, int64_t v, dlpack_helpers_stream *out) { return in_stream_decode(d, has, v, out); }
-int bl_resolve(const dlpack_helpers_export_request *rq, DLDevice dev, DLPackVersion p, dlpack_helpers_export_plan *out) {
-  return in_resolve(rq, dev, p, out);
+int bl_stream_decode(DLDevice d, bool has, int64_t v, uint32_t flags, dlpack_helpers_stream *out) {
+  return in_stream_decode(d, has, v, flags, out);
+}
+int bl_resolve(const dlpack_helpers_export_request *rq, DLDevice dev, DLPackVersion p, uint32_t flags,
+               dlpack_helpers_export_plan *out) {
+  return in_resolve(rq, dev, p, flags, out);
 }
 int bl_validate_c(const DLManagedTensorVersioned *m) { return in_validate_c(m); }
 int bl_tensor_layout(const DLManagedTensorVersioned *m, dlpack_helpers_layout *out) { return in_tensor_layout(m, out); }

@@ -10,77 +10,124 @@ static inline bool in_cpu_accessible(DLDevice d) {
   return d.device_type == 1 || d.device_type == 3 || d.device_type == 11 || d.device_type == 13;
 }
 static inline int in_get_device(const DLManagedTensorVersioned *t, DLDevice *out) {
-  if (!t || !out) return 1;
+  if (!out || !t) return 1;
+  if (t->version.major != 1) return 10; /* nothing past `version` is read on another major */
   *out = t->dl_tensor.device;
   return 0;
 }
 static inline int in_version_check(DLPackVersion v, int32_t *out) {
-  if (!out) return 1;
   if (v.major != 1) return 10;
-  *out = v.minor == 3 ? 0 : v.minor < 3 ? 1 : 2;
+  if (out) *out = v.minor == 3 ? 0 : v.minor < 3 ? 1 : 2;
   return 0;
 }
 static inline int in_tensor_check_version(const DLManagedTensorVersioned *t, int32_t *out) {
   if (!t) return 1;
   return in_version_check(t->version, out);
 }
-static inline int in_negotiate(DLPackVersion p, uint32_t flags, const DLPackVersion *max,
-                               dlpack_helpers_version_choice *out) {
-  if (!out) return 1;
+/* The array API's producer logic (dlpack_version_negotiate after its argument checks):
+ * bit 0 of `flags` = the producer exports legacy, bit 1 = its __dlpack__ has no max_version. */
+static inline int in_negotiate_rules(DLPackVersion p, uint32_t flags, const DLPackVersion *max,
+                                     dlpack_helpers_version_choice *out) {
   if (!max) {
-    if (!(flags & 1)) return 11;
-    out->kind = 0;
-    out->version = p;
-    return 0;
-  }
-  if (max->major > p.major || (max->major == p.major && max->minor >= p.minor) || max->major == p.major) {
+    if (!(flags & 1) && p.major != 0) return 11;
+  } else if (flags & 2) {
+    return 12;
+  } else if (p.major != 0 && max->major >= p.major) { /* max >= p, or the same major */
     out->kind = 1;
     out->version = p;
     return 0;
+  } else if (p.major != 0 && !(max->major == 0 && (flags & 1))) {
+    return 11;
   }
-  if (max->major == 0 && (flags & 1)) {
-    out->kind = 0;
-    out->version = p;
-    return 0;
-  }
-  return 11;
+  out->kind = 0; /* legacy */
+  out->version.major = 0;
+  out->version.minor = 0;
+  return 0;
+}
+static inline int in_negotiate(DLPackVersion p, uint32_t flags, const DLPackVersion *max,
+                               dlpack_helpers_version_choice *out) {
+  if (!out) return 1;
+  if (flags & ~(uint32_t)3) return 2;
+  return in_negotiate_rules(p, flags, max, out);
 }
 static inline void in_delete(DLManagedTensorVersioned *t) {
   if (t && t->deleter) t->deleter(t);
 }
-static inline int in_stream_decode(DLDevice d, bool has, int64_t v, dlpack_helpers_stream *out) {
-  if (!out) return 1;
-  int cuda = d.device_type == kDLCUDA || d.device_type == kDLCUDAManaged;
+/* The stream table of dlpack_stream_decode (docs/streams.md) after its argument checks;
+ * `lenient`: DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM. */
+static inline int in_stream_rules(DLDevice d, bool has, int64_t v, int lenient, dlpack_helpers_stream *out) {
+  int32_t t = d.device_type;
+  int cpu = t == kDLCPU, cuda = t == kDLCUDA || t == kDLCUDAHost || t == kDLCUDAManaged,
+      rocm = t == kDLROCM || t == kDLROCMHost;
+  int kind;
+  uintptr_t h = 0;
   if (!has) {
-    out->kind = cuda ? 2 : 4;
-    out->handle = cuda ? (void *)1 : 0;
-    return 0;
+    kind = cpu ? DLPACK_HELPERS_STREAM_NONE : cuda ? DLPACK_HELPERS_STREAM_LEGACY_DEFAULT : DLPACK_HELPERS_STREAM_DEFAULT;
+    h = cuda ? 1 : 0;
+  } else if (cpu) {
+    if (!lenient) return 40;
+    kind = DLPACK_HELPERS_STREAM_NO_SYNC;
+  } else if (v == -1) {
+    kind = DLPACK_HELPERS_STREAM_NO_SYNC;
+  } else if (v < -1) {
+    return 40;
+  } else if (cuda && v <= 2) {
+    if (v == 0) return 40;
+    kind = v == 1 ? DLPACK_HELPERS_STREAM_LEGACY_DEFAULT : DLPACK_HELPERS_STREAM_PER_THREAD_DEFAULT;
+    h = (uintptr_t)v;
+  } else if (rocm && v <= 2) {
+    if (v != 0) return 40;
+    kind = DLPACK_HELPERS_STREAM_DEFAULT;
+  } else if (v == 0 && !cuda && !rocm) {
+    return 40;
+  } else {
+    kind = DLPACK_HELPERS_STREAM_HANDLE;
+    h = (uintptr_t)v;
   }
-  if (v == -1) { out->kind = 0; out->handle = 0; return 0; }
-  if (v < -1 || (cuda && v == 0)) return 40;
-  if (cuda && v == 1) { out->kind = 2; out->handle = (void *)1; return 0; }
-  if (cuda && v == 2) { out->kind = 3; out->handle = (void *)2; return 0; }
-  out->kind = 5;
-  out->handle = (void *)(uintptr_t)v;
+  out->kind = kind;
+  out->handle = (void *)h;
   return 0;
 }
+static inline int in_stream_decode(DLDevice d, bool has, int64_t v, uint32_t flags, dlpack_helpers_stream *out) {
+  if (!out) return 1;
+  if (flags & ~(uint32_t)DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM) return 2;
+  return in_stream_rules(d, has, v, (flags & DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM) != 0, out);
+}
 static inline int in_resolve(const dlpack_helpers_export_request *rq, DLDevice dev, DLPackVersion p,
-                             dlpack_helpers_export_plan *out) {
+                             uint32_t flags, dlpack_helpers_export_plan *out) {
   if (!rq || !out) return 1;
+  if (flags & ~(uint32_t)7) return 2;
+  if (rq->copy != DLPACK_HELPERS_COPY_IF_NEEDED && rq->copy != DLPACK_HELPERS_COPY_ALWAYS &&
+      rq->copy != DLPACK_HELPERS_COPY_NEVER)
+    return 2;
   dlpack_helpers_version_choice c;
-  int s = in_negotiate(p, 1, rq->has_max_version ? &rq->max_version : NULL, &c);
+  int s = in_negotiate_rules(p, flags & 3, rq->has_max_version ? &rq->max_version : NULL, &c);
   if (s) return s;
   DLDevice target = rq->has_dl_device ? rq->dl_device : dev;
-  if (!(target.device_type == dev.device_type && target.device_id == dev.device_id)) return 42;
   dlpack_helpers_stream st;
-  s = in_stream_decode(target, rq->has_stream, rq->stream, &st);
-  if (s) return s;
+  int copy, sync;
+  if (target.device_type == dev.device_type && target.device_id == dev.device_id) {
+    s = in_stream_rules(target, rq->has_stream, rq->stream, (flags & 4) != 0, &st);
+    if (s) return s;
+    copy = rq->copy == DLPACK_HELPERS_COPY_ALWAYS;
+    sync = st.kind >= DLPACK_HELPERS_STREAM_LEGACY_DEFAULT ? DLPACK_HELPERS_SYNC_STREAM_WAIT : DLPACK_HELPERS_SYNC_NONE;
+  } else {
+    if (target.device_type != kDLCPU || target.device_id != 0) return 42;
+    if (rq->has_stream) return 40;
+    if (rq->copy == DLPACK_HELPERS_COPY_ALWAYS) copy = 1;
+    else if (in_cpu_accessible(dev)) copy = 0;
+    else if (rq->copy == DLPACK_HELPERS_COPY_IF_NEEDED) copy = 1;
+    else return 41;
+    st.kind = DLPACK_HELPERS_STREAM_NONE;
+    st.handle = 0;
+    sync = DLPACK_HELPERS_SYNC_HOST;
+  }
   out->kind = c.kind;
   out->version = c.version;
-  out->device = dev;
-  out->copy = rq->copy == 2;
-  out->flags = out->copy ? 2 : 0;
-  out->sync = st.kind >= 2 ? 1 : 0;
+  out->device = target;
+  out->copy = copy;
+  out->flags = copy && c.kind == DLPACK_HELPERS_EXPORT_VERSIONED ? DLPACK_FLAG_BITMASK_IS_COPIED : 0;
+  out->sync = sync;
   out->stream = st;
   return 0;
 }
@@ -93,8 +140,8 @@ int bl_version_check(DLPackVersion v, int32_t *out);
 int bl_tensor_check_version(const DLManagedTensorVersioned *t, int32_t *out);
 int bl_negotiate(DLPackVersion p, uint32_t flags, const DLPackVersion *max, dlpack_helpers_version_choice *out);
 void bl_delete(DLManagedTensorVersioned *t);
-int bl_stream_decode(DLDevice d, bool has, int64_t v, dlpack_helpers_stream *out);
-int bl_resolve(const dlpack_helpers_export_request *rq, DLDevice dev, DLPackVersion p, dlpack_helpers_export_plan *out);
+int bl_stream_decode(DLDevice d, bool has, int64_t v, uint32_t flags, dlpack_helpers_stream *out);
+int bl_resolve(const dlpack_helpers_export_request *rq, DLDevice dev, DLPackVersion p, uint32_t flags, dlpack_helpers_export_plan *out);
 /* ---- Validation, layout and wrap/unwrap (issue 3): the rules of docs/validation.md as a C
  * programmer writes them, for the tensors the benchmarks pass (and every other input). ---- */
 #include <stdlib.h>

@@ -48,7 +48,7 @@ DEF(is_cpu_accessible, ,
     { DLDevice d = dev(dev_types[i & 7], 0); KEEP(dlpack_is_cpu_accessible(d)); },
     { DLDevice d = dev(dev_types[i & 7], 0); KEEP(in_cpu_accessible(d)); },
     { DLDevice d = dev(dev_types[i & 7], 0); KEEP(bl_cpu_accessible(d)); })
-DEF(get_device, DLManagedTensorVersioned t = make_tensor(); DLDevice out,
+DEF(get_device, DLManagedTensorVersioned t = make_tensor(); DLDevice out = dev(0, 0),
     { t.dl_tensor.device.device_id = (int32_t)(i & 3); KEEP(dlpack_get_device(&t, &out)); KEEP(out.device_id); },
     { t.dl_tensor.device.device_id = (int32_t)(i & 3); KEEP(in_get_device(&t, &out)); KEEP(out.device_id); },
     { t.dl_tensor.device.device_id = (int32_t)(i & 3); KEEP(bl_get_device(&t, &out)); KEEP(out.device_id); })
@@ -70,15 +70,15 @@ DEF(tensor_delete, DLManagedTensorVersioned t = make_tensor(),
     { bl_delete(&t); KEEP(deleted); })
 DEF(stream_decode, dlpack_helpers_stream st; DLDevice d = dev(kDLCUDA, 0),
     { KEEP(dlpack_stream_decode(d, true, (int64_t)(i & 7) + 1, 0, &st)); KEEP(st.handle); },
-    { KEEP(in_stream_decode(d, true, (int64_t)(i & 7) + 1, &st)); KEEP(st.handle); },
-    { KEEP(bl_stream_decode(d, true, (int64_t)(i & 7) + 1, &st)); KEEP(st.handle); })
+    { KEEP(in_stream_decode(d, true, (int64_t)(i & 7) + 1, 0, &st)); KEEP(st.handle); },
+    { KEEP(bl_stream_decode(d, true, (int64_t)(i & 7) + 1, 0, &st)); KEEP(st.handle); })
 DEF(export_request_resolve,
     dlpack_helpers_export_request rq; memset(&rq, 0, sizeof rq); rq.has_max_version = true;
     rq.max_version.major = 1; rq.max_version.minor = 3; rq.has_stream = true;
-    dlpack_helpers_export_plan plan; DLDevice d = dev(kDLCUDA, 0); DLPackVersion p = ver(1, 3),
+    dlpack_helpers_export_plan plan; memset(&plan, 0, sizeof plan); DLDevice d = dev(kDLCUDA, 0); DLPackVersion p = ver(1, 3),
     { rq.stream = (int64_t)(i & 7) + 1; KEEP(dlpack_export_request_resolve(&rq, d, p, 1, &plan)); KEEP(plan.sync); },
-    { rq.stream = (int64_t)(i & 7) + 1; KEEP(in_resolve(&rq, d, p, &plan)); KEEP(plan.sync); },
-    { rq.stream = (int64_t)(i & 7) + 1; KEEP(bl_resolve(&rq, d, p, &plan)); KEEP(plan.sync); })
+    { rq.stream = (int64_t)(i & 7) + 1; KEEP(in_resolve(&rq, d, p, 1, &plan)); KEEP(plan.sync); },
+    { rq.stream = (int64_t)(i & 7) + 1; KEEP(bl_resolve(&rq, d, p, 1, &plan)); KEEP(plan.sync); })
 
 /* Validation, layout and wrap/unwrap (issue 3). Tensors: float32, C-contiguous, extents 2
  * (ndim 64: every other extent is 1, so that the element count, 2^32, fits), byte_offset
