@@ -238,7 +238,8 @@ static inline int in_layout_of(const DLTensor *t, int padded, int full, dlpack_h
     if (nontrivial <= 1) props |= DLPACK_HELPERS_LAYOUT_F_CONTIGUOUS;
     hi = n - 1;
   }
-  int64_t nbytes, lob, endb;
+  int64_t nbytes, lob, endb, storage;
+  if (__builtin_sub_overflow(hi, lo, &storage) || __builtin_add_overflow(storage, 1, &storage)) return 24;
   if (ebits % 8 == 0) {
     int64_t size = ebits / 8, a, b;
     if (__builtin_mul_overflow(n, size, &nbytes) || __builtin_mul_overflow(lo, size, &a) ||
@@ -254,7 +255,7 @@ static inline int in_layout_of(const DLTensor *t, int padded, int full, dlpack_h
   }
   out->numel = n;
   out->nbytes = nbytes;
-  out->storage_elements = hi - lo + 1;
+  out->storage_elements = storage;
   out->lowest_byte = lob;
   out->end_byte = endb;
   out->properties = props;
@@ -270,7 +271,10 @@ static inline uint64_t in_first_alignment(const DLTensor *t) {
 /* Version and flags of a versioned tensor (rules 2-3). */
 static inline int in_versioned_header(const DLManagedTensorVersioned *m) {
   if (m->version.major != 1) return 10;
-  if ((m->flags & ~(uint64_t)7) && m->version.minor <= 3) return 28;
+  /* 1.0 defines READ_ONLY and IS_COPIED, 1.1 adds IS_SUBBYTE_TYPE_PADDED; minors after 1.3 may
+   * carry bits this library does not know */
+  uint64_t known = m->version.minor == 0 ? 3 : 7;
+  if ((m->flags & ~known) && m->version.minor <= 3) return 28;
   return 0;
 }
 

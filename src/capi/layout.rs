@@ -96,7 +96,7 @@ pub(crate) fn to_c(l: &Layout, view: &TensorView<'_>) -> dlpack_helpers_layout {
 ///
 /// # Safety
 /// `t` must be a readable `DLTensor` whose non-NULL `shape`/`strides` hold `ndim` elements.
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn view_of<'a>(
     t: &'a DLTensor,
     producer: Declared,

@@ -164,6 +164,22 @@ unsafe fn run(
         }
     }
     // SAFETY: caller contract.
+    unsafe { run_full(t, producer, o, out_layout) }
+}
+
+/// The full rule list (every case the fast path does not take, every failure, and every call
+/// that wants the layout), out of line so that the fast path's frame stays small.
+///
+/// # Safety
+/// As the exports below.
+#[inline(never)]
+unsafe fn run_full(
+    t: &DLTensor,
+    producer: Declared,
+    o: &Requirements,
+    out_layout: *mut dlpack_helpers_layout,
+) -> Result<(), Error> {
+    // SAFETY: caller contract.
     let view = unsafe { view_of(t, producer, o) }?;
     let l = validate::check_view_with(&view, producer, o, !out_layout.is_null())?;
     if !out_layout.is_null() {

@@ -132,7 +132,7 @@ fn options_error(o: &Requirements) -> Result<(), Error> {
 
 /// Phase 1: options, version and flags, `ndim`, NULL `shape`, NULL `strides`. Returns `ndim`
 /// as a length that is safe to form arrays with.
-#[inline]
+#[inline(always)]
 pub fn check_header(
     producer: Declared,
     ndim: i32,
