@@ -25,3 +25,15 @@ int bl_legacy_to_versioned(DLManagedTensor *lg, uint64_t flags, DLManagedTensorV
 int bl_versioned_to_legacy(DLManagedTensorVersioned *m, uint32_t options, uint64_t *dropped, DLManagedTensor **out) {
   return in_versioned_to_legacy(m, options, dropped, out);
 }
+int bl_compact_strides(int32_t ndim, const int64_t *shape, bool column_major, int64_t *out) {
+  return in_compact_strides(ndim, shape, column_major, out);
+}
+int bl_tensor_create(void *data, DLDevice device, int32_t ndim, const int64_t *shape, const int64_t *strides,
+                     DLDataType dtype, uint64_t byte_offset, uint64_t flags, void (*release)(void *), void *ctx,
+                     DLManagedTensorVersioned **out) {
+  return in_tensor_create(data, device, ndim, shape, strides, dtype, byte_offset, flags, release, ctx, out);
+}
+int bl_dtype_format(DLDataType dt, char *buf, size_t size, size_t *out_len) { return in_dtype_format(dt, buf, size, out_len); }
+int bl_dtype_parse(const char *s, DLDataType *out) { return in_dtype_parse(s, out); }
+int bl_device_format(DLDevice d, char *buf, size_t size, size_t *out_len) { return in_device_format(d, buf, size, out_len); }
+int bl_device_parse(const char *s, DLDevice *out) { return in_device_parse(s, out); }
