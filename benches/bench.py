@@ -50,7 +50,9 @@ def total_ir(cmd):
 
 def c_core():
     cc("libbench_baseline.so", "benches/c/baseline.c", shared=True)
-    cc("bench_core", "benches/c/bench_core.c", libs=["-ldlpack_helpers", "-lbench_baseline"])
+    # -rdynamic: the stub Python's symbols (stub_python.c) are found by the library's dlsym.
+    cc("bench_core", "benches/c/bench_core.c", "benches/c/stub_python.c",
+       libs=["-ldlpack_helpers", "-lbench_baseline", "-rdynamic"])
     rows = {}
     for line in sh([str(BUILD / "bench_core")] + (["--quick"] if QUICK else [])).splitlines():
         if line.startswith("#"):
@@ -269,7 +271,7 @@ def report(core, allocs, thr, py):
             cols.append((b - a) / 32 if a and b else None)
         L.append(f"| `{label}` | " + " | ".join(fmt(c, 1) for c in cols) + " |")
     L.append("")
-    L.append(TARGETS_AND_WORK)
+    L.append(NOTES.read_text())  # read at the end: the notes may be edited during a long run
     OUT.write_text("\n".join(L) + "\n")
 
 
@@ -277,7 +279,7 @@ SCALING_ONLY = {"tensor_validate_2d", "tensor_validate_16d", "tensor_validate_32
                 "tensor_layout_1d", "tensor_layout_2d", "tensor_layout_8d", "tensor_layout_16d",
                 "tensor_layout_32d", "tensor_layout_64d"}
 BEFORE = Path(__file__).resolve().parent / "ir_before.json"
-TARGETS_AND_WORK = (Path(__file__).resolve().parent / "performance_notes.md").read_text()
+NOTES = Path(__file__).resolve().parent / "performance_notes.md"
 
 if __name__ == "__main__":
     core = c_core()

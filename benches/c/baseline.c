@@ -37,3 +37,5 @@ int bl_dtype_format(DLDataType dt, char *buf, size_t size, size_t *out_len) { re
 int bl_dtype_parse(const char *s, DLDataType *out) { return in_dtype_parse(s, out); }
 int bl_device_format(DLDevice d, char *buf, size_t size, size_t *out_len) { return in_device_format(d, buf, size, out_len); }
 int bl_device_parse(const char *s, DLDevice *out) { return in_device_parse(s, out); }
+int bl_capsule_new(DLManagedTensorVersioned *t, void **out) { return in_capsule_new(t, out); }
+int bl_capsule_consume(void *cap, DLManagedTensorVersioned **out) { return in_capsule_consume(cap, out); }

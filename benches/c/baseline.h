@@ -6,6 +6,7 @@
 #define BASELINE_H
 #include <stdint.h>
 #include "dlpack_helpers.h"
+#include "stub_python.h"
 static inline bool in_cpu_accessible(DLDevice d) {
   return d.device_type == 1 || d.device_type == 3 || d.device_type == 11 || d.device_type == 13;
 }
@@ -610,6 +611,60 @@ static inline int in_device_parse(const char *s, DLDevice *out) {
   return 35;
 }
 
+/* Capsules (docs/python.md), against the stub Python of stub_python.c. */
+static inline int in_capsule_new(DLManagedTensorVersioned *t, void **out) {
+  if (!out || !t) return 1;
+  void *c = PyCapsule_New(t, "dltensor_versioned", (void (*)(void *))dlpack_capsule_destructor);
+  if (!c) return 67;
+  *out = c;
+  return 0;
+}
+typedef struct { DLManagedTensorVersioned head; DLManagedTensor *legacy; } in_capsule_wrap;
+static void in_capsule_wrap_deleter(DLManagedTensorVersioned *self) {
+  DLManagedTensor *l = ((in_capsule_wrap *)self)->legacy;
+  free(self);
+  if (l && l->deleter) l->deleter(l);
+}
+static inline int in_capsule_consume(void *cap, DLManagedTensorVersioned **out) {
+  if (!out || !cap) return 1;
+  void *type = PyObject_Type(cap);
+  Py_DecRef(type);
+  if (type != (void *)&PyCapsule_Type) return 61;
+  const char *name = PyCapsule_GetName(cap);
+  if (!name) {
+    PyErr_Clear();
+    name = "";
+  }
+  int legacy;
+  if (strcmp(name, "dltensor") == 0) legacy = 1;
+  else if (strcmp(name, "dltensor_versioned") == 0) legacy = 0;
+  else if (strcmp(name, "used_dltensor") == 0 || strcmp(name, "used_dltensor_versioned") == 0) return 63;
+  else return 62;
+  void *p = PyCapsule_GetPointer(cap, legacy ? "dltensor" : "dltensor_versioned");
+  if (!p) return 67;
+  if (PyCapsule_SetName(cap, legacy ? "used_dltensor" : "used_dltensor_versioned")) return 67;
+  if (legacy) {
+    DLManagedTensor *l = (DLManagedTensor *)p;
+    in_capsule_wrap *w = (in_capsule_wrap *)malloc(sizeof *w);
+    if (!w) abort(); /* as a Rust Box: allocation failure aborts */
+    memset(&w->head, 0, sizeof w->head);
+    w->head.version.major = 1;
+    w->head.manager_ctx = l;
+    w->head.deleter = in_capsule_wrap_deleter;
+    w->head.dl_tensor = l->dl_tensor;
+    w->legacy = l;
+    *out = &w->head;
+    return 0;
+  }
+  DLManagedTensorVersioned *t = (DLManagedTensorVersioned *)p;
+  if (t->version.major != 1) {
+    if (t->deleter) t->deleter(t);
+    return 10;
+  }
+  *out = t;
+  return 0;
+}
+
 /* Exported from libbench_baseline.so (baseline.c). */
 int bl_validate_c(const DLManagedTensorVersioned *m);
 int bl_tensor_layout(const DLManagedTensorVersioned *m, dlpack_helpers_layout *out);
@@ -623,4 +678,6 @@ int bl_dtype_format(DLDataType dt, char *buf, size_t size, size_t *out_len);
 int bl_dtype_parse(const char *s, DLDataType *out);
 int bl_device_format(DLDevice d, char *buf, size_t size, size_t *out_len);
 int bl_device_parse(const char *s, DLDevice *out);
+int bl_capsule_new(DLManagedTensorVersioned *t, void **out);
+int bl_capsule_consume(void *cap, DLManagedTensorVersioned **out);
 #endif

@@ -189,6 +189,19 @@ DEF(tensor_create, DLManagedTensorVersioned *w = NULL,
     { KEEP(in_tensor_create(CREATE_ARGS)); w->deleter(w); KEEP(released); },
     { KEEP(bl_tensor_create(CREATE_ARGS)); w->deleter(w); KEEP(released); })
 
+/* Capsules with the stub Python (stub_python.c): make a "dltensor_versioned" capsule owning a
+ * tensor, or consume one (check, rename to "used_dltensor_versioned", check the version); the
+ * loop frees the capsule without its destructor, the same for every variant. */
+DEF(capsule_new, DLManagedTensorVersioned t = make_tensor(); void *cap = NULL,
+    { t.dl_tensor.byte_offset = (uint64_t)(i & 7); KEEP(dlpack_capsule_new(&t, &cap)); stub_capsule_free(cap); },
+    { t.dl_tensor.byte_offset = (uint64_t)(i & 7); KEEP(in_capsule_new(&t, &cap)); stub_capsule_free(cap); },
+    { t.dl_tensor.byte_offset = (uint64_t)(i & 7); KEEP(bl_capsule_new(&t, &cap)); stub_capsule_free(cap); })
+#define FRESH_CAPSULE PyCapsule_New(&t, "dltensor_versioned", NULL)
+DEF(capsule_consume, DLManagedTensorVersioned t = make_tensor(); DLManagedTensorVersioned *o = NULL; void *cap,
+    { cap = FRESH_CAPSULE; KEEP(dlpack_capsule_consume(cap, &o)); KEEP(o); stub_capsule_free(cap); },
+    { cap = FRESH_CAPSULE; KEEP(in_capsule_consume(cap, &o)); KEEP(o); stub_capsule_free(cap); },
+    { cap = FRESH_CAPSULE; KEEP(bl_capsule_consume(cap, &o)); KEEP(o); stub_capsule_free(cap); })
+
 int main(int argc, char **argv) {
   bench_args(argc, argv);
   printf("# name lib_ns inline_ns clib_ns (n=%ld, repeats=%d)\n", bench_n, bench_r);
@@ -212,6 +225,8 @@ int main(int argc, char **argv) {
   RUN(dtype_parse);
   RUN(device_format);
   RUN(device_parse);
+  RUN(capsule_new);
+  RUN(capsule_consume);
   RUN(tensor_validate_2d);
   RUN(tensor_validate_16d);
   RUN(tensor_validate_32d);
