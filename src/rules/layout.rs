@@ -235,6 +235,18 @@ fn compact_any_order(shape: &[i64], strides: &[i64]) -> bool {
     true
 }
 
+/// The error for a negative extent, out of line.
+#[cold]
+#[inline(never)]
+fn negative_extent(i: usize, e: i64) -> Error {
+    Error::fault(
+        Fault::InvalidShape,
+        format!("tensor.shape[{i}] is {e}; extents must be >= 0"),
+    )
+}
+
+#[cold]
+#[inline(never)]
 fn overflow(what: &str) -> Error {
     Error::fault(Fault::Overflow, format!("{what} does not fit in int64_t"))
 }
@@ -289,40 +301,41 @@ pub fn layout_partial(view: &TensorView<'_>, padded: bool, full: bool) -> Result
     match strides {
         None => n = numel(shape)?,
         Some(strides) => {
-            for (i, (&e, &s)) in shape.iter().zip(strides).enumerate().rev() {
+            // Indexed from the last dimension, overflows flagged rather than branched on (a
+            // wrapped value is only ever used when an error or an empty tensor follows): the
+            // per-dimension cost of the same loop in C.
+            let strides = &strides[..shape.len()]; // equal lengths (checked above): no bounds checks below
+            let mut i = shape.len();
+            while i > 0 {
+                i -= 1;
+                let e = shape[i];
                 if e <= 1 {
                     if e < 0 {
-                        return Err(Error::fault(
-                            Fault::InvalidShape,
-                            format!("tensor.shape[{i}] is {e}; extents must be >= 0"),
-                        ));
+                        return Err(negative_extent(i, e));
                     }
                     zero |= e == 0;
                     continue;
                 }
+                let s = strides[i];
                 c &= s == n;
-                match n.checked_mul(e) {
-                    Some(v) => n = v,
-                    None => count_overflow = true,
-                }
-                match (e - 1).checked_mul(s) {
-                    Some(r) if r < 0 => {
-                        props |= NEGATIVE_STRIDES;
-                        match lo.checked_add(r) {
-                            Some(v) => lo = v,
-                            None => reach_overflow = true,
-                        }
+                let (v, o) = n.overflowing_mul(e);
+                n = v;
+                count_overflow |= o;
+                let (r, o) = (e - 1).overflowing_mul(s);
+                if o {
+                    reach_overflow = true;
+                } else if r < 0 {
+                    props |= NEGATIVE_STRIDES;
+                    let (v, o) = lo.overflowing_add(r);
+                    lo = v;
+                    reach_overflow |= o;
+                } else {
+                    if r == 0 {
+                        props |= BROADCAST;
                     }
-                    Some(r) => {
-                        if r == 0 {
-                            props |= BROADCAST;
-                        }
-                        match hi.checked_add(r) {
-                            Some(v) => hi = v,
-                            None => reach_overflow = true,
-                        }
-                    }
-                    None => reach_overflow = true,
+                    let (v, o) = hi.overflowing_add(r);
+                    hi = v;
+                    reach_overflow |= o;
                 }
             }
             if zero {
