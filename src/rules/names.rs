@@ -133,19 +133,23 @@ impl Name {
     /// name in a C formatter).
     #[inline(always)]
     fn push_decimal(&mut self, mut v: u32) {
-        let mut digits = [0u8; 10];
-        let mut k = digits.len();
+        // Digits written in place from the last one (no temporary to copy).
+        let mut width = 1;
+        let mut t = v;
+        while t >= 10 {
+            t /= 10;
+            width += 1;
+        }
+        let mut k = self.len + width;
+        self.len = k;
         loop {
             k -= 1;
-            digits[k] = b'0' + (v % 10) as u8;
+            self.buf[k] = b'0' + (v % 10) as u8;
             v /= 10;
             if v == 0 {
                 break;
             }
         }
-        let end = self.len + digits.len() - k;
-        self.buf[self.len..end].copy_from_slice(&digits[k..]);
-        self.len = end;
     }
 }
 
