@@ -429,8 +429,8 @@ pub unsafe extern "C" fn dlpack_export_request_resolve(
     producer_flags: u32,
     out_plan: *mut dlpack_helpers_export_plan,
 ) -> dlpack_helpers_status {
-    // SAFETY (both calls): the caller's contract for the arguments.
     boundary::status_or_report(
+        // SAFETY: the caller's contract for the export's arguments.
         move || unsafe {
             resolve(
                 request,
@@ -440,6 +440,7 @@ pub unsafe extern "C" fn dlpack_export_request_resolve(
                 out_plan,
             )
         },
+        // SAFETY: the caller's contract for the export's arguments.
         move || unsafe {
             resolve_report(
                 request,

@@ -117,9 +117,10 @@ pub unsafe extern "C" fn dlpack_version_negotiate(
     max_version: *const DLPackVersion,
     out_choice: *mut dlpack_helpers_version_choice,
 ) -> dlpack_helpers_status {
-    // SAFETY (both calls): the caller's contract for the arguments.
     boundary::status_or_report(
+        // SAFETY: the caller's contract for the export's arguments.
         move || unsafe { negotiate(producer_version, producer_flags, max_version, out_choice) },
+        // SAFETY: the caller's contract for the export's arguments.
         move || unsafe {
             negotiate_report(producer_version, producer_flags, max_version, out_choice)
         },
@@ -137,8 +138,8 @@ unsafe extern "C" fn negotiate_report(
     max_version: *const DLPackVersion,
     out_choice: *mut dlpack_helpers_version_choice,
 ) -> dlpack_helpers_status {
-    // SAFETY: as the export.
     boundary::status(|| {
+        // SAFETY: as the export.
         unsafe { negotiate(producer_version, producer_flags, max_version, out_choice) }
             .map_err(Error::from)
     })
