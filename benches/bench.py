@@ -51,7 +51,9 @@ def total_ir(cmd):
 
 def c_core():
     cc("libbench_baseline.so", "benches/c/baseline.c", shared=True)
-    cc("bench_core", "benches/c/bench_core.c", libs=["-ldlpack_helpers", "-lbench_baseline"])
+    # -rdynamic: the stub Python's symbols (stub_python.c) are found by the library's dlsym.
+    cc("bench_core", "benches/c/bench_core.c", "benches/c/stub_python.c",
+       libs=["-ldlpack_helpers", "-lbench_baseline", "-rdynamic"])
     rows = {}
     for line in sh([str(BUILD / "bench_core")] + (["--quick"] if QUICK else [])).splitlines():
         if line.startswith("#"):
@@ -97,6 +99,15 @@ def python():
             b = total_ir([PY, script, "loop", case, str(3 * n)])
             res["ir"][case] = (b - a) / (2 * n)
     return res
+
+
+def slope(pts):
+    """Least-squares slope of (x, y) points; None for fewer than two."""
+    if len(pts) < 2:
+        return None
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    return sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
 
 
 def shutil_which(x):
@@ -158,12 +169,22 @@ def report(core, allocs, thr, py):
           "broadcast, negative strides, alignment). `legacy_to_versioned` / `versioned_to_legacy`: "
           "validate and wrap a 4-d tensor (one allocation holding struct, shape and strides), "
           "then call the wrapper's deleter, which frees it and releases the original once; the "
-          "baselines do the same with `malloc`/`free`.\n",
+          "baselines do the same with `malloc`/`free`. `tensor_create`: describe the caller's 4-d "
+          "buffer as a new managed tensor (validated with default options, one allocation), then "
+          "release it through its deleter (which calls the release callback). `compact_strides`: "
+          "row- or column-major strides of a 4-d shape. `dtype_format` / `dtype_parse`: 8 dtypes "
+          "(`float32`, `int64`, `bfloat16`, `float8_e4m3fn`, `uint8`, `float16x4`, `complex64`, "
+          "`bool`) to and from their names; `device_format` / `device_parse`: 8 devices (`cpu:0`, "
+          "`cuda:1`, `cuda_host`, `rocm:3`, ...). The C baselines (`benches/c/baseline.h`) check "
+          "the same rules in the same order and write the same outputs as ours: statuses, "
+          "out-parameters written only on OK, the same names.\n",
           ]
     if BEFORE.exists():
-        L += ["**Before and after the work of section 5** (ours / C library, instructions; "
-              "\"before\" measured on this machine with the same benchmark at the commit before "
-              "the changes, `benches/ir_before.json`):\n",
+        L += ["**Before and after issue 15** (ours / C library, instructions; \"before\": the "
+              "library at the commit before the work, measured on this machine with this benchmark "
+              "and these baselines, `benches/ir_before.json`; the baselines were made to check "
+              "every rule ours checks in the same work, so the old figures of this table, against "
+              "baselines that skipped checks, are not comparable):\n",
               "| helper | before Ir | after Ir | C lib Ir | before ratio | after ratio |",
               "|---|---:|---:|---:|---:|---:|"]
         before = json.loads(BEFORE.read_text())
@@ -233,8 +254,32 @@ def report(core, allocs, thr, py):
         li, ci, ii = r.get("lib_ir"), r.get("clib_ir"), r.get("inline_ir")
         L.append(f"| {nd} | {fmt(r['lib_ns'])} | {fmt(r['clib_ns'])} | {fmt(r['inline_ns'])} | "
                  f"{fmt(li, 0)} | {fmt(ci, 0)} | {fmt(ii, 0)} | {fmt(li / ci if li and ci else None, 2)} |")
+    L += ["", "`dlpack_tensor_layout` of the same tensors:\n",
+          "| ndim | ours Ir | C lib Ir | ours / C lib (Ir) |", "|---:|---:|---:|---:|"]
+    for nd in (1, 2, 4, 8, 16, 32, 64):
+        r = core.get("tensor_layout" if nd == 4 else f"tensor_layout_{nd}d")
+        if not r:
+            continue
+        li, ci = r.get("lib_ir"), r.get("clib_ir")
+        L.append(f"| {nd} | {fmt(li, 0)} | {fmt(ci, 0)} | {fmt(li / ci if li and ci else None, 2)} |")
+    L += ["", "**Slope per dimension** (instructions per added dimension: least-squares fit over "
+          "ndim 1-32, where every extent is 2, and the step from 32 to 64 dimensions, where half "
+          "the extents are 1 and are skipped by both sides):\n",
+          "| helper | ours Ir/dim (1-32) | C lib Ir/dim (1-32) | ours Ir/dim (32-64) | C lib Ir/dim (32-64) |",
+          "|---|---:|---:|---:|---:|"]
+    for label, key in (("dlpack_tensor_validate", lambda nd: f"tensor_validate_{nd}d"),
+                       ("dlpack_tensor_layout", lambda nd: "tensor_layout" if nd == 4 else f"tensor_layout_{nd}d")):
+        cols = []
+        for kind in ("lib_ir", "clib_ir"):
+            pts = [(nd, core.get(key(nd), {}).get(kind)) for nd in (1, 2, 4, 8, 16, 32)]
+            pts = [(x, y) for x, y in pts if y]
+            cols.append(slope(pts))
+        for kind in ("lib_ir", "clib_ir"):
+            a, b = core.get(key(32), {}).get(kind), core.get(key(64), {}).get(kind)
+            cols.append((b - a) / 32 if a and b else None)
+        L.append(f"| `{label}` | " + " | ".join(fmt(c, 1) for c in cols) + " |")
     L.append("")
-    L.append(TARGETS_AND_WORK)
+    L.append(NOTES.read_text())  # read at the end: the notes may be edited during a long run
     # Section 6 (artifact sizes) is written by benches/sizes.py, not by this run: keep it.
     sizes = DOC.read_text() if DOC.exists() else ""
     if "\n## 6. Artifact sizes" in sizes:
@@ -242,9 +287,11 @@ def report(core, allocs, thr, py):
     OUT.write_text("\n".join(L) + "\n")
 
 
-SCALING_ONLY = {"tensor_validate_2d", "tensor_validate_16d", "tensor_validate_32d", "tensor_validate_64d"}
+SCALING_ONLY = {"tensor_validate_2d", "tensor_validate_16d", "tensor_validate_32d", "tensor_validate_64d",
+                "tensor_layout_1d", "tensor_layout_2d", "tensor_layout_8d", "tensor_layout_16d",
+                "tensor_layout_32d", "tensor_layout_64d"}
 BEFORE = Path(__file__).resolve().parent / "ir_before.json"
-TARGETS_AND_WORK = (Path(__file__).resolve().parent / "performance_notes.md").read_text()
+NOTES = Path(__file__).resolve().parent / "performance_notes.md"
 
 if __name__ == "__main__":
     core = c_core()

@@ -48,7 +48,7 @@ DEF(is_cpu_accessible, ,
     { DLDevice d = dev(dev_types[i & 7], 0); KEEP(dlpack_is_cpu_accessible(d)); },
     { DLDevice d = dev(dev_types[i & 7], 0); KEEP(in_cpu_accessible(d)); },
     { DLDevice d = dev(dev_types[i & 7], 0); KEEP(bl_cpu_accessible(d)); })
-DEF(get_device, DLManagedTensorVersioned t = make_tensor(); DLDevice out,
+DEF(get_device, DLManagedTensorVersioned t = make_tensor(); DLDevice out = dev(0, 0),
     { t.dl_tensor.device.device_id = (int32_t)(i & 3); KEEP(dlpack_get_device(&t, &out)); KEEP(out.device_id); },
     { t.dl_tensor.device.device_id = (int32_t)(i & 3); KEEP(in_get_device(&t, &out)); KEEP(out.device_id); },
     { t.dl_tensor.device.device_id = (int32_t)(i & 3); KEEP(bl_get_device(&t, &out)); KEEP(out.device_id); })
@@ -70,15 +70,15 @@ DEF(tensor_delete, DLManagedTensorVersioned t = make_tensor(),
     { bl_delete(&t); KEEP(deleted); })
 DEF(stream_decode, dlpack_helpers_stream st; DLDevice d = dev(kDLCUDA, 0),
     { KEEP(dlpack_stream_decode(d, true, (int64_t)(i & 7) + 1, 0, &st)); KEEP(st.handle); },
-    { KEEP(in_stream_decode(d, true, (int64_t)(i & 7) + 1, &st)); KEEP(st.handle); },
-    { KEEP(bl_stream_decode(d, true, (int64_t)(i & 7) + 1, &st)); KEEP(st.handle); })
+    { KEEP(in_stream_decode(d, true, (int64_t)(i & 7) + 1, 0, &st)); KEEP(st.handle); },
+    { KEEP(bl_stream_decode(d, true, (int64_t)(i & 7) + 1, 0, &st)); KEEP(st.handle); })
 DEF(export_request_resolve,
     dlpack_helpers_export_request rq; memset(&rq, 0, sizeof rq); rq.has_max_version = true;
     rq.max_version.major = 1; rq.max_version.minor = 3; rq.has_stream = true;
-    dlpack_helpers_export_plan plan; DLDevice d = dev(kDLCUDA, 0); DLPackVersion p = ver(1, 3),
+    dlpack_helpers_export_plan plan; memset(&plan, 0, sizeof plan); DLDevice d = dev(kDLCUDA, 0); DLPackVersion p = ver(1, 3),
     { rq.stream = (int64_t)(i & 7) + 1; KEEP(dlpack_export_request_resolve(&rq, d, p, 1, &plan)); KEEP(plan.sync); },
-    { rq.stream = (int64_t)(i & 7) + 1; KEEP(in_resolve(&rq, d, p, &plan)); KEEP(plan.sync); },
-    { rq.stream = (int64_t)(i & 7) + 1; KEEP(bl_resolve(&rq, d, p, &plan)); KEEP(plan.sync); })
+    { rq.stream = (int64_t)(i & 7) + 1; KEEP(in_resolve(&rq, d, p, 1, &plan)); KEEP(plan.sync); },
+    { rq.stream = (int64_t)(i & 7) + 1; KEEP(bl_resolve(&rq, d, p, 1, &plan)); KEEP(plan.sync); })
 
 /* Validation, layout and wrap/unwrap. Tensors: float32, C-contiguous, extents 2
  * (ndim 64: every other extent is 1, so that the element count, 2^32, fits), byte_offset
@@ -123,6 +123,18 @@ DEF_VALIDATE(8)
 DEF_VALIDATE(16)
 DEF_VALIDATE(32)
 DEF_VALIDATE(64)
+/* dlpack_tensor_layout of the same tensors (the ndim scaling of layout). */
+#define DEF_LAYOUT(N)                                                                           \
+  DEF(tensor_layout_##N##d, DLManagedTensorVersioned t = make_nd(N); dlpack_helpers_layout l,  \
+      { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(dlpack_tensor_layout(&t, &l)); KEEP(l.nbytes); }, \
+      { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(in_tensor_layout(&t, &l)); KEEP(l.nbytes); },     \
+      { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(bl_tensor_layout(&t, &l)); KEEP(l.nbytes); })
+DEF_LAYOUT(1)
+DEF_LAYOUT(2)
+DEF_LAYOUT(8)
+DEF_LAYOUT(16)
+DEF_LAYOUT(32)
+DEF_LAYOUT(64)
 DEF(tensor_layout, DLManagedTensorVersioned t = make_nd(4); dlpack_helpers_layout l,
     { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(dlpack_tensor_layout(&t, &l)); KEEP(l.nbytes); },
     { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(in_tensor_layout(&t, &l)); KEEP(l.nbytes); },
@@ -141,6 +153,55 @@ DEF(versioned_to_legacy, DLManagedTensorVersioned t = make_nd(4); DLManagedTenso
     { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(in_versioned_to_legacy(&t, 0, &dropped, &w)); w->deleter(w); KEEP(deleted); },
     { t.dl_tensor.byte_offset = (uint64_t)(i & 7) * 4; KEEP(bl_versioned_to_legacy(&t, 0, &dropped, &w)); w->deleter(w); KEEP(deleted); })
 
+/* Names, compact strides and creation (issue 15). Inputs cycle through 8 values. */
+static const DLDataType dtypes8[8] = {{kDLFloat, 32, 1}, {kDLInt, 64, 1}, {kDLBfloat, 16, 1}, {kDLFloat8_e4m3fn, 8, 1},
+                                      {kDLUInt, 8, 1},   {kDLFloat, 16, 4}, {kDLComplex, 64, 1}, {kDLBool, 8, 1}};
+static const char *const dtype_names8[8] = {"float32", "int64", "bfloat16", "float8_e4m3fn",
+                                            "uint8",   "float16x4", "complex64", "bool"};
+static const char *const device_names8[8] = {"cpu:0", "cuda:1", "cuda_host", "rocm:3",
+                                             "cuda_managed:0", "oneapi:2", "cpu", "cuda:12"};
+static long released;
+static void count_release(void *ctx) { (void)ctx; ++released; }
+DEF(dtype_format, char buf[32]; size_t len = 0,
+    { KEEP(dlpack_dtype_format(dtypes8[i & 7], buf, sizeof buf, &len)); KEEP(len); },
+    { KEEP(in_dtype_format(dtypes8[i & 7], buf, sizeof buf, &len)); KEEP(len); },
+    { KEEP(bl_dtype_format(dtypes8[i & 7], buf, sizeof buf, &len)); KEEP(len); })
+DEF(dtype_parse, DLDataType dt = dtypes8[0],
+    { KEEP(dlpack_dtype_parse(dtype_names8[i & 7], &dt)); KEEP(dt.bits); },
+    { KEEP(in_dtype_parse(dtype_names8[i & 7], &dt)); KEEP(dt.bits); },
+    { KEEP(bl_dtype_parse(dtype_names8[i & 7], &dt)); KEEP(dt.bits); })
+DEF(device_format, char buf[32]; size_t len = 0,
+    { KEEP(dlpack_device_format(dev(dev_types[i & 7], (int32_t)(i & 15)), buf, sizeof buf, &len)); KEEP(len); },
+    { KEEP(in_device_format(dev(dev_types[i & 7], (int32_t)(i & 15)), buf, sizeof buf, &len)); KEEP(len); },
+    { KEEP(bl_device_format(dev(dev_types[i & 7], (int32_t)(i & 15)), buf, sizeof buf, &len)); KEEP(len); })
+DEF(device_parse, DLDevice d = dev(0, 0),
+    { KEEP(dlpack_device_parse(device_names8[i & 7], &d)); KEEP(d.device_id); },
+    { KEEP(in_device_parse(device_names8[i & 7], &d)); KEEP(d.device_id); },
+    { KEEP(bl_device_parse(device_names8[i & 7], &d)); KEEP(d.device_id); })
+DEF(compact_strides, int64_t st[4]; memset(st, 0, sizeof st),
+    { KEEP(dlpack_compact_strides(4, shape4, (i & 1) != 0, st)); KEEP(st[0]); },
+    { KEEP(in_compact_strides(4, shape4, (i & 1) != 0, st)); KEEP(st[0]); },
+    { KEEP(bl_compact_strides(4, shape4, (i & 1) != 0, st)); KEEP(st[0]); })
+/* Create a 4-d float32 tensor over `data` (strides given), then release it through its deleter. */
+#define CREATE_ARGS data, dev(kDLCPU, 0), 4, shape4, strides4, dtypes8[0], (uint64_t)(i & 7) * 4, 0, count_release, NULL, &w
+DEF(tensor_create, DLManagedTensorVersioned *w = NULL,
+    { KEEP(dlpack_tensor_create(CREATE_ARGS)); w->deleter(w); KEEP(released); },
+    { KEEP(in_tensor_create(CREATE_ARGS)); w->deleter(w); KEEP(released); },
+    { KEEP(bl_tensor_create(CREATE_ARGS)); w->deleter(w); KEEP(released); })
+
+/* Capsules with the stub Python (stub_python.c): make a "dltensor_versioned" capsule owning a
+ * tensor, or consume one (check, rename to "used_dltensor_versioned", check the version); the
+ * loop frees the capsule without its destructor, the same for every variant. */
+DEF(capsule_new, DLManagedTensorVersioned t = make_tensor(); void *cap = NULL,
+    { t.dl_tensor.byte_offset = (uint64_t)(i & 7); KEEP(dlpack_capsule_new(&t, &cap)); stub_capsule_free(cap); },
+    { t.dl_tensor.byte_offset = (uint64_t)(i & 7); KEEP(in_capsule_new(&t, &cap)); stub_capsule_free(cap); },
+    { t.dl_tensor.byte_offset = (uint64_t)(i & 7); KEEP(bl_capsule_new(&t, &cap)); stub_capsule_free(cap); })
+#define FRESH_CAPSULE PyCapsule_New(&t, "dltensor_versioned", NULL)
+DEF(capsule_consume, DLManagedTensorVersioned t = make_tensor(); DLManagedTensorVersioned *o = NULL; void *cap,
+    { cap = FRESH_CAPSULE; KEEP(dlpack_capsule_consume(cap, &o)); KEEP(o); stub_capsule_free(cap); },
+    { cap = FRESH_CAPSULE; KEEP(in_capsule_consume(cap, &o)); KEEP(o); stub_capsule_free(cap); },
+    { cap = FRESH_CAPSULE; KEEP(bl_capsule_consume(cap, &o)); KEEP(o); stub_capsule_free(cap); })
+
 int main(int argc, char **argv) {
   bench_args(argc, argv);
   printf("# name lib_ns inline_ns clib_ns (n=%ld, repeats=%d)\n", bench_n, bench_r);
@@ -158,9 +219,23 @@ int main(int argc, char **argv) {
   RUN(tensor_layout);
   RUN(legacy_to_versioned);
   RUN(versioned_to_legacy);
+  RUN(tensor_create);
+  RUN(compact_strides);
+  RUN(dtype_format);
+  RUN(dtype_parse);
+  RUN(device_format);
+  RUN(device_parse);
+  RUN(capsule_new);
+  RUN(capsule_consume);
   RUN(tensor_validate_2d);
   RUN(tensor_validate_16d);
   RUN(tensor_validate_32d);
   RUN(tensor_validate_64d);
+  RUN(tensor_layout_1d);
+  RUN(tensor_layout_2d);
+  RUN(tensor_layout_8d);
+  RUN(tensor_layout_16d);
+  RUN(tensor_layout_32d);
+  RUN(tensor_layout_64d);
   return 0;
 }

@@ -3,7 +3,7 @@
 //! with a message, and never unwinds into C.
 
 use crate::capi::error::{DLPACK_HELPERS_STATUS_OK, dlpack_helpers_status, fail};
-use crate::rules::Error;
+use crate::rules::{Error, Refusal};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -41,6 +41,63 @@ pub(crate) fn status(f: impl FnOnce() -> Result<(), Error>) -> dlpack_helpers_st
     })) {
         Ok(status) => status,
         Err(payload) => panic_status(payload),
+    }
+}
+
+/// Run a fallible export body whose errors are cheap descriptions ([`Fail`]) in two steps, so
+/// that the success path never builds an error value: `body` runs once inside the panic boundary
+/// with its error discarded (the compiler then drops the error's construction, and the export
+/// needs no stack frame for it); only when it fails does `report`, an out-of-line twin of the
+/// export, run the same body again inside its own [`status`] boundary to build the message.
+/// Sound because `body` reads its inputs and writes its outputs only on success: a second run
+/// after a failure sees the same inputs and decides the same way. Used by the hot exports whose
+/// frames were measured (`dlpack_version_negotiate`, `dlpack_export_request_resolve`).
+#[inline(always)]
+pub(crate) fn status_or_report(
+    body: impl FnOnce() -> Result<(), Fail>,
+    report: impl FnOnce() -> dlpack_helpers_status,
+) -> dlpack_helpers_status {
+    match catch_unwind(AssertUnwindSafe(|| {
+        test_panic::maybe_panic();
+        body().is_ok()
+    })) {
+        Ok(true) => DLPACK_HELPERS_STATUS_OK,
+        Ok(false) => report(),
+        Err(payload) => panic_status(payload),
+    }
+}
+
+/// A failure described by a few words, turned into an [`Error`] (and its message) only when it
+/// is reported: a `Copy` value without drop glue, so an unused one costs nothing.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Fail {
+    /// A required pointer argument is NULL (its name).
+    Null(&'static str),
+    /// A refusal of the negotiation and stream rules.
+    Refused(Refusal),
+    /// An argument out of range: the message is `message(value)`.
+    Invalid {
+        message: fn(u64) -> String,
+        value: u64,
+    },
+}
+
+impl From<Refusal> for Fail {
+    #[inline(always)]
+    fn from(r: Refusal) -> Self {
+        Fail::Refused(r)
+    }
+}
+
+impl From<Fail> for Error {
+    #[cold]
+    #[inline(never)]
+    fn from(f: Fail) -> Self {
+        match f {
+            Fail::Null(what) => Error::NullPointer(what),
+            Fail::Refused(r) => r.into(),
+            Fail::Invalid { message, value } => Error::InvalidArgument(message(value)),
+        }
     }
 }
 

@@ -10,9 +10,10 @@ use crate::abi::{
 };
 use crate::capi::boundary::{self, nonnull, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
-use crate::capi::layout::{versioned_parts, view_of};
+use crate::capi::layout::versioned_parts;
 use crate::capi::python::import::DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE;
 use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
+use crate::capi::validate::checked_view;
 use crate::rules::layout::{self, MAX_NDIM};
 use crate::rules::validate::{self, Declared, Requirements};
 use crate::rules::{Error, Fault, dtype, flags};
@@ -223,8 +224,7 @@ pub(crate) fn wrap_legacy(
     };
     let o = Requirements::default();
     // SAFETY: caller contract.
-    let view = unsafe { view_of(&m.dl_tensor, Declared::Legacy, &o) }?;
-    validate::check_view(&view, Declared::Legacy, &o)?;
+    let view = unsafe { checked_view(&m.dl_tensor, Declared::Legacy, &o) }?;
     let head = DLManagedTensorVersioned {
         version: DLPackVersion::CURRENT,
         manager_ctx: legacy.cast(),
@@ -320,8 +320,9 @@ pub unsafe extern "C" fn dlpack_tensor_create(
             flags,
         };
         // SAFETY: caller contract: non-NULL arrays hold ndim elements.
-        let view = unsafe { view_of(&t, producer, &LENIENT) }?;
-        validate::check_view(&view, producer, &Requirements::default())?;
+        // (LENIENT_NULL_STRIDES is read only by the header rules: the view's checks are the
+        // defaults.)
+        let view = unsafe { checked_view(&t, producer, &LENIENT) }?;
         let head = DLManagedTensorVersioned {
             version: DLPackVersion::CURRENT,
             manager_ctx: release_ctx,
@@ -515,8 +516,7 @@ pub unsafe extern "C" fn dlpack_versioned_to_legacy(
         // SAFETY: non-NULL managed tensor (caller contract).
         let (t, producer) = unsafe { versioned_parts(tensor) }?;
         // SAFETY: caller contract.
-        let view = unsafe { view_of(t, producer, &LENIENT) }?;
-        validate::check_view(&view, producer, &LENIENT)?;
+        let view = unsafe { checked_view(t, producer, &LENIENT) }?;
         let Declared::Versioned { flags: f, .. } = producer else {
             unreachable!("versioned")
         };

@@ -21,14 +21,7 @@ fn write_name(
     let buf = out_ptr(buf, "buf")?;
     let bytes = n.as_bytes();
     if buf_size < bytes.len() + 1 {
-        return Err(Error::fault(
-            Fault::BufferTooSmall,
-            format!(
-                "buf_size is {buf_size}, but {:?} needs {} bytes with its NUL",
-                n.as_str(),
-                bytes.len() + 1
-            ),
-        ));
+        return Err(too_small(n, buf_size));
     }
     // SAFETY: `buf` is non-NULL and holds `buf_size > bytes.len()` bytes (caller contract).
     unsafe {
@@ -43,6 +36,20 @@ fn write_name(
 
 /// # Safety
 /// A non-NULL `s` must be NUL-terminated.
+/// The error of [`write_name`], out of line (built only when the buffer is too small).
+#[cold]
+#[inline(never)]
+fn too_small(n: &Name, buf_size: usize) -> Error {
+    Error::fault(
+        Fault::BufferTooSmall,
+        format!(
+            "buf_size is {buf_size}, but {:?} needs {} bytes with its NUL",
+            n.as_str(),
+            n.as_bytes().len() + 1
+        ),
+    )
+}
+
 unsafe fn str_arg<'a>(s: *const c_char, what: &'static str) -> Result<&'a str, Error> {
     if s.is_null() {
         return Err(Error::NullPointer(what));

@@ -10,7 +10,7 @@ pub(crate) mod hip;
 pub(crate) mod level_zero;
 
 use crate::abi::{DLDevice, DLDeviceType, DLPackVersion};
-use crate::capi::boundary::{self, nonnull, out_ptr};
+use crate::capi::boundary::{self, Fail, nonnull, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::version::{
     DLPACK_HELPERS_EXPORT_LEGACY, DLPACK_HELPERS_EXPORT_VERSIONED,
@@ -429,18 +429,53 @@ pub unsafe extern "C" fn dlpack_export_request_resolve(
     producer_flags: u32,
     out_plan: *mut dlpack_helpers_export_plan,
 ) -> dlpack_helpers_status {
-    boundary::status(|| {
-        // SAFETY: caller contract.
-        unsafe {
-            resolve_request(
+    boundary::status_or_report(
+        // SAFETY: the caller's contract for the export's arguments.
+        move || unsafe {
+            resolve(
                 request,
-                None,
+                tensor_device,
+                producer_version,
+                producer_flags,
+                out_plan,
+            )
+        },
+        // SAFETY: the caller's contract for the export's arguments.
+        move || unsafe {
+            resolve_report(
+                request,
+                tensor_device,
+                producer_version,
+                producer_flags,
+                out_plan,
+            )
+        },
+    )
+}
+
+/// The failure path of `dlpack_export_request_resolve`: the same body, its error reported (the
+/// export's own C signature, so the export reaches it with a jump).
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn resolve_report(
+    request: *const dlpack_helpers_export_request,
+    tensor_device: DLDevice,
+    producer_version: DLPackVersion,
+    producer_flags: u32,
+    out_plan: *mut dlpack_helpers_export_plan,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        // SAFETY: as the export.
+        unsafe {
+            resolve(
+                request,
                 tensor_device,
                 producer_version,
                 producer_flags,
                 out_plan,
             )
         }
+        .map_err(Error::from)
     })
 }
 
@@ -494,91 +529,128 @@ pub unsafe extern "C" fn dlpack_export_request_resolve_with_stream(
             None => None,
         };
         // SAFETY: caller contract.
-        unsafe {
-            resolve_request(
-                request,
-                s,
-                tensor_device,
-                producer_version,
-                producer_flags,
-                out_plan,
-            )
-        }
-    })
-}
-
-/// # Safety
-/// As `dlpack_export_request_resolve`.
-#[inline(always)]
-unsafe fn resolve_request(
-    request: *const dlpack_helpers_export_request,
-    handle: Option<Stream>,
-    tensor_device: DLDevice,
-    producer_version: DLPackVersion,
-    producer_flags: u32,
-    out_plan: *mut dlpack_helpers_export_plan,
-) -> Result<(), Error> {
-    {
-        // SAFETY: caller contract: a non-NULL request points to a live struct.
-        let r = unsafe { nonnull(request, "request") }?;
-        let out = out_ptr(out_plan, "out_plan")?;
-        const KNOWN: u32 = DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY
-            | DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD
-            | DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM;
-        if producer_flags & !KNOWN != 0 {
-            return Err(Error::invalid(format!(
-                "producer_flags has unknown bits 0x{:x} (known: DLPACK_HELPERS_PRODUCER_*)",
-                producer_flags & !KNOWN
-            )));
-        }
-        let copy = match r.copy {
-            DLPACK_HELPERS_COPY_IF_NEEDED => CopyMode::IfNeeded,
-            DLPACK_HELPERS_COPY_ALWAYS => CopyMode::Always,
-            DLPACK_HELPERS_COPY_NEVER => CopyMode::Never,
-            other => {
-                return Err(Error::invalid(format!(
-                    "request->copy is {other}, not a DLPACK_HELPERS_COPY_* value"
-                )));
-            }
-        };
-        let req = Request {
-            max_version: r.has_max_version.then_some(r.max_version),
-            stream: r.has_stream.then_some(r.stream),
-            dl_device: r.has_dl_device.then_some(r.dl_device),
-            copy,
-        };
-        let producer = Exporter {
-            version: producer_version,
-            exports_legacy: producer_flags & DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY != 0,
-            no_max_version_keyword: producer_flags & DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD
-                != 0,
-        };
-        let opts = DecodeOptions {
-            lenient_cpu: producer_flags & DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0,
-        };
-        let p = match handle {
+        let (req, producer, opts) =
+            unsafe { parse_request(request, producer_flags, producer_version, out_plan) }?;
+        let p = match s {
             None => stream::resolve(tensor_device, producer, &req, opts)?,
             Some(h) => {
                 stream::resolve_with_handle(tensor_device, producer, &req, opts, h.kind, h.handle)?
             }
         };
-        let (kind, version) = match p.export {
-            Export::Legacy => (DLPACK_HELPERS_EXPORT_LEGACY, DLPackVersion::new(0, 0)),
-            Export::Versioned(v) => (DLPACK_HELPERS_EXPORT_VERSIONED, v),
-        };
-        let plan = dlpack_helpers_export_plan {
-            kind,
-            version,
-            device: p.device,
-            copy: p.copy,
-            flags: p.flags,
-            sync: p.sync.as_raw(),
-            stream: dlpack_helpers_stream::from_core(p.stream),
-        };
-        // SAFETY: non-NULL caller storage.
-        unsafe { out.write(plan) };
+        // SAFETY: `parse_request` checked that `out_plan` is non-NULL caller storage.
+        unsafe { write_plan(&p, out_plan) };
         Ok(())
+    })
+}
+
+/// The body of `dlpack_export_request_resolve`; writes `out_plan` only on success.
+///
+/// # Safety
+/// As the export.
+#[inline(always)]
+unsafe fn resolve(
+    request: *const dlpack_helpers_export_request,
+    tensor_device: DLDevice,
+    producer_version: DLPackVersion,
+    producer_flags: u32,
+    out_plan: *mut dlpack_helpers_export_plan,
+) -> Result<(), Fail> {
+    // SAFETY: caller contract.
+    let (req, producer, opts) =
+        unsafe { parse_request(request, producer_flags, producer_version, out_plan) }?;
+    let p = stream::resolve(tensor_device, producer, &req, opts)?;
+    // SAFETY: `parse_request` checked that `out_plan` is non-NULL caller storage.
+    unsafe { write_plan(&p, out_plan) };
+    Ok(())
+}
+
+/// The arguments of the two resolve exports, checked and turned into the rules' types: the
+/// request (non-NULL), `out_plan` (non-NULL), `producer_flags` (known bits) and `copy`.
+///
+/// # Safety
+/// As `dlpack_export_request_resolve`.
+#[inline(always)]
+unsafe fn parse_request(
+    request: *const dlpack_helpers_export_request,
+    producer_flags: u32,
+    producer_version: DLPackVersion,
+    out_plan: *mut dlpack_helpers_export_plan,
+) -> Result<(Request, Exporter, DecodeOptions), Fail> {
+    // SAFETY: caller contract: a non-NULL request points to a live struct.
+    let Some(r) = (unsafe { request.as_ref() }) else {
+        return Err(Fail::Null("request"));
+    };
+    if out_plan.is_null() {
+        return Err(Fail::Null("out_plan"));
     }
+    const KNOWN: u32 = DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY
+        | DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD
+        | DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM;
+    if producer_flags & !KNOWN != 0 {
+        return Err(Fail::Invalid {
+            message: |bits| {
+                format!(
+                    "producer_flags has unknown bits 0x{bits:x} (known: DLPACK_HELPERS_PRODUCER_*)"
+                )
+            },
+            value: (producer_flags & !KNOWN).into(),
+        });
+    }
+    let copy = match r.copy {
+        DLPACK_HELPERS_COPY_IF_NEEDED => CopyMode::IfNeeded,
+        DLPACK_HELPERS_COPY_ALWAYS => CopyMode::Always,
+        DLPACK_HELPERS_COPY_NEVER => CopyMode::Never,
+        other => {
+            return Err(Fail::Invalid {
+                message: |v| {
+                    format!(
+                        "request->copy is {}, not a DLPACK_HELPERS_COPY_* value",
+                        v as i32
+                    )
+                },
+                value: other as u32 as u64,
+            });
+        }
+    };
+    let req = Request {
+        max_version: r.has_max_version.then_some(r.max_version),
+        stream: r.has_stream.then_some(r.stream),
+        dl_device: r.has_dl_device.then_some(r.dl_device),
+        copy,
+    };
+    let producer = Exporter {
+        version: producer_version,
+        exports_legacy: producer_flags & DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY != 0,
+        no_max_version_keyword: producer_flags & DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD
+            != 0,
+    };
+    let opts = DecodeOptions {
+        lenient_cpu: producer_flags & DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0,
+    };
+    Ok((req, producer, opts))
+}
+
+/// Write a resolved plan to the caller's `out_plan`.
+///
+/// # Safety
+/// `out_plan` is non-NULL caller storage.
+#[inline(always)]
+unsafe fn write_plan(p: &stream::Plan, out_plan: *mut dlpack_helpers_export_plan) {
+    let (kind, version) = match p.export {
+        Export::Legacy => (DLPACK_HELPERS_EXPORT_LEGACY, DLPackVersion::new(0, 0)),
+        Export::Versioned(v) => (DLPACK_HELPERS_EXPORT_VERSIONED, v),
+    };
+    let plan = dlpack_helpers_export_plan {
+        kind,
+        version,
+        device: p.device,
+        copy: p.copy,
+        flags: p.flags,
+        sync: p.sync.as_raw(),
+        stream: dlpack_helpers_stream::from_core(p.stream),
+    };
+    // SAFETY: non-NULL caller storage (the caller's contract).
+    unsafe { out_plan.write(plan) };
 }
 
 /// Stream functions an application supplies for a device type (oneAPI queues, Vulkan, Metal, or

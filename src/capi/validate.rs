@@ -5,6 +5,7 @@ use crate::capi::boundary::{self, nonnull};
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::layout::{dlpack_helpers_layout, to_c, versioned_parts, view_of};
 use crate::rules::Error;
+use crate::rules::layout::TensorView;
 use crate::rules::validate::{self, Declared, Requirements};
 use core::mem::size_of;
 
@@ -199,19 +200,14 @@ unsafe fn run(
     unsafe { run_pure(t, producer, o, out_layout) }
 }
 
-/// The pure rules (no driver call).
+/// The fast path: `true` only when the full rule list would accept `t` (see
+/// `validate::fast_accept`); `false` decides nothing.
 ///
 /// # Safety
 /// As the exports below.
 #[inline(always)]
-unsafe fn run_pure(
-    t: &DLTensor,
-    producer: Declared,
-    o: &Requirements,
-    out_layout: *mut dlpack_helpers_layout,
-) -> Result<(), Error> {
-    if out_layout.is_null()
-        && t.ndim >= 1
+unsafe fn fast(t: &DLTensor, producer: Declared, o: &Requirements) -> bool {
+    if t.ndim >= 1
         && t.ndim as usize <= validate::FAST_MAX_NDIM
         && !t.shape.is_null()
         && !t.strides.is_null()
@@ -225,7 +221,7 @@ unsafe fn run_pure(
                 core::slice::from_raw_parts(t.strides, n),
             )
         };
-        if validate::fast_accept(
+        return validate::fast_accept(
             t.data as usize,
             t.device,
             t.dtype,
@@ -234,10 +230,92 @@ unsafe fn run_pure(
             t.byte_offset,
             producer,
             o,
-        ) {
-            return Ok(());
-        }
+        );
     }
+    false
+}
+
+/// The pure rules (no driver call): the fast path first, then the full rule list.
+///
+/// # Safety
+/// As the exports below.
+#[inline(always)]
+unsafe fn run_pure(
+    t: &DLTensor,
+    producer: Declared,
+    o: &Requirements,
+    out_layout: *mut dlpack_helpers_layout,
+) -> Result<(), Error> {
+    // SAFETY: caller contract.
+    if out_layout.is_null() && unsafe { fast(t, producer, o) } {
+        return Ok(());
+    }
+    // SAFETY: caller contract.
+    unsafe { run_full(t, producer, o, out_layout) }
+}
+
+/// Validate `t` as the exports do (fast path first, then the full rule list) and return its
+/// view, for the wraps and `dlpack_tensor_create`, which copy `shape` and `strides` next.
+///
+/// # Safety
+/// As the exports below.
+#[inline(always)]
+pub(crate) unsafe fn checked_view<'a>(
+    t: &'a DLTensor,
+    producer: Declared,
+    o: &Requirements,
+) -> Result<TensorView<'a>, Error> {
+    // SAFETY: caller contract.
+    if unsafe { fast(t, producer, o) } {
+        let n = t.ndim as usize;
+        // SAFETY: the fast path accepted: 1 <= n, both pointers non-NULL with n elements.
+        let (shape, strides) = unsafe {
+            (
+                core::slice::from_raw_parts(t.shape, n),
+                core::slice::from_raw_parts(t.strides, n),
+            )
+        };
+        return Ok(TensorView {
+            data: t.data as usize,
+            device: t.device,
+            dtype: t.dtype,
+            shape,
+            strides: Some(strides),
+            byte_offset: t.byte_offset,
+        });
+    }
+    // SAFETY: caller contract.
+    unsafe { checked_view_full(t, producer, o) }
+}
+
+/// [`checked_view`] through the full rule list, out of line.
+///
+/// # Safety
+/// As the exports below.
+#[inline(never)]
+unsafe fn checked_view_full<'a>(
+    t: &'a DLTensor,
+    producer: Declared,
+    o: &Requirements,
+) -> Result<TensorView<'a>, Error> {
+    // SAFETY: caller contract.
+    let view = unsafe { view_of(t, producer, o) }?;
+    validate::check_view(&view, producer, o)?;
+    Ok(view)
+}
+
+/// The full rule list (every case the fast path does not take, every failure, and every call
+/// that wants the layout), out of line so that the fast path's frame stays small.
+///
+/// # Safety
+/// As the exports below.
+#[inline(never)]
+unsafe fn run_full(
+    t: &DLTensor,
+    producer: Declared,
+    o: &Requirements,
+    out_layout: *mut dlpack_helpers_layout,
+) -> Result<(), Error> {
     // SAFETY: caller contract.
     let view = unsafe { view_of(t, producer, o) }?;
     let l = validate::check_view_with(&view, producer, o, !out_layout.is_null())?;

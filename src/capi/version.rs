@@ -1,7 +1,7 @@
 //! Version checks and the array API's version negotiation.
 
 use crate::abi::DLPackVersion;
-use crate::capi::boundary::{self, out_ptr};
+use crate::capi::boundary::{self, Fail};
 use crate::capi::error::dlpack_helpers_status;
 use crate::rules::Error;
 use crate::rules::version::{self, Export, Exporter};
@@ -117,36 +117,79 @@ pub unsafe extern "C" fn dlpack_version_negotiate(
     max_version: *const DLPackVersion,
     out_choice: *mut dlpack_helpers_version_choice,
 ) -> dlpack_helpers_status {
+    boundary::status_or_report(
+        // SAFETY: the caller's contract for the export's arguments.
+        move || unsafe { negotiate(producer_version, producer_flags, max_version, out_choice) },
+        // SAFETY: the caller's contract for the export's arguments.
+        move || unsafe {
+            negotiate_report(producer_version, producer_flags, max_version, out_choice)
+        },
+    )
+}
+
+/// The failure path of `dlpack_version_negotiate`: the same body, its error reported. The C ABI
+/// and the export's own signature keep the arguments in their registers, so the export reaches
+/// it with a jump.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn negotiate_report(
+    producer_version: DLPackVersion,
+    producer_flags: u32,
+    max_version: *const DLPackVersion,
+    out_choice: *mut dlpack_helpers_version_choice,
+) -> dlpack_helpers_status {
     boundary::status(|| {
-        let out = out_ptr(out_choice, "out_choice")?;
-        const KNOWN: u32 =
-            DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY | DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD;
-        if producer_flags & !KNOWN != 0 {
-            return Err(Error::invalid(format!(
-                "producer_flags has unknown bits 0x{:x} (known: DLPACK_HELPERS_PRODUCER_*)",
-                producer_flags & !KNOWN
-            )));
-        }
-        // SAFETY: a non-NULL `max_version` points to a DLPackVersion (caller contract).
-        let max = unsafe { max_version.as_ref() }.copied();
-        let producer = Exporter {
-            version: producer_version,
-            exports_legacy: producer_flags & DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY != 0,
-            no_max_version_keyword: producer_flags & DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD
-                != 0,
-        };
-        let choice = match version::negotiate(producer, max)? {
-            Export::Legacy => dlpack_helpers_version_choice {
-                kind: DLPACK_HELPERS_EXPORT_LEGACY,
-                version: DLPackVersion::new(0, 0),
-            },
-            Export::Versioned(v) => dlpack_helpers_version_choice {
-                kind: DLPACK_HELPERS_EXPORT_VERSIONED,
-                version: v,
-            },
-        };
-        // SAFETY: `out` is non-NULL caller storage.
-        unsafe { out.write(choice) };
-        Ok(())
+        // SAFETY: as the export.
+        unsafe { negotiate(producer_version, producer_flags, max_version, out_choice) }
+            .map_err(Error::from)
     })
+}
+
+/// The body of `dlpack_version_negotiate`; writes `out_choice` only on success.
+///
+/// # Safety
+/// As the export.
+#[inline(always)]
+unsafe fn negotiate(
+    producer_version: DLPackVersion,
+    producer_flags: u32,
+    max_version: *const DLPackVersion,
+    out_choice: *mut dlpack_helpers_version_choice,
+) -> Result<(), Fail> {
+    if out_choice.is_null() {
+        return Err(Fail::Null("out_choice"));
+    }
+    const KNOWN: u32 =
+        DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY | DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD;
+    if producer_flags & !KNOWN != 0 {
+        return Err(Fail::Invalid {
+            message: |bits| {
+                format!(
+                    "producer_flags has unknown bits 0x{bits:x} (known: DLPACK_HELPERS_PRODUCER_*)"
+                )
+            },
+            value: (producer_flags & !KNOWN).into(),
+        });
+    }
+    // SAFETY: a non-NULL `max_version` points to a DLPackVersion (caller contract).
+    let max = unsafe { max_version.as_ref() }.copied();
+    let producer = Exporter {
+        version: producer_version,
+        exports_legacy: producer_flags & DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY != 0,
+        no_max_version_keyword: producer_flags & DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD
+            != 0,
+    };
+    let choice = match version::negotiate(producer, max)? {
+        Export::Legacy => dlpack_helpers_version_choice {
+            kind: DLPACK_HELPERS_EXPORT_LEGACY,
+            version: DLPackVersion::new(0, 0),
+        },
+        Export::Versioned(v) => dlpack_helpers_version_choice {
+            kind: DLPACK_HELPERS_EXPORT_VERSIONED,
+            version: v,
+        },
+    };
+    // SAFETY: `out_choice` is non-NULL caller storage.
+    unsafe { out_choice.write(choice) };
+    Ok(())
 }

@@ -123,37 +123,11 @@ const fn allowed_text(code: u8) -> &'static str {
 
 /// Check a dtype and describe its element storage. `padded` is the tensor's
 /// `IS_SUBBYTE_TYPE_PADDED` flag (always false for legacy tensors).
-#[inline]
+#[inline(always)]
 pub fn element(dtype: DLDataType, padded: bool) -> Result<Element, Error> {
     let DLDataType { code, bits, lanes } = dtype;
-    match bits_allowed(code, bits) {
-        None => {
-            return Err(Error::fault(
-                Fault::InvalidDtype,
-                format!(
-                    "tensor.dtype.code is {code}, which is not a DLPack 1.3 type code (0-17; \
-                     unknown codes must be refused, DLPack 1.1)"
-                ),
-            ));
-        }
-        Some(false) => {
-            return Err(Error::fault(
-                Fault::InvalidDtype,
-                format!(
-                    "tensor.dtype.bits is {bits} for code {code} ({}), but that code needs bits {}",
-                    code_name(code),
-                    allowed_text(code)
-                ),
-            ));
-        }
-        Some(true) => {}
-    }
-    if lanes == 0 {
-        return Err(Error::fault(
-            Fault::InvalidDtype,
-            "tensor.dtype.lanes is 0; it must be 1 for scalars or the vector width (DLPack)"
-                .to_owned(),
-        ));
+    if !matches!(bits_allowed(code, bits), Some(true)) || lanes == 0 {
+        return Err(element_error(dtype));
     }
     let b = bits as u32 * lanes as u32;
     let sub_byte = b % 8 != 0;
@@ -168,6 +142,35 @@ pub fn element(dtype: DLDataType, padded: bool) -> Result<Element, Error> {
         sub_byte,
         packed,
     })
+}
+
+/// The error of [`element`], out of line: the message is built only for a refused dtype.
+#[cold]
+#[inline(never)]
+fn element_error(dtype: DLDataType) -> Error {
+    let DLDataType { code, bits, .. } = dtype;
+    match bits_allowed(code, bits) {
+        None => Error::fault(
+            Fault::InvalidDtype,
+            format!(
+                "tensor.dtype.code is {code}, which is not a DLPack 1.3 type code (0-17; \
+                 unknown codes must be refused, DLPack 1.1)"
+            ),
+        ),
+        Some(false) => Error::fault(
+            Fault::InvalidDtype,
+            format!(
+                "tensor.dtype.bits is {bits} for code {code} ({}), but that code needs bits {}",
+                code_name(code),
+                allowed_text(code)
+            ),
+        ),
+        Some(true) => Error::fault(
+            Fault::InvalidDtype,
+            "tensor.dtype.lanes is 0; it must be 1 for scalars or the vector width (DLPack)"
+                .to_owned(),
+        ),
+    }
 }
 
 /// True for `(6, 8, 1)` only: a byte-sized bool, distinct from `uint8` `(1, 8, 1)`.

@@ -132,7 +132,7 @@ fn options_error(o: &Requirements) -> Result<(), Error> {
 
 /// Phase 1: options, version and flags, `ndim`, NULL `shape`, NULL `strides`. Returns `ndim`
 /// as a length that is safe to form arrays with.
-#[inline]
+#[inline(always)]
 pub fn check_header(
     producer: Declared,
     ndim: i32,
@@ -368,13 +368,15 @@ pub(crate) const FAST_OPTIONS: u32 = LENIENT_NULL_STRIDES
     | REJECT_NEGATIVE_STRIDES
     | LEGACY_WRITABLE;
 
-/// The most dimensions the fast path handles.
-pub const FAST_MAX_NDIM: usize = 8;
+/// The most dimensions the fast path handles: every `ndim` the library accepts. (It once
+/// stopped at 8; above that the full rule list cost 1.4-1.6x the same rules written as one C
+/// pass, where the fast path's single fused loop costs what that C pass does.)
+pub const FAST_MAX_NDIM: usize = layout::MAX_NDIM as usize;
 
 /// A conservative shortcut for the common case: `true` only when the full validation
 /// ([`check_header`] then [`check_view`]) would accept the tensor; `false` means "run the full
 /// path", which decides and names the violation. Handles: versioned major 1 (or legacy),
-/// 1..=8 dimensions with non-NULL shape and strides, every extent >= 1, positive strides on
+/// 1..=`MAX_NDIM` dimensions with non-NULL shape and strides, every extent >= 1, positive strides on
 /// extents > 1, a scalar whole-byte dtype, a pointer-addressed device with non-NULL data, and
 /// only the option bits in `FAST_OPTIONS` with no alignment requirement. A property test
 /// checks that it never accepts what the full path refuses.

@@ -6,7 +6,7 @@ What runs, by the fence's language:
             folder when it includes Python.h); a block with main() is linked against sdk/lib and
             run (exit status 0), any other block is compiled (-c) as a translation unit
   cpp, c++  the same as C++11 and as C++17
-  python    run by the project's Python with PYTHONPATH=python and the sdk/ library
+  python    run by the project's .venv Python, with the package installed there by `pip install .`
   sh, bash  run by bash -euo pipefail in a scratch folder that mirrors the checkout (links to each
             top-level entry), so files a block writes (app.c, a.out) stay out of the checkout;
             PREFIX is that folder's sdk/ (what scripts/build lays out)
@@ -75,8 +75,10 @@ def main():
     if len(sys.argv) > 1:  # other documents (64-docs.sh's check that a wrong block fails)
         files = [Path(a).resolve() for a in sys.argv[1:]]
     tree = mirror()
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), PREFIX=str(tree / "sdk"),
-               DLPACK_HELPERS_LIBRARY=str(SDK / "lib" / "libdlpack_helpers.so"))
+    # Python blocks import the package `pip install .` put into the project's .venv (setup_venv),
+    # as a reader would: the native extension is not importable from the source tree.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PREFIX=str(tree / "sdk"), DLPACK_HELPERS_LIBRARY=str(SDK / "lib" / "libdlpack_helpers.so"))
     py_inc = sysconfig.get_paths()["include"]
     inc = [f"-I{SDK / 'include'}"]
     link = [f"-L{SDK / 'lib'}", "-ldlpack_helpers", f"-Wl,-rpath,{SDK / 'lib'}"]

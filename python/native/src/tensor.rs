@@ -201,7 +201,7 @@ impl Tensor {
         self.mt.load(Relaxed).is_null()
     }
 
-    /// The managed tensor's DLPack ``(major, minor)`` version (1.0 for a legacy tensor).
+    /// The managed tensor's DLPack ``(major, minor)`` version (a legacy tensor is wrapped as this library's version, 1.3).
     #[getter]
     fn version(&self) -> PyResult<(u32, u32)> {
         let v = self.managed()?.version;

@@ -509,23 +509,29 @@ mod fast_path {
             })
     }
 
+    /// Row-major strides for `shape` (saturating; extents 0 count as 1).
+    fn compact(shape: Vec<i64>) -> (Vec<i64>, Vec<i64>) {
+        let mut strides = vec![0i64; shape.len()];
+        let mut acc = 1i64;
+        for i in (0..shape.len()).rev() {
+            strides[i] = acc;
+            acc = acc.saturating_mul(shape[i].max(1));
+        }
+        (shape, strides)
+    }
+
     fn dims() -> impl Strategy<Value = (Vec<i64>, Vec<i64>)> {
         prop_oneof![
-            2 => proptest::collection::vec(prop_oneof![8 => 1i64..6, 1 => Just(0i64), 1 => Just(1 << 40)], 0..10).prop_map(|shape| {
-                let mut strides = vec![0i64; shape.len()];
-                let mut acc = 1i64;
-                for i in (0..shape.len()).rev() {
-                    strides[i] = acc;
-                    acc = acc.saturating_mul(shape[i].max(1));
-                }
-                (shape, strides)
-            }),
+            2 => proptest::collection::vec(prop_oneof![8 => 1i64..6, 1 => Just(0i64), 1 => Just(1 << 40)], 0..10).prop_map(compact),
+            // Many dimensions (the fast path takes any ndim): extents small enough that the
+            // count often fits.
+            1 => proptest::collection::vec(prop_oneof![60 => 1i64..3, 1 => Just(0i64), 1 => Just(1 << 40)], 10..70).prop_map(compact),
             3 => random_dims(),
         ]
     }
 
     fn random_dims() -> impl Strategy<Value = (Vec<i64>, Vec<i64>)> {
-        (0usize..10).prop_flat_map(|n| {
+        prop_oneof![4 => 0usize..10, 1 => 10usize..70].prop_flat_map(|n| {
             (
                 proptest::collection::vec(prop_oneof![8 => 1i64..5, 1 => -1i64..1, 1 => Just(i64::MAX), 1 => Just(1 << 40)], n),
                 proptest::collection::vec(prop_oneof![8 => -3i64..40, 1 => Just(i64::MAX), 1 => Just(i64::MIN), 1 => Just(1 << 62)], n),
@@ -534,6 +540,8 @@ mod fast_path {
     }
 
     static ACCEPTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static ACCEPTED_MANY_DIMS: std::sync::atomic::AtomicUsize =
+        std::sync::atomic::AtomicUsize::new(0);
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4096))]
@@ -551,6 +559,9 @@ mod fast_path {
             let device = DLDevice { device_type: DLDeviceType(device_type), device_id: 0 };
             if fast_accept(data, device, dt, &shape, &strides, byte_offset, p, &o) {
                 ACCEPTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if shape.len() > 8 {
+                    ACCEPTED_MANY_DIMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 let n = check_header(p, shape.len() as i32, false, false, &o);
                 prop_assert!(n.is_ok(), "{:?}", n);
                 let v = TensorView { data, device, dtype: dt, shape: &shape, strides: Some(&strides), byte_offset };
@@ -568,6 +579,11 @@ mod fast_path {
         assert!(
             n >= 40,
             "only {n} of the generated tensors reached the fast path"
+        );
+        let many = ACCEPTED_MANY_DIMS.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            many >= 5,
+            "only {many} tensors of more than 8 dimensions reached the fast path"
         );
     }
 
