@@ -91,3 +91,23 @@ def test_oneapi_tensor_exports_with_a_queue_object():
     with t2:
         with pytest.raises(TypeError, match="None or an int"):
             t2.__dlpack__(stream=SyclQueueLike(0x5A0000))
+
+
+def test_host_access_is_answered_per_tensor():
+    """Issue 13: the package gives the C library's per-tensor answer (dlpack_tensor_host_access):
+    the device table decides CPU and CUDA memory with no driver call; a kDLOneAPI tensor's answer
+    depends on its USM kind, which nobody can tell here (no Level Zero context registered), so it
+    is "unknown", never a guess."""
+    import numpy as np
+
+    with dh.import_tensor(np.arange(3.0)) as t:
+        assert t.host_access() == "always"
+    t.release()
+    with pytest.raises(ValueError):
+        t.host_access()
+    t2, c2 = _on_device(CUDA)
+    with t2:
+        assert t2.host_access() == "never"
+    t3, c3 = _on_device(ONEAPI)
+    with t3:
+        assert t3.host_access() == "unknown"

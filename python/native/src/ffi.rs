@@ -99,6 +99,11 @@ extern "C" {
     pub fn dlpack_status_python_exception(status: status) -> *const c_char;
     pub fn dlpack_get_info(out: *mut dlpack_helpers_info) -> status;
     pub fn dlpack_is_cpu_accessible(device: DLDevice) -> bool;
+    pub fn dlpack_tensor_host_access(
+        tensor: *const DLManagedTensorVersioned,
+        ze_context: *mut c_void,
+        out_access: *mut i32,
+    ) -> status;
     pub fn dlpack_tensor_delete(tensor: *mut DLManagedTensorVersioned);
     pub fn dlpack_capsule_new(
         tensor: *mut DLManagedTensorVersioned,

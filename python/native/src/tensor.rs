@@ -281,6 +281,26 @@ impl Tensor {
         Ok(self.managed()?.dl_tensor.data as usize)
     }
 
+    /// Whether host code may read this tensor's memory, answered per tensor by the C library
+    /// (``dlpack_tensor_host_access``): ``"always"`` (CPU, pinned or managed memory, or oneAPI
+    /// USM host/shared memory), ``"never"`` (device memory), or ``"unknown"`` (the device type's
+    /// answer depends on the memory and no backend could tell: for kDLOneAPI, Level Zero is not
+    /// loaded or no context was registered with ``dlpack_level_zero_context_set``). The device
+    /// table answers first, with no driver call, for every device type that decides it.
+    ///
+    /// Raises ``RuntimeError`` when a driver call fails, ``ValueError`` after ``release()``.
+    fn host_access(&self) -> PyResult<&'static str> {
+        let mt = self.managed()? as *const DLManagedTensorVersioned;
+        let mut out: i32 = -1;
+        // SAFETY: `mt` is the live tensor this object owns; NULL context = the registered one.
+        check(unsafe { ffi::dlpack_tensor_host_access(mt, core::ptr::null_mut(), &mut out) })?;
+        Ok(match out {
+            1 => "always",  // DLPACK_HELPERS_HOST_ACCESS_ALWAYS
+            0 => "never",   // DLPACK_HELPERS_HOST_ACCESS_NEVER
+            _ => "unknown", // DLPACK_HELPERS_HOST_ACCESS_UNKNOWN (3); never DEPENDS
+        })
+    }
+
     /// Compact row-major (size-1 dimensions may carry any stride; empty tensors are).
     fn is_contiguous(&self) -> PyResult<bool> {
         let shape = self.shape_slice()?;
