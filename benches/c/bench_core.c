@@ -225,6 +225,19 @@ int main(int argc, char **argv) {
   RUN(dtype_parse);
   RUN(device_format);
   RUN(device_parse);
+  {
+    /* The stub must satisfy the library's Python resolution, or the two rows below would time
+     * PYTHON_UNAVAILABLE instead of the capsule paths: refuse to report them then. */
+    DLManagedTensorVersioned t = make_tensor();
+    void *cap = NULL;
+    dlpack_helpers_status s = dlpack_capsule_new(&t, &cap);
+    if (s != DLPACK_HELPERS_STATUS_OK) {
+      fprintf(stderr, "bench_core: dlpack_capsule_new with the stub Python returned %s: %s\n",
+              dlpack_status_string(s), dlpack_last_error_message());
+      return 1;
+    }
+    stub_capsule_free(cap);
+  }
   RUN(capsule_new);
   RUN(capsule_consume);
   RUN(tensor_validate_2d);

@@ -10,7 +10,11 @@
 #include <string.h>
 
 stub_object PyCapsule_Type = {1, NULL};
-void *PyExc_BufferError, *PyExc_TypeError, *PyExc_AttributeError, *PyExc_ValueError;
+/* Data symbols the library resolves at start (it requires every one of them to accept the
+ * process as having Python); the benchmarked paths never read them. */
+stub_object PyLong_Type = {1, NULL}, PyBool_Type = {1, NULL}, _Py_NoneStruct = {1, NULL};
+void *PyExc_BufferError, *PyExc_TypeError, *PyExc_AttributeError, *PyExc_ValueError,
+    *PyExc_Exception;
 static int thread_state;
 
 int Py_IsInitialized(void) { return 1; }
@@ -84,3 +88,9 @@ UNUSED(PyLong_FromVoidPtr)
 UNUSED(PyLong_FromUnsignedLong)
 UNUSED(Py_AtExit)
 UNUSED(PyInterpreterState_Get)
+UNUSED(PyInterpreterState_Main)
+UNUSED(PyLong_AsUnsignedLongLong)
+UNUSED(PyObject_IsInstance)
+UNUSED(PyNumber_Index)
+UNUSED(PyObject_Vectorcall)
+UNUSED(PyObject_VectorcallMethod)
