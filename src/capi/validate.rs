@@ -170,14 +170,27 @@ unsafe fn run(
             flags: o.flags & !validate::REQUIRE_CPU_ACCESSIBLE,
             ..*o
         };
-        // SAFETY: caller contract.
-        unsafe { run_pure(t, producer, &pure, out_layout) }?;
+        // The layout goes to a local first: `out_layout` is written only when the host-access
+        // check below passes too (out-parameters only on OK).
+        let mut local = core::mem::MaybeUninit::<dlpack_helpers_layout>::uninit();
+        let tmp = if out_layout.is_null() {
+            core::ptr::null_mut()
+        } else {
+            local.as_mut_ptr()
+        };
+        // SAFETY: caller contract; `tmp` is NULL or local storage.
+        unsafe { run_pure(t, producer, &pure, tmp) }?;
         let a = crate::capi::pointer::tensor_host_access(
             t.device,
             t.data as usize,
             crate::capi::pointer::registered_context(),
         )?;
         if a == crate::capi::device::DLPACK_HELPERS_HOST_ACCESS_ALWAYS {
+            if !out_layout.is_null() {
+                // SAFETY: `run_pure` succeeded with `tmp` = `local`, so it wrote it; `out_layout`
+                // is non-NULL caller storage.
+                unsafe { out_layout.write(local.assume_init()) };
+            }
             return Ok(());
         }
         return Err(Error::Tensor {
