@@ -161,3 +161,39 @@ pub(crate) fn out_ptr<T>(ptr: *mut T, what: &'static str) -> Result<*mut T, Erro
         Ok(ptr)
     }
 }
+
+/// Write the whole fields of `full` that fit in a caller's `struct_size`-versioned struct (the
+/// growth rule of `dlpack_get_info` and `dlpack_pointer_classify`): everything when the
+/// caller's struct is at least ours, else every field whose end (`field_ends`, bytes from the
+/// start) is within `caller_size`; `struct_size` (the first field, a `size_t`) is written last
+/// with the number of bytes filled.
+///
+/// # Safety
+/// `out` points to `caller_size >= size_of::<usize>()` writable bytes, and `T` is `#[repr(C)]`
+/// with `struct_size: usize` as its first field.
+pub(crate) unsafe fn write_struct_sized<T>(
+    out: *mut T,
+    full: &T,
+    field_ends: &[usize],
+    caller_size: usize,
+) {
+    let word = core::mem::size_of::<usize>();
+    let filled = if caller_size >= core::mem::size_of::<T>() {
+        core::mem::size_of::<T>()
+    } else {
+        field_ends
+            .iter()
+            .copied()
+            .filter(|&e| e <= caller_size)
+            .max()
+            .unwrap_or(word)
+            .max(word)
+    };
+    let src = (full as *const T).cast::<u8>();
+    // SAFETY: `out` holds `caller_size >= filled` bytes (caller contract); the first field is
+    // skipped and written last.
+    unsafe {
+        core::ptr::copy_nonoverlapping(src.add(word), out.cast::<u8>().add(word), filled - word);
+        out.cast::<usize>().write(filled);
+    }
+}

@@ -142,26 +142,8 @@ pub unsafe extern "C" fn dlpack_get_info(
             offset_of!(dlpack_helpers_info, capabilities) + 8,
             offset_of!(dlpack_helpers_info, accepts_legacy) + 1,
         ];
-        let filled = if caller_size >= size_of::<dlpack_helpers_info>() {
-            size_of::<dlpack_helpers_info>()
-        } else {
-            ENDS.iter()
-                .copied()
-                .filter(|&e| e <= caller_size)
-                .max()
-                .unwrap_or(0)
-        };
-        let src = (&full as *const dlpack_helpers_info).cast::<u8>();
-        // SAFETY: `out` holds at least `caller_size >= filled` bytes (caller contract); the
-        // first field is skipped and written last.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                src.add(size_of::<usize>()),
-                out.cast::<u8>().add(size_of::<usize>()),
-                filled - size_of::<usize>(),
-            );
-            core::ptr::addr_of_mut!((*out).struct_size).write(filled);
-        }
+        // SAFETY: `out` holds `caller_size` bytes (checked above to cover `struct_size`).
+        unsafe { crate::capi::boundary::write_struct_sized(out, &full, &ENDS, caller_size) };
         Ok(())
     })
 }

@@ -318,26 +318,8 @@ pub unsafe extern "C" fn dlpack_pointer_classify(
             offset_of!(I, backends_unreachable) + 4,
             offset_of!(I, answered_by) + 4,
         ];
-        let filled = if caller_size >= size_of::<I>() {
-            size_of::<I>()
-        } else {
-            ENDS.iter()
-                .copied()
-                .filter(|&e| e <= caller_size)
-                .max()
-                .unwrap_or(0)
-        };
-        let src = (&full as *const I).cast::<u8>();
-        // SAFETY: the caller's struct holds `caller_size >= filled` bytes; the first field is
-        // written last.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                src.add(size_of::<usize>()),
-                out.cast::<u8>().add(size_of::<usize>()),
-                filled - size_of::<usize>(),
-            );
-            core::ptr::addr_of_mut!((*out).struct_size).write(filled);
-        }
+        // SAFETY: `out` holds `caller_size` bytes (checked above to cover `struct_size`).
+        unsafe { crate::capi::boundary::write_struct_sized(out, &full, &ENDS, caller_size) };
         Ok(())
     })
 }
