@@ -173,8 +173,17 @@ pub fn run(data: &[u8]) {
                     let w = out.get();
                     // SAFETY: the wrapper we now own.
                     let flags = unsafe { (*w).flags };
-                    let ro = flags & dlpack_helpers::abi::DLPACK_FLAG_BITMASK_READ_ONLY != 0;
-                    assert_eq!(ro, !writable || extra & 1 != 0, "writability invented");
+                    // Writability is asserted by the options the call received (the random
+                    // extra bits may carry DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE too), and every
+                    // other flag the caller gave is kept as given.
+                    let asserted = options & DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE != 0;
+                    let ro = dlpack_helpers::abi::DLPACK_FLAG_BITMASK_READ_ONLY;
+                    assert_eq!(
+                        flags & ro != 0,
+                        !asserted || extra & ro != 0,
+                        "writability invented"
+                    );
+                    assert_eq!(flags & !ro, extra & !ro, "a flag appeared or disappeared");
                     wrapped = Some(Held::Versioned(w));
                     false
                 } else {
