@@ -11,6 +11,7 @@ use dlpack_helpers::abi::*;
 use dlpack_helpers::capi::device::*;
 use dlpack_helpers::capi::error::*;
 use dlpack_helpers::capi::info::*;
+use dlpack_helpers::capi::layout::dlpack_helpers_layout;
 use dlpack_helpers::capi::pointer::*;
 use dlpack_helpers::capi::stream::*;
 use dlpack_helpers::capi::tensor::dlpack_tensor_check_version_or_delete;
@@ -687,6 +688,33 @@ fn case_51() {
     let u = one_api_tensor(plain, 8);
     assert_eq!(validate(&u, &o), DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE);
     assert!(last_error().contains("unknown kind"), "{}", last_error());
+    // Out-parameters only on OK: a tensor that passes every other rule, refused by the
+    // host-access check, leaves `out_layout` as it was (the fuzz tensor target found it written);
+    // an accepted one gets its layout.
+    let sentinel = dlpack_helpers_layout {
+        numel: -7,
+        properties: 0xDEAD,
+        ..Default::default()
+    };
+    for (tensor, want) in [
+        (&dev_t, DLPACK_HELPERS_STATUS_INVALID_NDIM),
+        (&u, DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE),
+        (
+            &one_api_tensor(device, 8),
+            DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE,
+        ),
+        (&t, DLPACK_HELPERS_STATUS_OK),
+    ] {
+        let mut layout = sentinel;
+        // SAFETY: the tensor and options are live locals; `layout` is live storage.
+        let s = unsafe { dlpack_tensor_validate(tensor, &o, &mut layout) };
+        assert_eq!(s, want, "{}", last_error());
+        if s == DLPACK_HELPERS_STATUS_OK {
+            assert_eq!(layout.numel, 8);
+        } else {
+            assert_eq!(layout, sentinel, "out_layout written on {}", last_error());
+        }
+    }
 
     // Export with a SYCL queue as the consumer's stream.
     let queue: usize = 0x5A_0000;
