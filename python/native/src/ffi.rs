@@ -84,6 +84,20 @@ pub struct dlpack_helpers_info {
     pub accepts_legacy: bool,
 }
 
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct dlpack_helpers_layout {
+    pub numel: i64,
+    pub nbytes: i64,
+    pub storage_elements: i64,
+    pub lowest_byte: i64,
+    pub end_byte: i64,
+    pub first_element_alignment: u64,
+    pub properties: u32,
+    pub element_bits: u32,
+}
+pub const LAYOUT_C_CONTIGUOUS: u32 = 1;
+
 // LP64 sizes of the header's structs (the layout test compares them with C's sizeof).
 #[cfg(target_pointer_width = "64")]
 const _: () = {
@@ -91,6 +105,7 @@ const _: () = {
     assert!(core::mem::size_of::<dlpack_helpers_export_request>() == 40);
     assert!(core::mem::size_of::<dlpack_helpers_export_plan>() == 56);
     assert!(core::mem::size_of::<dlpack_helpers_info>() == 56);
+    assert!(core::mem::size_of::<dlpack_helpers_layout>() == 56);
 };
 
 extern "C" {
@@ -155,6 +170,10 @@ extern "C" {
         device: DLDevice,
         flags: u32,
         out: *mut dlpack_helpers_stream,
+    ) -> status;
+    pub fn dlpack_tensor_layout(
+        tensor: *const DLManagedTensorVersioned,
+        out: *mut dlpack_helpers_layout,
     ) -> status;
     pub fn dlpack_compact_strides(
         ndim: i32,

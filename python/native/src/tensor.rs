@@ -301,21 +301,15 @@ impl Tensor {
         })
     }
 
-    /// Compact row-major (size-1 dimensions may carry any stride; empty tensors are).
+    /// Compact row-major: the C library's ``DLPACK_HELPERS_LAYOUT_C_CONTIGUOUS`` answer
+    /// (``dlpack_tensor_layout``): extent-1 dimensions may carry any stride, empty tensors are
+    /// contiguous. Raises ``ValueError`` after ``release()``.
     fn is_contiguous(&self) -> PyResult<bool> {
-        let shape = self.shape_slice()?;
-        let strides = self.strides_vec()?;
-        if shape.contains(&0) {
-            return Ok(true);
-        }
-        let mut acc = 1i64;
-        for (n, s) in shape.iter().rev().zip(strides.iter().rev()) {
-            if *n != 1 && *s != acc {
-                return Ok(false);
-            }
-            acc = acc.saturating_mul(*n);
-        }
-        Ok(true)
+        let mt = self.managed()? as *const DLManagedTensorVersioned;
+        let mut layout = ffi::dlpack_helpers_layout::default();
+        // SAFETY: `mt` is the live tensor this object owns; `layout` is local storage.
+        check(unsafe { ffi::dlpack_tensor_layout(mt, &mut layout) })?;
+        Ok(layout.properties & ffi::LAYOUT_C_CONTIGUOUS != 0)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
