@@ -2321,7 +2321,7 @@ dlpack_helpers_status dlpack_level_zero_context_set(void *ze_context);
  * host code may dereference it, and which backends were asked.
  *
  * Backends are asked in this order, each at most once, stopping at the first that claims the
- * pointer: the CUDA driver (`cuPointerGetAttribute`, up to three calls), the HIP runtime (one
+ * pointer: the CUDA driver (one `cuPointerGetAttributes` call), the HIP runtime (one
  * `hipPointerGetAttributes` call), the Level Zero loader (one `zeMemGetAllocProperties` call in
  * `ze_context`, or the context registered with `dlpack_level_zero_context_set` when
  * `ze_context` is NULL). A backend whose library is absent from the process (no override set,

@@ -303,9 +303,9 @@ fn each_driver_call_failing() {
     let cases: [(&Fake, &str, i32, &str); 3] = [
         (
             &f.cuda,
-            "cuPointerGetAttribute",
+            "cuPointerGetAttributes",
             700,
-            "cuPointerGetAttribute",
+            "cuPointerGetAttributes",
         ),
         (
             &f.hip,
@@ -398,7 +398,7 @@ fn host_access_counts_driver_calls() {
     let mut t = one_api_tensor(z, 8);
     let counts = |f: &Fakes| {
         (
-            f.cuda.count("cuPointerGetAttribute"),
+            f.cuda.count("cuPointerGetAttributes"),
             f.hip.count("hipPointerGetAttributes"),
             f.ze.count("zeMemGetAllocProperties"),
         )
@@ -475,6 +475,88 @@ fn host_access_counts_driver_calls() {
         // the fake drivers (never dereferenced); the out-pointers are live.
         unsafe { dlpack_tensor_host_access(std::ptr::null(), CTX as *mut c_void, &mut a) },
         DLPACK_HELPERS_STATUS_NULL_POINTER
+    );
+}
+
+/// Speed contract: one driver call per backend asked, whatever the memory class (CUDA device
+/// memory used to take three `cuPointerGetAttribute` calls: managed?, type, ordinal).
+#[test]
+fn one_driver_call_per_backend_per_query() {
+    let (f, _g) = fakes();
+    let c = region(64);
+    cuda_register(f, c, 1, 0, 0);
+    cuda_register(f, c + 8, 2, 1, 1);
+    cuda_register(f, c + 16, 2, 0, 1);
+    let h = region(64);
+    hip_register(f, h, 64, 2, 1, 0);
+    let z = region(64);
+    ze_register(f, CTX, z, 64, 2, 0xD2);
+    let plain = region(64);
+    let calls = |f: &Fakes| {
+        (
+            f.cuda.count("cuPointerGetAttributes"),
+            f.hip.count("hipPointerGetAttributes"),
+            f.ze.count("zeMemGetAllocProperties"),
+        )
+    };
+    for (what, p, want) in [
+        ("CUDA pinned", c, (1, 0, 0)),
+        ("CUDA managed", c + 8, (1, 0, 0)),
+        ("CUDA device", c + 16, (1, 0, 0)),
+        ("HIP device", h + 63, (1, 1, 0)),
+        ("Level Zero device", z, (1, 1, 1)),
+        ("plain host", plain, (1, 1, 1)),
+    ] {
+        reset(f);
+        let i = classify(p, CTX);
+        assert_eq!(calls(f), want, "{what}: {:?}", summary(&i));
+        reset(f);
+        let mut d = dev(DLDeviceType(-1), -1);
+        // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero
+        // loader (NULL unsets it).
+        unsafe { dlpack_level_zero_context_set(CTX as *mut c_void) };
+        // SAFETY: the pointer is an opaque address the library only hands to the fake drivers;
+        // the out-pointer is live.
+        let s = unsafe { dlpack_pointer_get_device(p as *const c_void, &mut d) };
+        // SAFETY: as above (NULL unsets the registration).
+        unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
+        assert_eq!(s, DLPACK_HELPERS_STATUS_OK, "{what}: {}", last_error());
+        assert_eq!(calls(f), want, "{what}: dlpack_pointer_get_device");
+    }
+}
+
+/// A driver that wants a current context for pointer queries (CUDA_ERROR_INVALID_CONTEXT on a
+/// thread without one): the query is asked again inside device 0's primary context, which is
+/// popped afterwards; the answer is the memory's, not an error and not "not CUDA's".
+#[test]
+fn cuda_pointer_query_without_a_current_context() {
+    let (f, _g) = fakes();
+    let c = region(64);
+    cuda_register(f, c, 2, 0, 1);
+    let needs: unsafe extern "C" fn(i32) = f.cuda.sym(c"fake_pointer_needs_context");
+    // SAFETY: the fake's C signature; a plain integer argument.
+    unsafe { needs(1) };
+    reset(f);
+    let i = classify(c, 0);
+    // SAFETY: as above (0 restores the default).
+    unsafe { needs(0) };
+    assert_eq!(
+        summary(&i),
+        (
+            DLPACK_HELPERS_MEMORY_DEVICE,
+            DLPACK_HELPERS_HOST_ACCESS_NEVER,
+            2,
+            1,
+            DLPACK_HELPERS_BACKEND_CUDA
+        )
+    );
+    assert_eq!(f.cuda.count("cuPointerGetAttributes"), 2);
+    assert_eq!(
+        (
+            f.cuda.count("cuCtxPushCurrent_v2"),
+            f.cuda.count("cuCtxPopCurrent_v2")
+        ),
+        (1, 1)
     );
 }
 

@@ -388,14 +388,14 @@ fn case_10_case_12_pointer_device_query() {
         unsafe { dlpack_pointer_get_device(std::ptr::null(), &mut d) },
         DLPACK_HELPERS_STATUS_NULL_POINTER
     );
-    f.fail("cuPointerGetAttribute", 700);
+    f.fail("cuPointerGetAttributes", 700);
     assert_eq!(
         // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
         // values.
         unsafe { dlpack_pointer_get_device(p(0), &mut d) },
         DLPACK_HELPERS_STATUS_DEVICE_ERROR
     );
-    f.fail("cuPointerGetAttribute", 0);
+    f.fail("cuPointerGetAttributes", 0);
 }
 
 #[test]

@@ -36,7 +36,7 @@ pub const CAP_ROCM: u64 = 1 << 1;
 pub const CAP_PYTHON: u64 = 1 << 2;
 /// Capability bit: the Level Zero loader loaded and initialized (`zeInit`).
 pub const CAP_LEVEL_ZERO: u64 = 1 << 3;
-/// Capability bit: the CUDA driver can classify pointers (`cuPointerGetAttribute`).
+/// Capability bit: the CUDA driver can classify pointers (`cuPointerGetAttributes`).
 pub const CAP_POINTER_CUDA: u64 = 1 << 4;
 /// Capability bit: the HIP runtime can classify pointers (`hipPointerGetAttributes` and
 /// `hipRuntimeGetVersion` present).

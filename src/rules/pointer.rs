@@ -3,7 +3,7 @@
 //!
 //! | runtime | call | its answer | class | DLPack device |
 //! |---|---|---|---|---|
-//! | CUDA | `cuPointerGetAttribute` | managed | managed | `(kDLCUDAManaged, 0)` |
+//! | CUDA | `cuPointerGetAttributes` | managed | managed | `(kDLCUDAManaged, 0)` |
 //! | CUDA | | host (pinned / registered) | pinned host | `(kDLCUDAHost, 0)` |
 //! | CUDA | | device | device | `(kDLCUDA, ordinal)` |
 //! | HIP | `hipPointerGetAttributes` | managed (`isManaged`, `hipMemoryTypeManaged`, `Unified`) | managed | `(kDLROCM, device)` |

@@ -4,7 +4,8 @@
  * current, events are created without timing), and fails on demand.
  *
  * Control (exported): fake_count(name), fake_fail(name, code) (0 clears), fake_reset_counts(),
- * fake_register_pointer(ptr, memory_type, managed, ordinal), fake_last(name, &a, &b),
+ * fake_register_pointer(ptr, memory_type, managed, ordinal), fake_pointer_needs_context(on),
+ * fake_last(name, &a, &b),
  * fake_set_stream_context(stream, ctx) (the stream belongs to that context, as a stream made by
  * cuStreamCreate inside it would: cuStreamGetCtx answers it, and cuEventRecord refuses an event
  * of another context on it, as the real driver does; any other stream belongs to the calling
@@ -30,7 +31,7 @@ typedef struct fake_event *CUevent;
 static const char *names[NFN] = {
     "cuInit", "cuCtxGetCurrent", "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuDeviceGet",
     "cuDevicePrimaryCtxRetain", "cuEventCreate", "cuEventRecord", "cuStreamWaitEvent",
-    "cuStreamSynchronize", "cuPointerGetAttribute", "cuStreamGetCtx", "cuDeviceGetCount",
+    "cuStreamSynchronize", "cuPointerGetAttributes", "cuStreamGetCtx", "cuDeviceGetCount",
     "cuDeviceGetName", "cuCtxCreate_v2", "cuCtxDestroy_v2", "cuStreamCreate", "cuStreamDestroy_v2",
     "cuStreamQuery", "cuStreamWaitValue32_v2", "cuMemAlloc_v2", "cuMemFree_v2",
     "cuMemAllocHost_v2", "cuMemFreeHost", "cuMemHostRegister_v2", "cuMemHostUnregister",
@@ -241,20 +242,37 @@ CUresult cuStreamSynchronize(CUstream s) {
   }
   return current() ? 0 : 201;
 }
-CUresult cuPointerGetAttribute(void *data, int attribute, unsigned long long ptr) {
-  int f = enter("cuPointerGetAttribute", (void *)(uintptr_t)ptr, 0);
+/* As the real driver documents it: every attribute is looked up in one call; memory the driver
+ * does not know is not an error: each attribute gets its zero value and the call succeeds. */
+static int pointer_needs_context;
+/* fake_pointer_needs_context(1): cuPointerGetAttributes answers CUDA_ERROR_INVALID_CONTEXT on a
+ * thread with no current context (the documented error of a driver that wants one). */
+void fake_pointer_needs_context(int on) { __atomic_store_n(&pointer_needs_context, on, __ATOMIC_SEQ_CST); }
+CUresult cuPointerGetAttributes(unsigned n, const int *attributes, void **data,
+                                unsigned long long ptr) {
+  int f = enter("cuPointerGetAttributes", (void *)(uintptr_t)ptr, 0);
   if (f) return f;
-  for (int i = 0; i < NPOINTERS; ++i) {
+  if (__atomic_load_n(&pointer_needs_context, __ATOMIC_SEQ_CST) && !current()) return 201;
+  if (!attributes || !data) return 1; /* CUDA_ERROR_INVALID_VALUE */
+  const struct pointer_info *hit = 0;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < NPOINTERS && !hit; ++i) {
     uintptr_t base = (uintptr_t)pointers[i].p;
-    if (!base || ptr < base || ptr > base + (pointers[i].size ? pointers[i].size - 1 : 0)) continue;
-    switch (attribute) {
-      case 2: *(unsigned *)data = pointers[i].memory_type; return 0;
-      case 8: *(unsigned *)data = (unsigned)pointers[i].managed; return 0;
-      case 9: *(int *)data = pointers[i].ordinal; return 0;
-      default: return 1;
+    if (base && ptr >= base && ptr <= base + (pointers[i].size ? pointers[i].size - 1 : 0))
+      hit = &pointers[i];
+  }
+  struct pointer_info found = hit ? *hit : (struct pointer_info){0};
+  pthread_mutex_unlock(&lock);
+  for (unsigned i = 0; i < n; ++i) {
+    if (!data[i]) return 1;
+    switch (attributes[i]) {
+      case 2: *(unsigned *)data[i] = hit ? found.memory_type : 0; break; /* MEMORY_TYPE */
+      case 8: *(unsigned *)data[i] = hit ? (unsigned)found.managed : 0; break; /* IS_MANAGED */
+      case 9: *(int *)data[i] = hit ? found.ordinal : 0; break; /* DEVICE_ORDINAL */
+      default: return 1; /* an attribute this double does not model */
     }
   }
-  return 1; /* CUDA_ERROR_INVALID_VALUE: memory the driver does not know */
+  return 0;
 }
 
 /* ---- Stream emulation, for scripts/gpu-check's simulated device run ---------------------------

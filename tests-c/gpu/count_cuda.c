@@ -13,7 +13,7 @@
 static const char *names[NFN] = {"cuInit", "cuCtxGetCurrent", "cuCtxPushCurrent_v2",
                                  "cuCtxPopCurrent_v2", "cuDeviceGet", "cuDevicePrimaryCtxRetain",
                                  "cuEventCreate", "cuEventRecord", "cuStreamWaitEvent",
-                                 "cuStreamSynchronize", "cuPointerGetAttribute", "cuStreamGetCtx",
+                                 "cuStreamSynchronize", "cuPointerGetAttributes", "cuStreamGetCtx",
                                  "cuGetErrorName", 0};
 #include "../fake/recorder.h"
 
@@ -46,7 +46,8 @@ FORWARD(cuEventCreate, (void **e, unsigned flags), (e, flags))
 FORWARD(cuEventRecord, (void *e, void *s), (e, s))
 FORWARD(cuStreamWaitEvent, (void *s, void *e, unsigned flags), (s, e, flags))
 FORWARD(cuStreamSynchronize, (void *s), (s))
-FORWARD(cuPointerGetAttribute, (void *data, int attribute, unsigned long long ptr),
-        (data, attribute, ptr))
+FORWARD(cuPointerGetAttributes,
+        (unsigned n, const int *attributes, void **data, unsigned long long ptr),
+        (n, attributes, data, ptr))
 FORWARD(cuStreamGetCtx, (void *s, void **c), (s, c))
 FORWARD(cuGetErrorName, (CUresult r, const char **s), (r, s))

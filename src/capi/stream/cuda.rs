@@ -21,7 +21,6 @@ type CUresult = c_int;
 type Handle = *mut c_void;
 
 const CUDA_SUCCESS: CUresult = 0;
-const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
 const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
 /// `CU_EVENT_DISABLE_TIMING`: events used only for ordering are cheaper without timing.
 const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
@@ -49,7 +48,10 @@ pub(crate) struct Cuda {
     stream_synchronize: unsafe extern "C" fn(Handle) -> CUresult,
     /// `cuStreamGetCtx` (CUDA 9.2 and newer); without it the stream's context is not asked.
     stream_get_ctx: Option<unsafe extern "C" fn(Handle, *mut Handle) -> CUresult>,
-    pointer_get_attribute: unsafe extern "C" fn(*mut c_void, c_int, u64) -> CUresult,
+    /// `cuPointerGetAttributes` (CUDA 7.0 and newer): the three attributes a classification needs
+    /// in one call.
+    pointer_get_attributes:
+        unsafe extern "C" fn(c_uint, *const c_int, *const *mut c_void, u64) -> CUresult,
     get_error_name: Option<unsafe extern "C" fn(CUresult, *mut *const c_char) -> CUresult>,
     primary: [OnceLock<Result<usize, Error>>; MAX_DEVICES],
     events: EventPool,
@@ -99,7 +101,7 @@ fn load() -> Result<Cuda, Error> {
         stream_wait_event: lib.sym(c"cuStreamWaitEvent")?,
         stream_synchronize: lib.sym(c"cuStreamSynchronize")?,
         stream_get_ctx: lib.sym_opt(c"cuStreamGetCtx"),
-        pointer_get_attribute: lib.sym(c"cuPointerGetAttribute")?,
+        pointer_get_attributes: lib.sym(c"cuPointerGetAttributes")?,
         get_error_name: lib.sym_opt(c"cuGetErrorName"),
         primary: [const { OnceLock::new() }; MAX_DEVICES],
         events: EventPool::new(),
@@ -296,80 +298,67 @@ impl Cuda {
         self.check("cuStreamSynchronize", r, device)
     }
 
-    fn attribute<T: Default>(&self, attr: c_int, ptr: u64) -> Result<T, CUresult> {
-        let mut v = T::default();
-        // SAFETY: `v` is large enough for the documented attribute type.
-        let r = unsafe { (self.pointer_get_attribute)((&mut v as *mut T).cast(), attr, ptr) };
-        if r == CUDA_SUCCESS { Ok(v) } else { Err(r) }
+    /// `(memory type, is managed, device ordinal)` of `ptr` in one `cuPointerGetAttributes`
+    /// call. Memory the driver does not know answers success with every attribute zero
+    /// (documented: unlike `cuPointerGetAttribute`, no `CUDA_ERROR_INVALID_VALUE`).
+    fn pointer_attributes(&self, ptr: u64) -> Result<(c_uint, bool, c_int), CUresult> {
+        let mut memory_type: c_uint = 0;
+        // `IS_MANAGED` is documented as a boolean written into an `unsigned int`; a zeroed 8-byte
+        // slot reads right whichever width the driver writes.
+        let mut managed: u64 = 0;
+        let mut ordinal: c_int = 0;
+        let attrs: [c_int; 3] = [ATTR_MEMORY_TYPE, ATTR_IS_MANAGED, ATTR_DEVICE_ORDINAL];
+        let data: [*mut c_void; 3] = [
+            (&raw mut memory_type).cast(),
+            (&raw mut managed).cast(),
+            (&raw mut ordinal).cast(),
+        ];
+        // SAFETY: three attributes, each with a slot at least as large as its documented type.
+        let r = unsafe { (self.pointer_get_attributes)(3, attrs.as_ptr(), data.as_ptr(), ptr) };
+        if r == CUDA_SUCCESS {
+            Ok((memory_type, managed != 0, ordinal))
+        } else {
+            Err(r)
+        }
     }
 
     /// The DLPack device of the memory at `ptr`: managed → (kDLCUDAManaged, 0), pinned or
     /// registered host memory → (kDLCUDAHost, 0), device memory → (kDLCUDA, ordinal), memory
-    /// the driver does not know → (kDLCPU, 0).
+    /// the driver does not know → (kDLCPU, 0). One driver call (two when the thread has no
+    /// current context and the driver asks for one: then again inside device 0's primary
+    /// context). An error of the call is an error, never "not CUDA's".
     pub(crate) fn pointer_device(&self, ptr: usize) -> Result<DLDevice, Error> {
+        let cpu = DLDevice {
+            device_type: DLDeviceType::kDLCPU,
+            device_id: 0,
+        };
+        let p = ptr as u64;
+        let attrs = match self.pointer_attributes(p) {
+            Err(CUDA_ERROR_INVALID_CONTEXT) => {
+                let _entered = self.enter(
+                    DLDevice {
+                        device_type: DLDeviceType::kDLCUDA,
+                        device_id: 0,
+                    },
+                    0,
+                )?;
+                self.pointer_attributes(p)
+            }
+            r => r,
+        }
+        .map_err(|r| self.fail("cuPointerGetAttributes", r, cpu))?;
         let d = |t: DLDeviceType, id: i32| DLDevice {
             device_type: t,
             device_id: id,
         };
-        let cpu = d(DLDeviceType::kDLCPU, 0);
-        let p = ptr as u64;
-        let managed = match self.attribute::<u64>(ATTR_IS_MANAGED, p) {
-            Err(CUDA_ERROR_INVALID_VALUE) => return Ok(cpu),
-            Err(CUDA_ERROR_INVALID_CONTEXT) => {
-                // No current context on this thread: ask again inside device 0's primary one.
-                let _entered = self.enter(d(DLDeviceType::kDLCUDA, 0), 0)?;
-                return self.pointer_device_in_context(p);
-            }
-            Err(r) => return Err(self.fail("cuPointerGetAttribute(IS_MANAGED)", r, cpu)),
-            Ok(v) => v != 0,
-        };
-        if managed {
-            return Ok(d(DLDeviceType::kDLCUDAManaged, 0));
-        }
-        self.classify(p)
-    }
-
-    fn pointer_device_in_context(&self, p: u64) -> Result<DLDevice, Error> {
-        let cpu = DLDevice {
-            device_type: DLDeviceType::kDLCPU,
-            device_id: 0,
-        };
-        match self.attribute::<u64>(ATTR_IS_MANAGED, p) {
-            Err(CUDA_ERROR_INVALID_VALUE) => Ok(cpu),
-            Err(r) => Err(self.fail("cuPointerGetAttribute(IS_MANAGED)", r, cpu)),
-            Ok(v) if v != 0 => Ok(DLDevice {
-                device_type: DLDeviceType::kDLCUDAManaged,
-                device_id: 0,
-            }),
-            Ok(_) => self.classify(p),
-        }
-    }
-
-    fn classify(&self, p: u64) -> Result<DLDevice, Error> {
-        let cpu = DLDevice {
-            device_type: DLDeviceType::kDLCPU,
-            device_id: 0,
-        };
-        let kind: c_uint = self
-            .attribute(ATTR_MEMORY_TYPE, p)
-            .map_err(|r| self.fail("cuPointerGetAttribute(MEMORY_TYPE)", r, cpu))?;
-        match kind {
-            MEMORYTYPE_HOST => Ok(DLDevice {
-                device_type: DLDeviceType::kDLCUDAHost,
-                device_id: 0,
-            }),
-            MEMORYTYPE_DEVICE => {
-                let ordinal: c_int = self
-                    .attribute(ATTR_DEVICE_ORDINAL, p)
-                    .map_err(|r| self.fail("cuPointerGetAttribute(DEVICE_ORDINAL)", r, cpu))?;
-                Ok(DLDevice {
-                    device_type: DLDeviceType::kDLCUDA,
-                    device_id: ordinal,
-                })
-            }
-            other => Err(Error::DeviceError(format!(
-                "cuPointerGetAttribute(MEMORY_TYPE) returned memory type {other}, which has no \
-                 DLPack device type"
+        match attrs {
+            (_, true, _) => Ok(d(DLDeviceType::kDLCUDAManaged, 0)),
+            (0, false, _) => Ok(cpu),
+            (MEMORYTYPE_HOST, false, _) => Ok(d(DLDeviceType::kDLCUDAHost, 0)),
+            (MEMORYTYPE_DEVICE, false, ordinal) => Ok(d(DLDeviceType::kDLCUDA, ordinal)),
+            (other, ..) => Err(Error::DeviceError(format!(
+                "cuPointerGetAttributes returned memory type {other}, which has no DLPack device \
+                 type"
             ))),
         }
     }
