@@ -1294,7 +1294,9 @@ typedef struct dlpack_helpers_import_request {
 
 /**
  * Ordinary host memory, confirmed: at least one backend was asked, none knows the pointer,
- * and no backend that could own it was unreachable.
+ * no backend that could own it was unreachable, and Level Zero was not among those asked
+ * (it answers for one context's allocations only, so its "not mine" cannot exclude USM memory
+ * of another context).
  */
 #define DLPACK_HELPERS_MEMORY_HOST 1
 
@@ -2329,8 +2331,11 @@ dlpack_helpers_status dlpack_level_zero_context_set(void *ze_context);
  * memory but cannot be asked (its override names a missing file, it failed to initialize, or
  * Level Zero is used in the process, or named by its override, but no context was given) is
  * reported in `backends_unreachable`, and then memory no asked
- * backend knows is `DLPACK_HELPERS_MEMORY_UNKNOWN`, never host memory. With no backend at all
- * the answer is also unknown. Any address inside an allocation answers like its base; one
+ * backend knows is `DLPACK_HELPERS_MEMORY_UNKNOWN`, never host memory. Level Zero answers only
+ * for the allocations of the context it is asked in (`ZE_MEMORY_TYPE_UNKNOWN` also for
+ * another context's USM memory), so once it has been asked, memory nobody claims is
+ * `DLPACK_HELPERS_MEMORY_UNKNOWN` too (`backends_asked` includes Level Zero). With no backend
+ * at all the answer is also unknown. Any address inside an allocation answers like its base; one
  * past its end belongs to whatever follows.
  *
  * - `ptr`: the address (non-NULL).

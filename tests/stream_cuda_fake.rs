@@ -371,7 +371,7 @@ fn case_10_case_12_pointer_device_query() {
     assert_eq!(q(p(2)), (DLDeviceType::kDLCUDA, 1));
     // Memory CUDA does not know, while the HIP override names a missing file: HIP memory could
     // exist and HIP could not be asked, so the device is unknown, not kDLCPU (issue 12 item 3;
-    // tests/pointer_fake.rs shows kDLCPU once every backend was asked).
+    // rules::pointer's unit tests show when kDLCPU is confirmed).
     let mut d = dev(DLDeviceType(-7), -7);
     assert_eq!(
         // SAFETY: the pointer and context arguments are opaque addresses the library only hands to

@@ -27,7 +27,9 @@ pub type dlpack_helpers_memory_class = i32;
 /// No backend could establish what the memory is (the answer is unknown, never guessed).
 pub const DLPACK_HELPERS_MEMORY_UNKNOWN: dlpack_helpers_memory_class = 0;
 /// Ordinary host memory, confirmed: at least one backend was asked, none knows the pointer,
-/// and no backend that could own it was unreachable.
+/// no backend that could own it was unreachable, and Level Zero was not among those asked
+/// (it answers for one context's allocations only, so its "not mine" cannot exclude USM memory
+/// of another context).
 pub const DLPACK_HELPERS_MEMORY_HOST: dlpack_helpers_memory_class = 1;
 /// Device memory (`kDLCUDA`, `kDLROCM`, Level Zero USM device): host code cannot dereference it.
 pub const DLPACK_HELPERS_MEMORY_DEVICE: dlpack_helpers_memory_class = 2;
@@ -189,7 +191,8 @@ fn level_zero_reply(context: usize, ptr: usize) -> Result<Reply, Error> {
     };
     Ok(match z.pointer_claim(context, ptr)? {
         Some(c) => Reply::Mine(c),
-        None => Reply::NotMine,
+        // Not an allocation of this context: another context's USM memory is not excluded.
+        None => Reply::NotInContext,
     })
 }
 
@@ -230,9 +233,16 @@ fn names(bits: u32) -> String {
 /// The `DeviceUnknown` error for a verdict that established nothing.
 #[cold]
 pub(crate) fn unknown(ptr: usize, v: &Verdict) -> Error {
+    let context_only = if v.context_only & pointer::BACKEND_LEVEL_ZERO != 0 {
+        "; Level Zero was asked in one context only and does not know the pointer there (another \
+         context's USM memory cannot be excluded)"
+    } else {
+        ""
+    };
     Error::DeviceUnknown(format!(
         "no backend could classify pointer 0x{ptr:x}, so its device is unknown (not assumed to \
-         be kDLCPU): backends asked: {}; backends that could own it but could not be asked: {}",
+         be kDLCPU): backends asked: {}; backends that could own it but could not be asked: \
+         {}{context_only}",
         names(v.asked),
         names(v.unreachable)
     ))
@@ -258,8 +268,11 @@ fn host_access_raw(class: MemoryClass) -> dlpack_helpers_host_access {
 /// memory but cannot be asked (its override names a missing file, it failed to initialize, or
 /// Level Zero is used in the process, or named by its override, but no context was given) is
 /// reported in `backends_unreachable`, and then memory no asked
-/// backend knows is `DLPACK_HELPERS_MEMORY_UNKNOWN`, never host memory. With no backend at all
-/// the answer is also unknown. Any address inside an allocation answers like its base; one
+/// backend knows is `DLPACK_HELPERS_MEMORY_UNKNOWN`, never host memory. Level Zero answers only
+/// for the allocations of the context it is asked in (`ZE_MEMORY_TYPE_UNKNOWN` also for
+/// another context's USM memory), so once it has been asked, memory nobody claims is
+/// `DLPACK_HELPERS_MEMORY_UNKNOWN` too (`backends_asked` includes Level Zero). With no backend
+/// at all the answer is also unknown. Any address inside an allocation answers like its base; one
 /// past its end belongs to whatever follows.
 ///
 /// - `ptr`: the address (non-NULL).

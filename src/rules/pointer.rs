@@ -20,9 +20,11 @@
 //!
 //! Combination ([`verdict`]): the first runtime that claims the pointer answers. When none
 //! claims it, the pointer is confirmed ordinary host memory only if at least one runtime was
-//! asked and no runtime that could own it was unreachable (its library named by an override but
-//! missing, or present but failing to initialize). Anything else is "unknown": never `kDLCPU`
-//! by default (issue: a device is never guessed).
+//! asked, no runtime that could own it was unreachable (its library named by an override but
+//! missing, or present but failing to initialize), and no runtime was asked within one context
+//! only (Level Zero: `zeMemGetAllocProperties` answers `ZE_MEMORY_TYPE_UNKNOWN` for another
+//! context's allocation too, so its "not mine" cannot exclude USM memory). Anything else is
+//! "unknown": never `kDLCPU` by default (issue: a device is never guessed).
 
 use crate::abi::{DLDevice, DLDeviceType};
 
@@ -90,6 +92,10 @@ pub enum Reply {
     Unreachable,
     /// Asked; it does not know the pointer.
     NotMine,
+    /// Asked within one context; it does not know the pointer there, but memory of another
+    /// context of the same runtime cannot be excluded (Level Zero answers only for the
+    /// allocations of the context it is given). Counts as asked; never confirms host memory.
+    NotInContext,
     /// Asked; it owns the pointer.
     Mine(Claim),
 }
@@ -107,6 +113,9 @@ pub struct Verdict {
     pub unreachable: u32,
     /// The `BACKEND_*` bit of the runtime that claimed the pointer, 0 if none.
     pub answered_by: u32,
+    /// `BACKEND_*` bits of the runtimes asked within one context only ([`Reply::NotInContext`]):
+    /// their "not mine" does not exclude their memory.
+    pub context_only: u32,
 }
 
 /// Combine the replies, in the order the runtimes were asked (see the module docs).
@@ -121,12 +130,17 @@ pub fn verdict(replies: &[(u32, Reply)]) -> Verdict {
         asked: 0,
         unreachable: 0,
         answered_by: 0,
+        context_only: 0,
     };
     for &(bit, reply) in replies {
         match reply {
             Reply::Absent => {}
             Reply::Unreachable => v.unreachable |= bit,
             Reply::NotMine => v.asked |= bit,
+            Reply::NotInContext => {
+                v.asked |= bit;
+                v.context_only |= bit;
+            }
             Reply::Mine(c) => {
                 v.asked |= bit;
                 v.answered_by = bit;
@@ -137,7 +151,7 @@ pub fn verdict(replies: &[(u32, Reply)]) -> Verdict {
             }
         }
     }
-    if v.asked != 0 && v.unreachable == 0 {
+    if v.asked != 0 && v.unreachable == 0 && v.context_only == 0 {
         v.class = MemoryClass::Host;
         v.device = DLDevice {
             device_type: DLDeviceType::kDLCPU,
@@ -258,6 +272,30 @@ mod tests {
         let v = verdict(&[(BACKEND_CUDA, NotMine), (BACKEND_HIP, Absent)]);
         assert_eq!(v.class, MemoryClass::Host);
         assert_eq!(v.device.device_type, DLDeviceType::kDLCPU);
+        // Asked within one context only (Level Zero): its "not mine" cannot exclude another
+        // context's memory, so unknown, with the runtime counted as asked.
+        let v = verdict(&[
+            (BACKEND_CUDA, NotMine),
+            (BACKEND_HIP, Absent),
+            (BACKEND_LEVEL_ZERO, NotInContext),
+        ]);
+        assert_eq!(
+            (v.class, v.asked, v.unreachable, v.context_only),
+            (
+                MemoryClass::Unknown,
+                BACKEND_CUDA | BACKEND_LEVEL_ZERO,
+                0,
+                BACKEND_LEVEL_ZERO
+            )
+        );
+        assert_eq!(v.device.device_type, DLDeviceType(0));
+        // ... but a claim by a runtime asked before it still answers.
+        let c = claim(MemoryClass::PinnedHost, 3, 0);
+        let v = verdict(&[(BACKEND_CUDA, Mine(c)), (BACKEND_LEVEL_ZERO, NotInContext)]);
+        assert_eq!(
+            (v.class, v.answered_by),
+            (MemoryClass::PinnedHost, BACKEND_CUDA)
+        );
         // A claim wins even after an unreachable runtime.
         let c = claim(MemoryClass::Device, 10, 1);
         let v = verdict(&[(BACKEND_CUDA, Unreachable), (BACKEND_HIP, Mine(c))]);
