@@ -525,3 +525,37 @@ def test_exchange_lookup_exceptions_are_not_cached_and_base_exceptions_propagate
     assert "RuntimeError: transient" in message()
     assert lib.dlpack_exchange_api_find(F(), byref(out)) == 70  # asked again: a fact, now cached
     assert lib.dlpack_exchange_api_find(F(), byref(out)) == 70
+
+
+class DeviceResult:
+    def __init__(self, result):
+        self.result = result
+
+    def __dlpack_device__(self):
+        return self.result
+
+
+@pytest.mark.parametrize("result", [(True, 0), (1, False), (1.0, 0), ("1", 0), (1, 0, 0), (2**31, 0)],
+                         ids=repr)
+def test_dlpack_device_result_that_is_not_a_pair_of_int32(result):
+    # A bool is an int subclass but no device number (stream=True is refused the same way): the
+    # result is refused as BAD_PRODUCER_RESULT (found by a new-user test: (True, 0) read as
+    # (kDLCPU, 0)), nothing written, no exception left set.
+    d = _lib.DLDevice(-7, -7)
+    s = lib.dlpack_object_get_device(DeviceResult(result), byref(d))
+    assert s == 68, (s, message())  # DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT
+    assert (d.device_type, d.device_id) == (-7, -7)
+    assert "__dlpack_device__" in message()
+    assert sys.exc_info() == (None, None, None)
+
+
+def test_dlpack_device_result_of_ints_and_int_enums():
+    import enum
+
+    class Dev(enum.IntEnum):
+        CPU = 1
+
+    for result, want in [((1, 0), (1, 0)), ((2, 3), (2, 3)), ((Dev.CPU, 0), (1, 0)), ([13, 0], (13, 0))]:
+        d = _lib.DLDevice(-7, -7)
+        assert lib.dlpack_object_get_device(DeviceResult(result), byref(d)) == 0, message()
+        assert (d.device_type, d.device_id) == want

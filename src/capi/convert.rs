@@ -180,13 +180,19 @@ pub(crate) fn check_known(flags: u64, what: &str) -> Result<(), Error> {
 /// carry it; callers offer their documented opt-in), `IS_SUBBYTE_TYPE_PADDED` on a sub-byte
 /// dtype is refused (`InvalidFlags`: legacy sub-byte data reads as packed); the other bits are
 /// dropped (`IS_COPIED`, and `IS_SUBBYTE_TYPE_PADDED` on a dtype it does not affect).
-pub(crate) fn check_legacy_flags(f: u64, dt: DLDataType, what: &str) -> Result<(), Error> {
+/// `read_only_hint` ends the READ_ONLY message (how the caller may opt in), or is empty.
+pub(crate) fn check_legacy_flags(
+    f: u64,
+    dt: DLDataType,
+    what: &str,
+    read_only_hint: &str,
+) -> Result<(), Error> {
     if f & DLPACK_FLAG_BITMASK_READ_ONLY != 0 {
         return Err(Error::fault(
             Fault::ReadOnly,
             format!(
                 "{what} has READ_ONLY, which a legacy DLManagedTensor cannot carry (a consumer \
-                 would take the memory as writable; peer case 50)"
+                 would take the memory as writable; peer case 50){read_only_hint}"
             ),
         ));
     }
@@ -528,7 +534,8 @@ pub unsafe extern "C" fn dlpack_versioned_to_legacy(
         check_legacy_flags(
             checked,
             view.dtype,
-            "tensor->flags (pass DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY to drop READ_ONLY)",
+            "tensor->flags",
+            "; pass DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY to drop READ_ONLY",
         )?;
         let head = DLManagedTensor {
             dl_tensor: *t,

@@ -700,7 +700,7 @@ pub unsafe extern "C" fn dlpack_capsule_new_view(
         let view = unsafe { view_of(&t, producer, &LENIENT) }?;
         validate::check_view(&view, producer, &LENIENT)?;
         if kind == DLPACK_HELPERS_EXPORT_LEGACY {
-            crate::capi::convert::check_legacy_flags(flags, view.dtype, "flags")?;
+            crate::capi::convert::check_legacy_flags(flags, view.dtype, "flags", "")?;
         }
         let api = runtime::require("dlpack_capsule_new_view")?;
         let ndim = view.shape.len();

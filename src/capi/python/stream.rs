@@ -33,7 +33,13 @@ fn describe(api: &'static Api, obj: *mut PyObject) -> String {
         }
         let t = Owned::new(api, t).expect("non-NULL");
         let name = api.str_attr(t.as_ptr(), c"__name__");
-        format!("a {} object", name.unwrap_or_else(|| "?".to_owned()))
+        let name = name.unwrap_or_else(|| "?".to_owned());
+        let article = if name.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        format!("{article} {name} object")
     }
 }
 
