@@ -463,7 +463,9 @@ struct DLPackExchangeAPI;
  * `__c_dlpack_exchange_api__`, 1.2) first, when the request passes no `stream`, `dl_device` or
  * `copy`. That path does **no stream synchronisation** (the producer's `…NoSync` export): a
  * consumer of device memory must launch on the producer's current stream
- * (`current_work_stream`). Without a usable table the call falls back to `__dlpack__`.
+ * (`current_work_stream`). Without a usable table the call falls back to `__dlpack__`
+ * (among them a DLPack 1.2 integer that cannot be a readable table's address: see
+ * `dlpack_exchange_api_find`).
  */
 #define DLPACK_HELPERS_IMPORT_EXCHANGE_API 1
 
@@ -1195,9 +1197,11 @@ typedef struct dlpack_helpers_import_request {
 #define DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT 68
 
 /**
- * The type's C exchange API is unusable: a NULL table (the DLPack 1.2 integer is 0), a capsule
- * of the wrong name, a cycle in `prev_api`, or a NULL function pointer the specification says
- * may not be NULL (`BufferError`).
+ * The type's C exchange API is unusable: a NULL table (the DLPack 1.2 integer is 0), a DLPack
+ * 1.2 integer that cannot be a table's address (a `bool`, the first page, misaligned, outside
+ * user address space, or memory that is not readable), a capsule of the wrong name, a cycle in
+ * `prev_api`, or a NULL function pointer the specification says may not be NULL
+ * (`BufferError`).
  */
 #define DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID 69
 
@@ -3085,19 +3089,35 @@ dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
  * be NULL are checked (`dltensor_from_py_object_no_sync` may be NULL: "not supported"). (An
  * import with `DLPACK_HELPERS_IMPORT_EXCHANGE_API` needs only
  * `managed_tensor_from_py_object_no_sync`: a table with, say, a NULL
- * `managed_tensor_allocator` still serves imports, while this function refuses it.) The 1.2
- * integer must be a non-negative address below 2**64 (0, negative values and larger ones are
- * `_EXCHANGE_API_INVALID`). The answer about the type (a table, or why there is none) is
- * cached per type for the life of the process (the spec makes the attribute a static property
- * of the type; the cache keeps a reference to the type); an exception raised by the lookup is
- * not cached. No lock of this library is held while the lookup runs Python code, so the
- * lookup may re-enter this library or release the GIL.
+ * `managed_tensor_allocator` still serves imports, while this function refuses it.)
+ *
+ * The DLPack 1.2 integer is a raw pointer: before anything is read there, it must be an `int`
+ * that is not a `bool`, in 0..2**64, not in the first page (below 4096), aligned to a pointer
+ * (the table's alignment), and inside user address space (x86-64: below 2**56, which covers
+ * 4- and 5-level paging; aarch64: below 2**52 not counting the top-byte pointer tag; other
+ * targets: no bound). Then the table header (and the header of each `prev_api` reached from
+ * it, each held to the same address rules) must be readable memory, and the major-1 table
+ * found must be readable for the whole `DLPackExchangeAPI`: checked without dereferencing
+ * (the kernel copies the bytes through a pipe and answers `EFAULT` for unreadable memory), so
+ * a wrong address is `_EXCHANGE_API_INVALID`, never a crash. These checks run once per type,
+ * on the first lookup. No check can prove that readable memory is a real table: an integer
+ * that points at mapped memory of another kind is still read as a table, so the integer form
+ * remains a pointer the producer vouches for (prefer the DLPack 1.3 capsule). The DLPack 1.3
+ * capsule's pointer is trusted as capsules are.
+ *
+ * The answer about the type (a table, or why there is none) is cached per type for the life
+ * of the process (the spec makes the attribute a static property of the type; the cache keeps
+ * a reference to the type); an exception raised by the lookup is not cached, nor a
+ * readability check that could not run (no file descriptor for its pipe). No lock of this
+ * library is held while the lookup runs Python code, so the lookup may re-enter this library
+ * or release the GIL.
  *
  * - `obj`: any Python object (`PyObject *`), borrowed.
  * - `out_api`: receives the process-lifetime table.
  *
  * Returns OK; `_NO_EXCHANGE_API`; `_EXCHANGE_API_INVALID` (NULL table, wrong capsule, NULL
- * required pointer, `prev_api` cycle, bad 1.2 integer); `_UNSUPPORTED_VERSION` (no major-1
+ * required pointer, `prev_api` cycle, a 1.2 integer or `prev_api` that fails the checks
+ * above); `_UNSUPPORTED_VERSION` (no major-1
  * table in the chain); `_PRODUCER_ERROR` (the attribute lookup raised; the exception is
  * cleared); `_PYTHON_ERROR_SET` (it raised an exception not deriving from `Exception`, left
  * set); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
@@ -3106,7 +3126,8 @@ dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_api` is NULL
  * @retval DLPACK_HELPERS_STATUS_NO_EXCHANGE_API when the type has neither exchange-API attribute
  * @retval DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID when the table is NULL, in a wrong capsule,
- *   has a NULL required pointer or a `prev_api` cycle
+ *   has a NULL required pointer or a `prev_api` cycle, or the DLPack 1.2 integer (or a
+ *   `prev_api` reached from it) cannot be a readable table's address
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when no table in the `prev_api` chain has
  *   major 1
  * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter

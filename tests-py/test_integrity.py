@@ -5,6 +5,9 @@ caught), CAPSULE_CONSUMED from a producer, and no lock held while Python runs (e
 import ctypes
 import faulthandler
 import gc
+import json
+import platform
+import subprocess
 import sys
 import threading
 import time
@@ -477,6 +480,178 @@ def test_v12_integer_must_be_a_plain_address(value):
     assert lib.dlpack_exchange_api_find(H(np.arange(2.0)), byref(out)) == 69  # EXCHANGE_API_INVALID
     with dh.import_tensor(H(np.arange(2.0)), use_exchange_api=True) as t:  # falls back
         assert t.how == 0
+
+
+# DLPack 1.2 integer form: an int that cannot be a readable table's address is refused
+# (EXCHANGE_API_INVALID, a message naming the attribute and the rule; an import falls back to
+# __dlpack__), never dereferenced. Each case runs in its own process: on a library that reads
+# the address, it dies of SIGSEGV, and only that case fails.
+
+_ADDRESS_CHILD = r"""
+import ctypes, json, mmap, sys
+sys.path[:0] = json.loads(sys.argv[2])
+from ctypes import POINTER, byref
+import numpy as np
+import dlpack_helpers as dh
+from dlpack_helpers import _lib
+from dlpack_helpers._lib import lib
+
+keep = []
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+PAGE = mmap.PAGESIZE
+
+
+def pages(n):
+    p = libc.mmap(None, n * PAGE, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    assert p is not None and p != ctypes.c_void_p(-1).value, ctypes.get_errno()
+    return p
+
+
+def unmapped_page():
+    p = pages(1)  # an aligned user-space address that surely is not mapped any more
+    assert libc.munmap(p, PAGE) == 0
+    return p
+
+
+def header_at(addr, major, prev):
+    h = _lib.DLPackExchangeAPIHeader.from_address(addr)
+    h.version = _lib.DLPackVersion(major, 2)
+    h.prev_api = ctypes.cast(ctypes.c_void_p(prev), POINTER(_lib.DLPackExchangeAPIHeader))
+
+
+def table_header(major, prev):
+    buf = ctypes.create_string_buffer(64)  # malloc'd: aligned to 16
+    keep.append(buf)
+    header_at(ctypes.addressof(buf), major, prev)
+    return ctypes.addressof(buf)
+
+
+def value(case):
+    if case == "True":
+        return True
+    if case == "unaligned":  # readable memory, one byte past an aligned buffer
+        buf = ctypes.create_string_buffer(128)
+        keep.append(buf)
+        return ctypes.addressof(buf) + 1
+    if case == "unmapped":
+        return unmapped_page()
+    if case == "header_at_page_end":  # a readable major-1 header; the rest of the table is not
+        p = pages(2)
+        assert libc.munmap(p + PAGE, PAGE) == 0
+        header_at(p + PAGE - 16, 1, 0)
+        return p + PAGE - 16
+    if case == "prev_unmapped":  # a readable major-2 header whose prev_api is not mapped
+        return table_header(2, unmapped_page())
+    if case == "prev_first_page":
+        return table_header(2, 8)
+    return int(case, 0)
+
+
+def holder(v):
+    return type("H", (), {"__c_dlpack_exchange_api__": v,
+                          "__dlpack__": lambda self, **kw: np.arange(3.0).__dlpack__(**kw),
+                          "__dlpack_device__": lambda self: (1, 0)})
+
+
+def find(H):
+    out = POINTER(_lib.DLPackExchangeAPI)()
+    s = lib.dlpack_exchange_api_find(H(), byref(out))
+    return ["find", s, lib.dlpack_last_error_message().decode() if s else ""]
+
+
+def object_import(H):
+    req = _lib.ImportRequest()
+    req.flags = _lib.IMPORT_EXCHANGE_API
+    t, how = POINTER(_lib.DLManagedTensorVersioned)(), ctypes.c_uint32()
+    s = lib.dlpack_object_import(H(), byref(req), byref(t), byref(how))
+    if s == 0:
+        lib.dlpack_tensor_delete(t)
+    return ["object_import", s, how.value]
+
+
+def package(H):
+    with dh.import_tensor(H()) as t:
+        return ["import_tensor", t.how, list(t.shape)]
+
+
+v = value(sys.argv[1])
+H = holder(v)  # find first, then both imports on the same type: the cached refusal
+steps = [find(H), find(H), object_import(H), package(H)]
+H = holder(v)  # each import path first, on a fresh type
+steps += [object_import(H), find(H)]
+H = holder(v)
+steps += [package(H), package(H), find(H)]
+print(json.dumps(steps))
+"""
+
+_BOUND_RULE = {"x86_64": "outside user address space", "aarch64": "first page"}.get(platform.machine(), "")
+
+
+@pytest.mark.parametrize("case,rule", [
+    ("True", "is a bool, not an address"),
+    ("1", "first page"),
+    ("8", "first page"),
+    ("4095", "first page"),
+    ("unaligned", "not aligned to 8 bytes"),
+    ("unmapped", "not readable memory"),
+    (str(2**47 + 8), "not readable memory"),  # above 4-level paging's user space
+    (str(2**56 + 8), _BOUND_RULE),  # the bound (x86-64 2**56; aarch64: 2**52 below the tag)
+    (str(2**64 - 1), "not aligned"),
+    ("header_at_page_end", "56 bytes of the DLPackExchangeAPI"),
+    ("prev_unmapped", "prev_api chain (link 1)"),
+    ("prev_first_page", "prev_api chain (link 1)"),
+])
+def test_v12_integer_that_cannot_be_a_table_is_refused_without_a_crash(case, rule):
+    r = subprocess.run([sys.executable, "-c", _ADDRESS_CHILD, case, json.dumps(sys.path)],
+                       capture_output=True, text=True, timeout=WATCHDOG_S)
+    assert r.returncode == 0, f"{case}: exit {r.returncode} (-11 is SIGSEGV)\n{r.stderr[-2000:]}"
+    steps = json.loads(r.stdout.strip().splitlines()[-1])
+    for step in steps:
+        if step[0] == "find":  # every answer, first or cached, is the refusal
+            assert step[1] == 69, step  # EXCHANGE_API_INVALID
+            assert "type(obj).__c_dlpack_exchange_api__" in step[2] and rule in step[2], step
+        elif step[0] == "object_import":  # no usable table: __dlpack__, not the table
+            assert step[1] == 0 and not step[2] & _lib.IMPORTED_EXCHANGE_API, step
+        else:
+            assert step[1:] == [0, [3]], step
+
+
+def test_v12_integer_valid_tables_pass_the_address_checks():
+    """Real tables given as integers: the package's own Tensor table (from its 1.3 capsule),
+    and a ctypes table with only the import function (an import uses it; find refuses it for
+    the NULL allocator, after the address checks)."""
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    addr = get(dh.Tensor.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
+    H = _holder("__c_dlpack_exchange_api__", addr)
+    out = POINTER(_lib.DLPackExchangeAPI)()
+    for _ in range(2):
+        assert lib.dlpack_exchange_api_find(H(np.arange(2.0)), byref(out)) == 0, message()
+        assert ctypes.addressof(out.contents) == addr
+
+    api = _lib.DLPackExchangeAPI()
+    api.header.version = _lib.DLPackVersion(1, 2)
+    calls = []
+
+    def export(obj_ptr, out):
+        calls.append(1)
+        obj = ctypes.cast(obj_ptr, ctypes.py_object).value
+        res = PV()
+        if lib.dlpack_capsule_consume(obj.arr.__dlpack__(max_version=(1, 3)), byref(res)) != 0:
+            return -1
+        out[0] = res
+        return 0
+    cb = type(api.managed_tensor_from_py_object_no_sync)(export)
+    api.managed_tensor_from_py_object_no_sync = cb
+    H = _holder("__c_dlpack_exchange_api__", ctypes.addressof(api))
+    with dh.import_tensor(H(np.arange(2.0))) as t:
+        assert t.how == _lib.IMPORTED_EXCHANGE_API and t.shape == (2,)
+    assert lib.dlpack_exchange_api_find(H(np.arange(2.0)), byref(out)) == 69
+    assert "managed_tensor_allocator" in message()
+    assert calls == [1]
 
 
 def test_import_needs_only_the_import_function():

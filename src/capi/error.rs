@@ -143,9 +143,11 @@ pub const DLPACK_HELPERS_STATUS_PRODUCER_ERROR: dlpack_helpers_status = 67;
 /// The producer returned something the protocol does not allow: `__dlpack__` returned no
 /// capsule, `__dlpack_device__` no `(int, int)` pair (`TypeError`).
 pub const DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT: dlpack_helpers_status = 68;
-/// The type's C exchange API is unusable: a NULL table (the DLPack 1.2 integer is 0), a capsule
-/// of the wrong name, a cycle in `prev_api`, or a NULL function pointer the specification says
-/// may not be NULL (`BufferError`).
+/// The type's C exchange API is unusable: a NULL table (the DLPack 1.2 integer is 0), a DLPack
+/// 1.2 integer that cannot be a table's address (a `bool`, the first page, misaligned, outside
+/// user address space, or memory that is not readable), a capsule of the wrong name, a cycle in
+/// `prev_api`, or a NULL function pointer the specification says may not be NULL
+/// (`BufferError`).
 pub const DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID: dlpack_helpers_status = 69;
 /// The object's type has neither `__dlpack_c_exchange_api__` (DLPack 1.3) nor
 /// `__c_dlpack_exchange_api__` (DLPack 1.2) (`AttributeError`).
@@ -187,7 +189,9 @@ pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
         Error::ProducerTypeError(_) => DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR,
         Error::ProducerError(_) => DLPACK_HELPERS_STATUS_PRODUCER_ERROR,
         Error::BadProducerResult(_) => DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT,
-        Error::ExchangeApiInvalid(_) => DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID,
+        Error::ExchangeApiInvalid(_) | Error::ExchangeApiUnchecked(_) => {
+            DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID
+        }
         Error::NoExchangeApi(_) => DLPACK_HELPERS_STATUS_NO_EXCHANGE_API,
         Error::PythonErrorSet(_) => DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET,
         Error::Tensor { fault, .. } => match fault {

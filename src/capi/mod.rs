@@ -30,6 +30,7 @@ pub mod validate;
 pub mod convert;
 
 pub mod pointer;
+pub(crate) mod probe;
 pub mod stream;
 
 pub mod python;

@@ -87,6 +87,11 @@ pub enum Error {
     /// An exchange API table that must not be used (NULL, wrong capsule, NULL required pointer).
     #[error("{0}")]
     ExchangeApiInvalid(String),
+    /// The readability check of a DLPack 1.2 integer table address could not run (no pipe:
+    /// the process is out of file descriptors). Same status as `ExchangeApiInvalid`, but not a
+    /// fact about the type: never cached, checked again on the next lookup.
+    #[error("{0}")]
+    ExchangeApiUnchecked(String),
     /// The object's type offers no C exchange API.
     #[error("{0}")]
     NoExchangeApi(String),

@@ -92,9 +92,133 @@ pub fn retry_after_type_error(attempt: Keywords, message: &str) -> Result<Keywor
     })
 }
 
+/// Addresses below this are never a table: the first page is kept unmapped to catch NULL-based
+/// pointers (Linux `vm.mmap_min_addr` is 4096 or more), and small integers (`1`, `8`, `True`)
+/// are what a confused producer passes.
+pub const FIRST_TABLE_ADDRESS: u64 = 4096;
+
+/// The end (exclusive) of user address space that a DLPack 1.2 integer table address is
+/// checked against, or `None` where no bound is known (the readability check alone decides).
+///
+/// - x86-64: 2**56. User addresses on Linux are below 2**47 (4-level paging) or below
+///   2**56 - 4096 (5-level paging, LA57), so 2**56 refuses nothing a user-space table can have
+///   and refuses every non-canonical and kernel-half address (2**63 and up, `2**64 - 1`).
+///   Between 2**47 and 2**56 only the readability check refuses an address (it is unmapped
+///   on a machine with 4-level paging).
+/// - aarch64: 2**52, for the address without its top byte. Linux user addresses are below 2**48
+///   or, with 52-bit virtual addresses, below 2**52; the top byte is a pointer tag
+///   (top-byte-ignore, used by MTE and HWASan) and is not counted by any rule here.
+/// - Other 64-bit targets (riscv64, ppc64, s390x, sparc64, ...): no bound. 32-bit targets: the
+///   integer must fit in a pointer.
+pub const USER_ADDRESS_END: Option<u64> = if cfg!(target_arch = "x86_64") {
+    Some(1 << 56)
+} else if cfg!(target_arch = "aarch64") {
+    Some(1 << 52)
+} else {
+    None
+};
+
+/// The bits of an address the rules look at: on aarch64 the hardware ignores the top byte (a
+/// tag), so the rules do too.
+const fn untagged(addr: u64) -> u64 {
+    if cfg!(target_arch = "aarch64") {
+        addr & ((1 << 56) - 1)
+    } else {
+        addr
+    }
+}
+
+/// Whether `addr` can be the address of an exchange API table (DLPack 1.2
+/// `__c_dlpack_exchange_api__`, or a `prev_api` reached from it) before any memory is read: not
+/// 0 (a NULL table), not in the first page ([`FIRST_TABLE_ADDRESS`]), aligned to `align` (the
+/// table's alignment, a pointer's), inside user address space ([`USER_ADDRESS_END`]) and a
+/// pointer of this target. `what` names the value in the message (for example
+/// `"type(obj).__c_dlpack_exchange_api__"`). Whether the bytes there are readable is the
+/// caller's next check (`capi::probe`); no check proves that readable bytes are a real table.
+pub fn check_table_address(what: &str, addr: u64, align: usize) -> Result<usize, Error> {
+    let refuse = |rule: String| {
+        Err(Error::ExchangeApiInvalid(format!(
+            "{what} is {addr:#x}, {rule}: not the address of a DLPackExchangeAPI table \
+             (DLPack 1.2 integer form)"
+        )))
+    };
+    let bits = untagged(addr);
+    if addr == 0 {
+        return refuse("a NULL exchange API table".into());
+    }
+    if bits < FIRST_TABLE_ADDRESS {
+        return refuse(format!(
+            "in the first page (below {FIRST_TABLE_ADDRESS}, never mapped)"
+        ));
+    }
+    if align > 1 && addr % align as u64 != 0 {
+        return refuse(format!(
+            "not aligned to {align} bytes (a table's alignment, a pointer's)"
+        ));
+    }
+    if let Some(end) = USER_ADDRESS_END {
+        if bits >= end {
+            return refuse(format!(
+                "at or above 2**{}, outside user address space on this target",
+                end.trailing_zeros()
+            ));
+        }
+    }
+    match usize::try_from(addr) {
+        Ok(p) => Ok(p),
+        Err(_) => refuse("above this process's address space".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn refused(addr: u64) -> String {
+        match check_table_address("x", addr, 8) {
+            Err(Error::ExchangeApiInvalid(m)) => m,
+            other => panic!("{addr:#x} accepted: {other:?}"),
+        }
+    }
+
+    /// DLPack 1.2 integer form: an integer that cannot be a table's address is refused before
+    /// anything is read, with a message naming the value and the rule.
+    #[test]
+    fn exchange_table_address_rules() {
+        assert!(refused(0).contains("NULL"));
+        for a in [1, 8, 4095] {
+            assert!(refused(a).contains("first page"), "{a}");
+        }
+        for a in [4097, 0x1000_0004, 0x7fff_0000_0001] {
+            assert!(refused(a).contains("not aligned to 8"), "{a:#x}");
+        }
+        assert!(refused(4096 + 3).starts_with("x is 0x1003, "));
+        for ok in [4096u64, 0xdead_0000, 0x7fff_ffff_f000, (1 << 47) + 8] {
+            assert_eq!(check_table_address("x", ok, 8).unwrap() as u64, ok);
+        }
+        assert_eq!(check_table_address("x", 4097, 1).unwrap(), 4097);
+        if cfg!(target_arch = "x86_64") {
+            for a in [
+                1u64 << 56,
+                (1 << 56) + 8,
+                1 << 63,
+                0x7fff_ffff_ffff_fff8,
+                u64::MAX - 7,
+            ] {
+                assert!(refused(a).contains("outside user address space"), "{a:#x}");
+                assert!(refused(a).contains("2**56"), "{a:#x}");
+            }
+            assert!(refused(u64::MAX).contains("not aligned"));
+            assert!(check_table_address("x", (1 << 56) - 4096, 8).is_ok());
+        }
+        if cfg!(target_arch = "aarch64") {
+            // A tagged pointer (top byte) is a user address; the bits below the tag are checked.
+            assert!(check_table_address("x", (0x0b << 56) | 0x1000, 8).is_ok());
+            assert!(refused((1 << 56) + 8).contains("first page"));
+            assert!(refused(0x00ff_ffff_ffff_fff8).contains("outside user address space"));
+            assert!(check_table_address("x", (1 << 52) - 4096, 8).is_ok());
+        }
+    }
 
     /// Peer case 8: the names are the specification's strings, byte for byte.
     #[test]

@@ -5,6 +5,7 @@ use super::runtime::{self, Api, ExcClass, Owned, PyObject};
 use crate::abi::{DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader};
 use crate::capi::boundary::{self, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
+use crate::capi::probe::{self, Probe};
 use crate::rules::Error;
 use crate::rules::python as rules;
 use core::ffi::c_void;
@@ -65,7 +66,21 @@ fn cache_get(key: usize) -> Option<Result<usize, Error>> {
 
 const MAX_CHAIN: usize = 64;
 
-fn locate(api: &'static Api, ty: *mut PyObject) -> Result<*const DLPackExchangeAPIHeader, Error> {
+/// How the DLPack 1.2 attribute is named in messages.
+const V12: &str = "type(obj).__c_dlpack_exchange_api__";
+
+/// Where a lookup found its table.
+#[derive(Clone, Copy)]
+enum Head {
+    /// DLPack 1.3: the pointer of a capsule named `"dlpack_exchange_api"`, which the producer
+    /// made for this purpose (trusted as every capsule's pointer is).
+    Capsule(*const DLPackExchangeAPIHeader),
+    /// DLPack 1.2: a bare integer that passed `rules::check_table_address`; nothing read yet.
+    /// `select` checks that every byte it reads there (and along `prev_api`) is readable.
+    Address(usize),
+}
+
+fn locate(api: &'static Api, ty: *mut PyObject) -> Result<Head, Error> {
     // DLPack 1.3: a capsule named "dlpack_exchange_api".
     // SAFETY: GIL held.
     if let Some(attr) = Owned::new(api, unsafe {
@@ -88,7 +103,7 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<*const DLPackExchangeA
                 "type(obj).__dlpack_c_exchange_api__ is not a capsule named \"dlpack_exchange_api\" ({msg})"
             )));
         }
-        return Ok(p.cast());
+        return Ok(Head::Capsule(p.cast()));
     }
     // SAFETY: GIL held.
     let (class, msg) = unsafe { api.take_error() }?;
@@ -100,6 +115,17 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<*const DLPackExchangeA
     if let Some(attr) = Owned::new(api, unsafe {
         (api.PyObject_GetAttrString)(ty, c"__c_dlpack_exchange_api__".as_ptr())
     }) {
+        // `True` is an int to Python (1), but never an address (and `bool` cannot be
+        // subclassed, so the exact type is the test; no Python code runs).
+        // SAFETY: GIL held; PyObject_Type returns a new reference and never fails.
+        let is_bool = Owned::new(api, unsafe { (api.PyObject_Type)(attr.as_ptr()) })
+            .is_some_and(|t| t.as_ptr() == api.PyBool_Type);
+        if is_bool {
+            return Err(Error::ExchangeApiInvalid(format!(
+                "{V12} is a bool, not an address: DLPack 1.2 wants an int holding the address \
+                 of a DLPackExchangeAPI table"
+            )));
+        }
         // An address is a non-negative integer that fits in a pointer: a negative value (for
         // example -1) is refused, never reinterpreted as a huge address.
         // SAFETY: GIL held; OverflowError for negative or > 2**64-1, TypeError for non-ints.
@@ -109,21 +135,13 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<*const DLPackExchangeA
             // SAFETY: GIL held.
             let (_, msg) = unsafe { api.take_error() }?;
             return Err(Error::ExchangeApiInvalid(format!(
-                "type(obj).__c_dlpack_exchange_api__ is not an address, a non-negative integer \
-                 below 2**64 (DLPack 1.2): {msg}"
+                "{V12} is not an address, a non-negative integer below 2**64 (DLPack 1.2): {msg}"
             )));
         }
-        let Ok(p) = usize::try_from(v) else {
-            return Err(Error::ExchangeApiInvalid(format!(
-                "type(obj).__c_dlpack_exchange_api__ is {v}, above this process's address space"
-            )));
-        };
-        if p == 0 {
-            return Err(Error::ExchangeApiInvalid(
-                "type(obj).__c_dlpack_exchange_api__ is 0: a NULL exchange API table".into(),
-            ));
-        }
-        return Ok(p as *const DLPackExchangeAPIHeader);
+        // NULL, the first page, misaligned, outside user address space: refused before any
+        // read. Readability is checked by `select`, which reads the table.
+        let p = rules::check_table_address(V12, v, align_of::<DLPackExchangeAPIHeader>())?;
+        return Ok(Head::Address(p));
     }
     // SAFETY: GIL held.
     let (class, msg) = unsafe { api.take_error() }?;
@@ -137,13 +155,59 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<*const DLPackExchangeA
     ))
 }
 
+/// The name of link `link` of a DLPack 1.2 table's chain, for messages.
+fn v12_link(link: usize) -> String {
+    if link == 0 {
+        V12.to_owned()
+    } else {
+        format!("{V12}'s prev_api chain (link {link})")
+    }
+}
+
+/// Copy `out.len()` bytes of the table `what` at `addr` (a DLPack 1.2 integer or a `prev_api`
+/// reached from one), or refuse it if they are not readable memory: `part` names the bytes.
+fn read_checked(what: &str, addr: usize, part: &str, out: &mut [u8]) -> Result<(), Error> {
+    match probe::copy_from(addr, out) {
+        Probe::Readable => Ok(()),
+        Probe::Unreadable => Err(Error::ExchangeApiInvalid(format!(
+            "{what} is {addr:#x}, but the {} bytes of {part} there are not readable memory: not \
+             the address of a DLPackExchangeAPI table (DLPack 1.2 integer form; checked without \
+             dereferencing it)",
+            out.len()
+        ))),
+        Probe::Unchecked(errno) => Err(Error::ExchangeApiUnchecked(format!(
+            "{what} is {addr:#x}: could not check that {part} there is readable memory (a \
+             pipe failed, errno {errno}); not used, and checked again on the next lookup"
+        ))),
+    }
+}
+
+/// The header of a DLPack 1.2 table at `addr`: its bytes are checked readable and copied, and
+/// the copy is what is read.
+fn header_checked(what: &str, addr: usize) -> Result<DLPackExchangeAPIHeader, Error> {
+    let mut buf = [0u8; size_of::<DLPackExchangeAPIHeader>()];
+    read_checked(what, addr, "the table header (version, prev_api)", &mut buf)?;
+    // SAFETY: `buf` holds exactly the header's bytes; every bit pattern is a valid header (two
+    // `u32` and a raw pointer), and `read_unaligned` needs no alignment of `buf`.
+    Ok(unsafe { core::ptr::read_unaligned(buf.as_ptr().cast::<DLPackExchangeAPIHeader>()) })
+}
+
 /// Walk `prev_api` to a table of major 1 (DLPack 1.3 § DLPackExchangeAPI). The function
 /// pointers are checked by the user of the table: `check_all` for `dlpack_exchange_api_find`,
 /// only the import function for an import.
-fn select(head: *const DLPackExchangeAPIHeader) -> Result<*const DLPackExchangeAPI, Error> {
-    let mut h = head;
+///
+/// From a DLPack 1.2 integer (`Head::Address`), nothing is dereferenced unchecked: each header
+/// along the chain is an address that passes `rules::check_table_address` and whose bytes are
+/// readable (read from the checked copy), and the major-1 table found must be readable for
+/// the whole `DLPackExchangeAPI` (the bytes its users read). That runs once per type (the
+/// answer is cached).
+fn select(head: Head) -> Result<*const DLPackExchangeAPI, Error> {
+    let (mut h, raw) = match head {
+        Head::Capsule(p) => (p, false),
+        Head::Address(p) => (p as *const DLPackExchangeAPIHeader, true),
+    };
     let mut newest = None;
-    for _ in 0..MAX_CHAIN {
+    for link in 0..MAX_CHAIN {
         if h.is_null() {
             let v = newest.unwrap_or_default();
             return Err(Error::UnsupportedVersion {
@@ -152,9 +216,33 @@ fn select(head: *const DLPackExchangeAPIHeader) -> Result<*const DLPackExchangeA
                 supported: 1,
             });
         }
-        // SAFETY: a non-NULL header points to a static table; version and prev_api are readable
-        // in every major (the header is the frozen prefix).
-        let (v, prev) = unsafe { ((*h).version, (*h).prev_api) };
+        let (v, prev) = if raw {
+            let what = v12_link(link);
+            let addr = if link == 0 {
+                h as usize // checked by `locate`
+            } else {
+                rules::check_table_address(
+                    &what,
+                    h as usize as u64,
+                    align_of::<DLPackExchangeAPIHeader>(),
+                )?
+            };
+            let hdr = header_checked(&what, addr)?;
+            if hdr.version.major == 1 {
+                let mut whole = [0u8; size_of::<DLPackExchangeAPI>()];
+                read_checked(
+                    &what,
+                    addr,
+                    "the DLPackExchangeAPI (its header says major 1)",
+                    &mut whole,
+                )?;
+            }
+            (hdr.version, hdr.prev_api)
+        } else {
+            // SAFETY: a non-NULL header of a capsule's table points to a static table; version
+            // and prev_api are readable in every major (the header is the frozen prefix).
+            unsafe { ((*h).version, (*h).prev_api) }
+        };
         newest.get_or_insert(v);
         if v.major == 1 {
             return Ok(h.cast::<DLPackExchangeAPI>());
@@ -205,7 +293,8 @@ fn definitive(r: &Result<usize, Error>) -> bool {
         Err(Error::ProducerError(_)
             | Error::ProducerBufferError(_)
             | Error::ProducerTypeError(_)
-            | Error::PythonErrorSet(_))
+            | Error::PythonErrorSet(_)
+            | Error::ExchangeApiUnchecked(_))
     )
 }
 
@@ -326,19 +415,35 @@ pub(crate) fn import_no_sync(
 /// be NULL are checked (`dltensor_from_py_object_no_sync` may be NULL: "not supported"). (An
 /// import with `DLPACK_HELPERS_IMPORT_EXCHANGE_API` needs only
 /// `managed_tensor_from_py_object_no_sync`: a table with, say, a NULL
-/// `managed_tensor_allocator` still serves imports, while this function refuses it.) The 1.2
-/// integer must be a non-negative address below 2**64 (0, negative values and larger ones are
-/// `_EXCHANGE_API_INVALID`). The answer about the type (a table, or why there is none) is
-/// cached per type for the life of the process (the spec makes the attribute a static property
-/// of the type; the cache keeps a reference to the type); an exception raised by the lookup is
-/// not cached. No lock of this library is held while the lookup runs Python code, so the
-/// lookup may re-enter this library or release the GIL.
+/// `managed_tensor_allocator` still serves imports, while this function refuses it.)
+///
+/// The DLPack 1.2 integer is a raw pointer: before anything is read there, it must be an `int`
+/// that is not a `bool`, in 0..2**64, not in the first page (below 4096), aligned to a pointer
+/// (the table's alignment), and inside user address space (x86-64: below 2**56, which covers
+/// 4- and 5-level paging; aarch64: below 2**52 not counting the top-byte pointer tag; other
+/// targets: no bound). Then the table header (and the header of each `prev_api` reached from
+/// it, each held to the same address rules) must be readable memory, and the major-1 table
+/// found must be readable for the whole `DLPackExchangeAPI`: checked without dereferencing
+/// (the kernel copies the bytes through a pipe and answers `EFAULT` for unreadable memory), so
+/// a wrong address is `_EXCHANGE_API_INVALID`, never a crash. These checks run once per type,
+/// on the first lookup. No check can prove that readable memory is a real table: an integer
+/// that points at mapped memory of another kind is still read as a table, so the integer form
+/// remains a pointer the producer vouches for (prefer the DLPack 1.3 capsule). The DLPack 1.3
+/// capsule's pointer is trusted as capsules are.
+///
+/// The answer about the type (a table, or why there is none) is cached per type for the life
+/// of the process (the spec makes the attribute a static property of the type; the cache keeps
+/// a reference to the type); an exception raised by the lookup is not cached, nor a
+/// readability check that could not run (no file descriptor for its pipe). No lock of this
+/// library is held while the lookup runs Python code, so the lookup may re-enter this library
+/// or release the GIL.
 ///
 /// - `obj`: any Python object (`PyObject *`), borrowed.
 /// - `out_api`: receives the process-lifetime table.
 ///
 /// Returns OK; `_NO_EXCHANGE_API`; `_EXCHANGE_API_INVALID` (NULL table, wrong capsule, NULL
-/// required pointer, `prev_api` cycle, bad 1.2 integer); `_UNSUPPORTED_VERSION` (no major-1
+/// required pointer, `prev_api` cycle, a 1.2 integer or `prev_api` that fails the checks
+/// above); `_UNSUPPORTED_VERSION` (no major-1
 /// table in the chain); `_PRODUCER_ERROR` (the attribute lookup raised; the exception is
 /// cleared); `_PYTHON_ERROR_SET` (it raised an exception not deriving from `Exception`, left
 /// set); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
@@ -347,7 +452,8 @@ pub(crate) fn import_no_sync(
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_api` is NULL
 /// @retval DLPACK_HELPERS_STATUS_NO_EXCHANGE_API when the type has neither exchange-API attribute
 /// @retval DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID when the table is NULL, in a wrong capsule,
-///   has a NULL required pointer or a `prev_api` cycle
+///   has a NULL required pointer or a `prev_api` cycle, or the DLPack 1.2 integer (or a
+///   `prev_api` reached from it) cannot be a readable table's address
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when no table in the `prev_api` chain has
 ///   major 1
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter

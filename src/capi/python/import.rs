@@ -19,7 +19,9 @@ use crate::capi::stream::{
 /// `__c_dlpack_exchange_api__`, 1.2) first, when the request passes no `stream`, `dl_device` or
 /// `copy`. That path does **no stream synchronisation** (the producer's `…NoSync` export): a
 /// consumer of device memory must launch on the producer's current stream
-/// (`current_work_stream`). Without a usable table the call falls back to `__dlpack__`.
+/// (`current_work_stream`). Without a usable table the call falls back to `__dlpack__`
+/// (among them a DLPack 1.2 integer that cannot be a readable table's address: see
+/// `dlpack_exchange_api_find`).
 pub const DLPACK_HELPERS_IMPORT_EXCHANGE_API: u32 = 0x1;
 /// Request flag (also a `flags` bit of `dlpack_object_query_device` and `dlpack_capsule_import`):
 /// when a Python exception causes the failure (the producer's `__dlpack__` or
