@@ -150,3 +150,26 @@ def test_ctypes_structs_match_the_c_layout(tmp_path):
             if int(c_values[f"{cname} {field}"]) != getattr(t, field).offset:
                 wrong.append(f"{cname}.{field}: C offset {c_values[f'{cname} {field}']}, ctypes {getattr(t, field).offset}")
     assert not wrong, "ctypes layouts differ from C: " + "; ".join(wrong)
+
+
+def test_native_module_mirrors_match_the_c_layout(tmp_path):
+    """The native module's hand-written mirrors of the header's structs (python/native/src/ffi.rs)
+    have the C size and every field at the C offset (compiled by cc)."""
+    import subprocess
+    from dlpack_helpers import _native
+    rows = _native._ffi_mirror_layouts()
+    names = sorted({s for s, _, _ in rows})
+    assert {"dlpack_helpers_import_request", "dlpack_helpers_export_plan", "dlpack_helpers_layout"} <= set(names)
+    lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "dlpack_helpers.h"', "int main(void) {"]
+    for s, field, _ in rows:
+        expr = f"sizeof({s})" if field == "sizeof" else f"offsetof({s}, {field})"
+        lines.append(f'printf("{s} {field} %zu\\n", {expr});')
+    lines.append("return 0; }")
+    src = tmp_path / "mirrors.c"
+    src.write_text("\n".join(lines))
+    exe = tmp_path / "mirrors"
+    subprocess.run(["cc", "-std=c11", f"-I{HEADER.parent}", str(src), "-o", str(exe)], check=True)
+    c_values = {tuple(l.split(" ")[:2]): int(l.split(" ")[2]) for l in subprocess.run(
+        [str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()}
+    wrong = [f"{s}.{f}: C {c_values[(s, f)]}, native {n}" for s, f, n in rows if c_values[(s, f)] != n]
+    assert not wrong, "native mirrors differ from C: " + "; ".join(wrong)

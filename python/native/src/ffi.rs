@@ -1,9 +1,9 @@
 //! The C library's exports this module calls, and mirrors of the library's own `#[repr(C)]`
 //! structs they take. The DLPack structs come from the library's one source (`abi.rs`, shared
 //! with `#[path]`); the `dlpack_helpers_*` structs below are hand-written mirrors of the
-//! header's, with their LP64 sizes asserted at compile time (the sizes `tests-py/test_prototypes.py`
-//! checks for the ctypes mirrors against a C compiler); field offsets are not compared
-//! automatically.
+//! header's, with their LP64 sizes asserted at compile time; `mirror_layouts` reports every
+//! field offset and size, and `tests-py/test_prototypes.py` compares them with a C compiler's
+//! over the header.
 #![allow(non_camel_case_types, dead_code)]
 
 use crate::abi::{
@@ -211,4 +211,82 @@ extern "C" {
         release_ctx: *mut c_void,
         out: *mut *mut DLManagedTensorVersioned,
     ) -> status;
+}
+
+/// `(struct, field, offset)` and `(struct, "sizeof", size)` of every hand-written mirror above,
+/// for `tests-py/test_prototypes.py`, which compares them with a C compiler's `offsetof` and
+/// `sizeof` over the header (the compile-time asserts above pin the sizes only).
+pub fn mirror_layouts() -> Vec<(&'static str, &'static str, usize)> {
+    use core::mem::{offset_of, size_of};
+    macro_rules! layout {
+        ($out:ident, $t:ident { $($f:ident),* $(,)? }) => {
+            $out.push((stringify!($t), "sizeof", size_of::<$t>()));
+            $($out.push((stringify!($t), stringify!($f), offset_of!($t, $f)));)*
+        };
+    }
+    let mut v = Vec::new();
+    layout!(
+        v,
+        dlpack_helpers_import_request {
+            max_version,
+            stream,
+            has_dl_device,
+            dl_device,
+            copy,
+            flags
+        }
+    );
+    layout!(
+        v,
+        dlpack_helpers_export_request {
+            has_max_version,
+            max_version,
+            has_stream,
+            stream,
+            has_dl_device,
+            dl_device,
+            copy
+        }
+    );
+    layout!(v, dlpack_helpers_stream { kind, handle });
+    layout!(
+        v,
+        dlpack_helpers_export_plan {
+            kind,
+            version,
+            device,
+            copy,
+            flags,
+            sync,
+            stream
+        }
+    );
+    layout!(
+        v,
+        dlpack_helpers_info {
+            struct_size,
+            version,
+            major,
+            minor,
+            patch,
+            dlpack_abi_major,
+            dlpack_version,
+            capabilities,
+            accepts_legacy
+        }
+    );
+    layout!(
+        v,
+        dlpack_helpers_layout {
+            numel,
+            nbytes,
+            storage_elements,
+            lowest_byte,
+            end_byte,
+            first_element_alignment,
+            properties,
+            element_bits
+        }
+    );
+    v
 }

@@ -276,6 +276,13 @@ fn raise_status(status: i32) -> PyResult<()> {
     Err(errors::status_error(status))
 }
 
+/// Internal, for the layout test: `[(struct, field or "sizeof", bytes)]` of the module's
+/// hand-written mirrors of the header's structs.
+#[pyfunction]
+fn _ffi_mirror_layouts() -> Vec<(&'static str, &'static str, usize)> {
+    ffi::mirror_layouts()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -295,5 +302,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_library_symbol_address, m)?)?;
     m.add_function(wrap_pyfunction!(raise_status, m)?)?;
     m.add_function(wrap_pyfunction!(_library_path, m)?)?;
+    m.add_function(wrap_pyfunction!(_ffi_mirror_layouts, m)?)?;
     Ok(())
 }
