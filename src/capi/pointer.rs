@@ -80,9 +80,9 @@ pub struct dlpack_helpers_pointer_info {
     /// `DLPACK_HELPERS_BACKEND_*` bits of the backends that answered.
     pub backends_asked: u32,
     /// `DLPACK_HELPERS_BACKEND_*` bits of the backends that could own the memory but could not
-    /// be asked: library override naming a missing file, runtime present but failing to
-    /// initialize, or Level Zero loaded in the process (or named by its override) while no
-    /// context was given.
+    /// be asked: library override naming a missing file, runtime present (from the start or
+    /// loaded later by the application) but failing to initialize, or Level Zero loaded in the
+    /// process (or named by its override) while no context was given.
     pub backends_unreachable: u32,
     /// The `DLPACK_HELPERS_BACKEND_*` bit of the backend that claimed the memory, 0 if none.
     pub answered_by: u32,
@@ -248,10 +248,14 @@ fn host_access_raw(class: MemoryClass) -> dlpack_helpers_host_access {
 /// `hipPointerGetAttributes` call), the Level Zero loader (one `zeMemGetAllocProperties` call in
 /// `ze_context`, or the context registered with `dlpack_level_zero_context_set` when
 /// `ze_context` is NULL). A backend whose library is absent from the process (no override set,
-/// not loadable, not loaded) is skipped: no memory of it can exist. A backend that could own the
-/// memory but cannot be asked (its override names a missing file, it failed to initialize, or
-/// Level Zero is used in the process, or named by its override, but no context was given) is
-/// reported in `backends_unreachable`, and then memory no asked
+/// not loadable, not loaded) is skipped: no memory of it can exist. Absence is never kept: each
+/// query checks again whether the runtime is now loaded (`dlopen` with `RTLD_NOLOAD`, repeated
+/// only after the process loaded or unloaded a library), so a runtime the application loads
+/// after an earlier query (for example a bundled `libamdhip64.so.6` opened by full path) is
+/// loaded once more and asked from then on. A backend that could own the
+/// memory but cannot be asked (its override names a missing file, it failed to initialize, also
+/// when loaded late, or Level Zero is used in the process, or named by its override, but no
+/// context was given) is reported in `backends_unreachable`, and then memory no asked
 /// backend knows is `DLPACK_HELPERS_MEMORY_UNKNOWN`, never host memory. With no backend at all
 /// the answer is also unknown. Any address inside an allocation answers like its base; one
 /// past its end belongs to whatever follows.
