@@ -562,7 +562,10 @@ typedef struct dlpack_helpers_info {
    */
   DLPackVersion dlpack_version;
   /**
-   * `DLPACK_HELPERS_CAP_*` bits for what is available at run time in this process.
+   * `DLPACK_HELPERS_CAP_*` bits for what is available at run time in this process, now: a
+   * device runtime that was not in the process at an earlier call and that the application
+   * has loaded since (for example a bundled `libamdhip64.so.6` opened by full path) is found
+   * and reported; a runtime that loaded but failed to initialize stays unreported.
    */
   uint64_t capabilities;
   /**
@@ -732,9 +735,9 @@ typedef struct dlpack_helpers_pointer_info {
   uint32_t backends_asked;
   /**
    * `DLPACK_HELPERS_BACKEND_*` bits of the backends that could own the memory but could not
-   * be asked: library override naming a missing file, runtime present but failing to
-   * initialize, or Level Zero loaded in the process (or named by its override) while no
-   * context was given.
+   * be asked: library override naming a missing file, runtime present (from the start or
+   * loaded later by the application) but failing to initialize, or Level Zero loaded in the
+   * process (or named by its override) while no context was given.
    */
   uint32_t backends_unreachable;
   /**
@@ -2331,10 +2334,14 @@ dlpack_helpers_status dlpack_level_zero_context_set(void *ze_context);
  * `hipPointerGetAttributes` call), the Level Zero loader (one `zeMemGetAllocProperties` call in
  * `ze_context`, or the context registered with `dlpack_level_zero_context_set` when
  * `ze_context` is NULL). A backend whose library is absent from the process (no override set,
- * not loadable, not loaded) is skipped: no memory of it can exist. A backend that could own the
- * memory but cannot be asked (its override names a missing file, it failed to initialize, or
- * Level Zero is used in the process, or named by its override, but no context was given) is
- * reported in `backends_unreachable`, and then memory no asked
+ * not loadable, not loaded) is skipped: no memory of it can exist. Absence is never kept: each
+ * query checks again whether the runtime is now loaded (`dlopen` with `RTLD_NOLOAD`, repeated
+ * only after the process loaded or unloaded a library), so a runtime the application loads
+ * after an earlier query (for example a bundled `libamdhip64.so.6` opened by full path) is
+ * loaded once more and asked from then on. A backend that could own the
+ * memory but cannot be asked (its override names a missing file, it failed to initialize, also
+ * when loaded late, or Level Zero is used in the process, or named by its override, but no
+ * context was given) is reported in `backends_unreachable`, and then memory no asked
  * backend knows is `DLPACK_HELPERS_MEMORY_UNKNOWN`, never host memory. Level Zero answers only
  * for the allocations of the context it is asked in (`ZE_MEMORY_TYPE_UNKNOWN` also for
  * another context's USM memory), so once it has been asked, memory nobody claims is
@@ -2787,7 +2794,9 @@ dlpack_helpers_status dlpack_stream_synchronize(DLDevice device, void *stream);
  * `DLPACK_HELPERS_HIP_LIBRARY`) for `kDLROCM`, `kDLROCMHost`. A registered backend answers
  * first, for any type (it also takes precedence over CUDA and HIP), and is the only backend
  * for other types. The first call per runtime loads it (cost of `dlopen` and
- * `cuInit`/`hipInit`); the answer is kept for the process.
+ * `cuInit`/`hipInit`); the answer is kept for the process, except "not found": when the
+ * runtime's library was not in the process (and no override named one), a later call finds a
+ * runtime the application has loaded since (for example by full path) and loads it then.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK` or `_BACKEND_UNAVAILABLE` with a message naming the
  * library and the reason (also for `kDLCPU`, which has no streams and needs no backend:

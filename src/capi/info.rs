@@ -45,7 +45,8 @@ const _: () = assert!(
 ///   (`cuInit` / `hipInit` succeed). Choice: the first call loads the drivers (`dlopen` +
 ///   `cuInit`/`hipInit`, no context is created, typically milliseconds up to about a second), so
 ///   that the bit means "stream synchronization will work" rather than "a file exists". The
-///   result is kept for the process, so later calls cost nothing.
+///   result is kept for the process, so later calls cost nothing, except "not found": a runtime
+///   the application loads later sets its bits from then on (`dl::Runtime`).
 /// - `CAP_PYTHON`: the Python C API resolved in this process.
 /// - `CAP_LEVEL_ZERO`, `CAP_POINTER_*`: which backends can classify pointers (the loaders are
 ///   loaded once, as for `CAP_CUDA`). A caller tells "not host memory" from "no backend to
@@ -83,7 +84,10 @@ pub struct dlpack_helpers_info {
     pub dlpack_abi_major: u32,
     /// The newest DLPack version this library understands: {1, 3}.
     pub dlpack_version: DLPackVersion,
-    /// `DLPACK_HELPERS_CAP_*` bits for what is available at run time in this process.
+    /// `DLPACK_HELPERS_CAP_*` bits for what is available at run time in this process, now: a
+    /// device runtime that was not in the process at an earlier call and that the application
+    /// has loaded since (for example a bundled `libamdhip64.so.6` opened by full path) is found
+    /// and reported; a runtime that loaded but failed to initialize stays unreported.
     pub capabilities: u64,
     /// Whether legacy (unversioned) `DLManagedTensor`s are accepted: true.
     pub accepts_legacy: bool,

@@ -8,13 +8,13 @@ use crate::capi::device::{
     DLPACK_HELPERS_HOST_ACCESS_ALWAYS, DLPACK_HELPERS_HOST_ACCESS_NEVER, dlpack_helpers_host_access,
 };
 use crate::capi::error::dlpack_helpers_status;
+use crate::capi::stream::dl::State;
 use crate::capi::stream::{cuda, hip, level_zero};
 use crate::rules::device::{self, HostAccess};
 use crate::rules::pointer::{self, Claim, MemoryClass, Reply, Verdict};
 use crate::rules::{Error, info};
 use core::ffi::c_void;
 use core::mem::{offset_of, size_of};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Host access that could not be established: no backend could classify the tensor's memory
@@ -82,9 +82,9 @@ pub struct dlpack_helpers_pointer_info {
     /// `DLPACK_HELPERS_BACKEND_*` bits of the backends that answered.
     pub backends_asked: u32,
     /// `DLPACK_HELPERS_BACKEND_*` bits of the backends that could own the memory but could not
-    /// be asked: library override naming a missing file, runtime present but failing to
-    /// initialize, or Level Zero loaded in the process (or named by its override) while no
-    /// context was given.
+    /// be asked: library override naming a missing file, runtime present (from the start or
+    /// loaded later by the application) but failing to initialize, or Level Zero loaded in the
+    /// process (or named by its override) while no context was given.
     pub backends_unreachable: u32,
     /// The `DLPACK_HELPERS_BACKEND_*` bit of the backend that claimed the memory, 0 if none.
     pub answered_by: u32,
@@ -125,27 +125,21 @@ fn context_or_registered(ze_context: *mut c_void) -> usize {
     }
 }
 
-/// The CUDA driver's override and names (as its loader in `stream/cuda.rs` tries them).
-const CUDA_ENV: &str = "DLPACK_HELPERS_CUDA_LIBRARY";
-const CUDA_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
-
-/// For a backend that failed to load: absent or unreachable, decided once (the load result is
-/// kept for the process too).
-fn missing(slot: &'static OnceLock<bool>, env: &str, names: &[&str]) -> Reply {
-    // No lock is held while `dlopen(RTLD_NOLOAD)` runs (see `dl::init_outside`); a re-entrant
-    // call (impossible here: NOLOAD runs no constructor) would count as unreachable.
-    let absent = super::stream::dl::init_outside(slot, || super::stream::dl::absent(env, names));
-    if absent == Some(&true) {
-        Reply::Absent
-    } else {
-        Reply::Unreachable
+/// The reply of a backend that cannot be asked now: absent (no memory of it can exist: its
+/// library is not in the process, checked again at each query, so a runtime the application
+/// loads later is asked from then on) or unreachable (it failed for good, or was used from
+/// inside its own loading). No allocation.
+fn not_ready<T>(s: &State<T>) -> Reply {
+    match s {
+        State::Absent(_) => Reply::Absent,
+        _ => Reply::Unreachable,
     }
 }
 
 fn cuda_reply(ptr: usize) -> Result<Reply, Error> {
-    static ABSENT: OnceLock<bool> = OnceLock::new();
-    let Ok(c) = cuda::get() else {
-        return Ok(missing(&ABSENT, CUDA_ENV, CUDA_NAMES));
+    let c = match cuda::state() {
+        State::Ready(c) => c,
+        s => return Ok(not_ready(&s)),
     };
     let d = c.pointer_device(ptr)?;
     let class = match d.device_type {
@@ -162,11 +156,11 @@ fn cuda_reply(ptr: usize) -> Result<Reply, Error> {
 }
 
 fn hip_reply(ptr: usize) -> Result<Reply, Error> {
-    static ABSENT: OnceLock<bool> = OnceLock::new();
-    let Ok(h) = hip::get() else {
-        return Ok(missing(&ABSENT, hip::ENV, hip::NAMES));
+    let h = match hip::state() {
+        State::Ready(h) => h,
+        s => return Ok(not_ready(&s)),
     };
-    if !hip::can_classify() {
+    if !h.can_classify() {
         return Ok(Reply::Unreachable);
     }
     Ok(match h.pointer_claim(ptr)? {
@@ -176,7 +170,6 @@ fn hip_reply(ptr: usize) -> Result<Reply, Error> {
 }
 
 fn level_zero_reply(context: usize, ptr: usize) -> Result<Reply, Error> {
-    static ABSENT: OnceLock<bool> = OnceLock::new();
     if context == 0 {
         // Nothing to ask with: the loader is not even loaded for this. USM memory can exist only
         // where something in the process uses Level Zero.
@@ -186,8 +179,9 @@ fn level_zero_reply(context: usize, ptr: usize) -> Result<Reply, Error> {
             Reply::Absent
         });
     }
-    let Ok(z) = level_zero::get() else {
-        return Ok(missing(&ABSENT, level_zero::ENV, level_zero::NAMES));
+    let z = match level_zero::state() {
+        State::Ready(z) => z,
+        s => return Ok(not_ready(&s)),
     };
     Ok(match z.pointer_claim(context, ptr)? {
         Some(c) => Reply::Mine(c),
@@ -264,10 +258,14 @@ fn host_access_raw(class: MemoryClass) -> dlpack_helpers_host_access {
 /// `hipPointerGetAttributes` call), the Level Zero loader (one `zeMemGetAllocProperties` call in
 /// `ze_context`, or the context registered with `dlpack_level_zero_context_set` when
 /// `ze_context` is NULL). A backend whose library is absent from the process (no override set,
-/// not loadable, not loaded) is skipped: no memory of it can exist. A backend that could own the
-/// memory but cannot be asked (its override names a missing file, it failed to initialize, or
-/// Level Zero is used in the process, or named by its override, but no context was given) is
-/// reported in `backends_unreachable`, and then memory no asked
+/// not loadable, not loaded) is skipped: no memory of it can exist. Absence is never kept: each
+/// query checks again whether the runtime is now loaded (`dlopen` with `RTLD_NOLOAD`, repeated
+/// only after the process loaded or unloaded a library), so a runtime the application loads
+/// after an earlier query (for example a bundled `libamdhip64.so.6` opened by full path) is
+/// loaded once more and asked from then on. A backend that could own the
+/// memory but cannot be asked (its override names a missing file, it failed to initialize, also
+/// when loaded late, or Level Zero is used in the process, or named by its override, but no
+/// context was given) is reported in `backends_unreachable`, and then memory no asked
 /// backend knows is `DLPACK_HELPERS_MEMORY_UNKNOWN`, never host memory. Level Zero answers only
 /// for the allocations of the context it is asked in (`ZE_MEMORY_TYPE_UNKNOWN` also for
 /// another context's USM memory), so once it has been asked, memory nobody claims is
@@ -353,7 +351,7 @@ pub(crate) fn tensor_host_access(
     if device.device_type != DLDeviceType::kDLOneAPI || data == 0 || ze_context == 0 {
         return Ok(DLPACK_HELPERS_HOST_ACCESS_UNKNOWN);
     }
-    let Ok(z) = level_zero::get() else {
+    let State::Ready(z) = level_zero::state() else {
         return Ok(DLPACK_HELPERS_HOST_ACCESS_UNKNOWN);
     };
     Ok(match z.pointer_claim(ze_context, data)? {

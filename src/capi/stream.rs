@@ -1071,7 +1071,9 @@ pub unsafe extern "C" fn dlpack_stream_synchronize(
 /// `DLPACK_HELPERS_HIP_LIBRARY`) for `kDLROCM`, `kDLROCMHost`. A registered backend answers
 /// first, for any type (it also takes precedence over CUDA and HIP), and is the only backend
 /// for other types. The first call per runtime loads it (cost of `dlopen` and
-/// `cuInit`/`hipInit`); the answer is kept for the process.
+/// `cuInit`/`hipInit`); the answer is kept for the process, except "not found": when the
+/// runtime's library was not in the process (and no override named one), a later call finds a
+/// runtime the application has loaded since (for example by full path) and loads it then.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK` or `_BACKEND_UNAVAILABLE` with a message naming the
 /// library and the reason (also for `kDLCPU`, which has no streams and needs no backend:

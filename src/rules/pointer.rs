@@ -86,6 +86,8 @@ pub struct Claim {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reply {
     /// Its library is not present and nothing says it should be: no memory of it can exist.
+    /// Only ever true of the moment of the query: the caller checks again at each query, since
+    /// the application may load the runtime later.
     Absent,
     /// It should have been asked but could not be (override names a missing file, the runtime
     /// failed to initialize, or it needs a context that was not given).

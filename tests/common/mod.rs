@@ -5,6 +5,8 @@
 
 use dlpack_helpers::abi::{DLDevice, DLDeviceType};
 use dlpack_helpers::capi::error::dlpack_last_error_message;
+use dlpack_helpers::capi::info::{dlpack_get_info, dlpack_helpers_info};
+use dlpack_helpers::capi::pointer::{dlpack_helpers_pointer_info, dlpack_pointer_classify};
 use std::ffi::{CStr, CString, c_char, c_int, c_long, c_void};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,6 +29,43 @@ pub fn build_fake(name: &str) -> PathBuf {
         .unwrap_or_else(|e| panic!("cannot run the C compiler '{cc}': {e}"));
     assert!(status.success(), "building {} failed", src.display());
     out
+}
+
+/// Compile `tests-c/fake/<name>.c` with the SONAME of a real runtime (`libamdhip64.so.6`,
+/// `libcuda.so.1`, `libze_loader.so.1`) into a directory of its own, which is on no search path:
+/// a runtime that an application bundles and opens by full path. Nothing is loaded here.
+pub fn build_fake_as(name: &str, soname: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("tests-c/fake").join(format!("{name}.c"));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bundled-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(soname);
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    let status = Command::new(&cc)
+        .args([
+            "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+        ])
+        .arg(format!("-Wl,-soname,{soname}"))
+        .arg("-o")
+        .arg(&out)
+        .arg(&src)
+        .arg("-lpthread")
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler '{cc}': {e}"));
+    assert!(status.success(), "building {} failed", src.display());
+    out
+}
+
+/// Whether a library of this name is loaded in the process now (`RTLD_NOLOAD`).
+pub fn is_loaded(name: &CStr) -> bool {
+    // SAFETY: a NUL-terminated name; RTLD_NOLOAD loads nothing.
+    let h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    if !h.is_null() {
+        // SAFETY: balances the reference RTLD_NOLOAD took.
+        unsafe { libc::dlclose(h) };
+    }
+    !h.is_null()
 }
 
 /// The fake's control functions, from the same (already loaded or loaded now) library.
@@ -91,6 +130,34 @@ impl Fake {
         unsafe { f(n.as_ptr(), &mut a, &mut b) };
         (a as usize, b as usize)
     }
+}
+
+/// `dlpack_pointer_classify` of `p` in Level Zero context `ctx` (0: none), asserting OK.
+pub fn classify_at(p: usize, ctx: usize) -> dlpack_helpers_pointer_info {
+    // SAFETY: a C struct of integers and nullable pointers: all bits zero is a valid value.
+    let mut i: dlpack_helpers_pointer_info = unsafe { std::mem::zeroed() };
+    i.struct_size = std::mem::size_of::<dlpack_helpers_pointer_info>();
+    // SAFETY: the pointer and context are opaque addresses the library only hands to the
+    // drivers (never dereferenced); the out-pointer is a live local.
+    let s = unsafe { dlpack_pointer_classify(p as *const c_void, ctx as *mut c_void, &mut i) };
+    assert_eq!(s, 0, "{}", last_error());
+    i
+}
+
+/// `dlpack_get_info`'s capability bits.
+pub fn info_capabilities() -> u64 {
+    // SAFETY: a C struct of integers, bools and nullable pointers: all bits zero is valid.
+    let mut info: dlpack_helpers_info = unsafe { std::mem::zeroed() };
+    info.struct_size = std::mem::size_of::<dlpack_helpers_info>();
+    // SAFETY: a live local out-pointer.
+    assert_eq!(unsafe { dlpack_get_info(&mut info) }, 0, "{}", last_error());
+    info.capabilities
+}
+
+/// A stand-in for a device allocation: the fakes only compare addresses, so a leaked host
+/// buffer serves.
+pub fn region(size: usize) -> usize {
+    Box::leak(vec![0u8; size].into_boxed_slice()).as_ptr() as usize
 }
 
 pub fn dev(t: DLDeviceType, id: i32) -> DLDevice {

@@ -11,10 +11,10 @@
 //! else the primary context of device 0. Primary contexts are retained once per device and kept
 //! for the life of the process.
 
-use super::dl::{EventPool, Lib};
+use super::dl::{EventPool, Lib, LoadError, Runtime, State};
 use crate::abi::{DLDevice, DLDeviceType};
 use crate::rules::Error;
-use core::ffi::{c_char, c_int, c_uint, c_void};
+use core::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::sync::OnceLock;
 
 type CUresult = c_int;
@@ -63,32 +63,32 @@ unsafe impl Send for Cuda {}
 // and Mutex-guarded fields.
 unsafe impl Sync for Cuda {}
 
-static CUDA: OnceLock<Result<Cuda, Error>> = OnceLock::new();
+/// The environment override of the driver's path, and the names tried without it.
+pub(crate) const ENV: &str = "DLPACK_HELPERS_CUDA_LIBRARY";
+pub(crate) const NAMES: &[&CStr] = &[c"libcuda.so.1", c"libcuda.so"];
+
+/// Loaded on first use and kept, except "absent": a driver the application loads later is
+/// found (see `dl::Runtime`).
+static CUDA: Runtime<Cuda> = Runtime::new("the CUDA driver", NAMES, load);
+
+/// What the driver can do now (no allocation: the pointer queries use it).
+pub(crate) fn state() -> State<Cuda> {
+    CUDA.state()
+}
 
 /// Whether the backend loaded, without cloning the cached error (no allocation: `dlpack_get_info`
 /// is a query path).
 pub(crate) fn available() -> bool {
-    super::dl::init_outside(&CUDA, load).is_some_and(Result::is_ok)
+    CUDA.available()
 }
 
 /// The loaded driver, loading it on first use (thread-safe; lock-free once loaded).
 pub(crate) fn get() -> Result<&'static Cuda, Error> {
-    match super::dl::init_outside(&CUDA, load) {
-        Some(r) => r.as_ref().map_err(Clone::clone),
-        None => Err(Error::BackendUnavailable(
-            "the CUDA driver was used from inside its own initialisation (a re-entrant call from the \
-             library's constructor or init function); refused instead of deadlocking"
-                .to_owned(),
-        )),
-    }
+    CUDA.get()
 }
 
-fn load() -> Result<Cuda, Error> {
-    let lib = super::dl::open(
-        "DLPACK_HELPERS_CUDA_LIBRARY",
-        &["libcuda.so.1", "libcuda.so"],
-        "the CUDA driver (libcuda.so.1)",
-    )?;
+fn load() -> Result<Cuda, LoadError> {
+    let lib = super::dl::open(ENV, NAMES, "the CUDA driver (libcuda.so.1)")?;
     let init: unsafe extern "C" fn(c_uint) -> CUresult = lib.sym(c"cuInit")?;
     let cuda = Cuda {
         ctx_get_current: lib.sym(c"cuCtxGetCurrent")?,
@@ -110,11 +110,11 @@ fn load() -> Result<Cuda, Error> {
     // SAFETY: documented signature; flags must be 0.
     let r = unsafe { init(0) };
     if r != CUDA_SUCCESS {
-        return Err(Error::BackendUnavailable(format!(
+        return Err(LoadError::Failed(Error::BackendUnavailable(format!(
             "the CUDA driver {} loaded, but cuInit failed: {}",
             cuda.lib.path,
             cuda.error_name(r)
-        )));
+        ))));
     }
     Ok(cuda)
 }

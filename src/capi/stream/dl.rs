@@ -1,9 +1,12 @@
 //! Run-time loading of device runtimes (`dlopen`/`dlsym`): nothing is linked, and a library
-//! that is absent only makes its backend unavailable.
+//! that is absent only makes its backend unavailable, until the application loads it
+//! ([`Runtime`]: "absent" is never kept for the process).
 
 use crate::rules::Error;
 use core::ffi::{CStr, c_void};
 use std::ffi::CString;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// An opened shared library. Never closed: function pointers taken from it stay valid for the
 /// life of the process.
@@ -28,16 +31,51 @@ fn dlerror_string() -> String {
     }
 }
 
-/// Open the library named by the environment variable `env`, or else the first of `defaults`
-/// that opens. `what` names the runtime in messages.
-pub(crate) fn open(env: &str, defaults: &[&str], what: &str) -> Result<Lib, Error> {
-    let candidates: Vec<String> = match std::env::var(env) {
-        Ok(p) if !p.is_empty() => vec![p],
-        _ => defaults.iter().map(|s| (*s).to_owned()).collect(),
+/// Why a runtime cannot be used now.
+#[derive(Clone, Debug)]
+pub(crate) enum LoadError {
+    /// Its library is not in the process and no override names one: no memory of it can exist
+    /// now. Never final: [`Runtime::state`] checks at each later use whether the application has
+    /// loaded the runtime since (a bundled `libamdhip64.so.6` opened by full path, say).
+    Absent(Error),
+    /// Final for the process: the override names a file that does not open, or the library
+    /// opened and then failed (an entry point is missing, or its init call failed). A runtime
+    /// that failed this way may own memory this library cannot ask about.
+    Failed(Error),
+}
+
+impl From<Error> for LoadError {
+    fn from(e: Error) -> Self {
+        LoadError::Failed(e)
+    }
+}
+
+/// Open the library named by the environment variable `env`, or else one of `defaults`: the
+/// first that is already loaded in the process (its memory is the memory that exists; opening
+/// another copy found on the search path would ask a runtime that knows none of it), else the
+/// first that opens. `what` names the runtime in messages. Without an override, a failure is
+/// [`LoadError::Absent`]: none of the names is in the process or loadable.
+pub(crate) fn open(env: &str, defaults: &[&CStr], what: &str) -> Result<Lib, LoadError> {
+    use std::os::unix::ffi::OsStrExt;
+    let overridden = std::env::var_os(env).filter(|v| !v.is_empty());
+    let candidates: Vec<(String, Option<CString>)> = match &overridden {
+        Some(p) => vec![(
+            p.to_string_lossy().into_owned(),
+            CString::new(p.as_bytes()).ok(),
+        )],
+        None => {
+            let (mut first, rest): (Vec<&CStr>, Vec<&CStr>) =
+                defaults.iter().copied().partition(|n| resident(&[*n]));
+            first.extend(rest);
+            first
+                .into_iter()
+                .map(|n| (n.to_string_lossy().into_owned(), Some(n.to_owned())))
+                .collect()
+        }
     };
     let mut reasons = Vec::new();
-    for path in &candidates {
-        let Ok(c) = CString::new(path.as_str()) else {
+    for (path, c) in candidates {
+        let Some(c) = c else {
             reasons.push(format!("{path}: contains a NUL byte"));
             continue;
         };
@@ -47,16 +85,18 @@ pub(crate) fn open(env: &str, defaults: &[&str], what: &str) -> Result<Lib, Erro
         if handle.is_null() {
             reasons.push(dlerror_string());
         } else {
-            return Ok(Lib {
-                handle,
-                path: path.clone(),
-            });
+            return Ok(Lib { handle, path });
         }
     }
-    Err(Error::BackendUnavailable(format!(
+    let e = Error::BackendUnavailable(format!(
         "{what} is not available: {} (set {env} to the library's path to override)",
         reasons.join("; ")
-    )))
+    ));
+    Err(if overridden.is_some() {
+        LoadError::Failed(e)
+    } else {
+        LoadError::Absent(e)
+    })
 }
 
 impl Lib {
@@ -111,32 +151,9 @@ impl EventPool {
     }
 }
 
-/// Whether a runtime that failed to load counts as absent from this process (no memory of it
-/// can exist) rather than unreachable: no override names its library in `env`, and none of its
-/// `defaults` is already loaded in the process (`RTLD_NOLOAD`; a runtime that opened but failed
-/// to initialize stays loaded, since libraries are never closed).
-pub(crate) fn absent(env: &str, defaults: &[&str]) -> bool {
-    if std::env::var_os(env).is_some_and(|v| !v.is_empty()) {
-        return false;
-    }
-    !defaults.iter().any(|name| {
-        let Ok(c) = CString::new(*name) else {
-            return false;
-        };
-        // SAFETY: a valid NUL-terminated name; RTLD_NOLOAD loads nothing.
-        let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
-        if h.is_null() {
-            false
-        } else {
-            // SAFETY: balances the reference RTLD_NOLOAD took.
-            unsafe { libc::dlclose(h) };
-            true
-        }
-    })
-}
-
 /// Whether one of `names` is loaded in the process now (`dlopen` with `RTLD_NOLOAD`: nothing is
-/// loaded, no constructor runs, no allocation).
+/// loaded, no constructor runs, no Rust allocation; glibc searches the library path for a name
+/// that is not loaded, a few failed `open` calls per name: see [`Residency`]).
 pub(crate) fn resident(names: &[&CStr]) -> bool {
     names.iter().any(|name| {
         // SAFETY: a valid NUL-terminated name; RTLD_NOLOAD loads nothing.
@@ -149,6 +166,173 @@ pub(crate) fn resident(names: &[&CStr]) -> bool {
             true
         }
     })
+}
+
+/// How many times the process has loaded or unloaded a shared object (`dlpi_adds + dlpi_subs`
+/// of `dl_iterate_phdr`, kept by glibc and musl): equal counts mean the same set of loaded
+/// objects, since both only grow. `None` where the C library does not report them.
+fn load_generation() -> Option<u64> {
+    unsafe extern "C" fn first(
+        info: *mut libc::dl_phdr_info,
+        size: usize,
+        data: *mut c_void,
+    ) -> libc::c_int {
+        let end =
+            core::mem::offset_of!(libc::dl_phdr_info, dlpi_subs) + size_of::<libc::c_ulonglong>();
+        if !info.is_null() && size >= end {
+            // SAFETY: the C library passes a live `dl_phdr_info` of `size` bytes, which covers
+            // both counters (checked above); `data` is the `Option<u64>` of `load_generation`.
+            unsafe {
+                let i = &*info;
+                *data.cast::<Option<u64>>() = Some(i.dlpi_adds.wrapping_add(i.dlpi_subs));
+            }
+        }
+        1 // the counters are the same in every entry: stop after the first
+    }
+    let mut g: Option<u64> = None;
+    // SAFETY: `first` has the documented callback signature and writes only through `data`,
+    // which points to the live local `g`; `dl_iterate_phdr` runs it on this thread before
+    // returning.
+    unsafe { libc::dl_iterate_phdr(Some(first), (&raw mut g).cast()) };
+    g
+}
+
+/// [`resident`] of one list of names, remembered together with the load generation it was
+/// seen at: asked again only when the process has loaded or unloaded a shared object since.
+/// A failed `RTLD_NOLOAD` lookup searches the library path (about 15 µs per name on Linux),
+/// far more than a pointer query that relies on the answer may cost; the generation costs one
+/// `dl_iterate_phdr` step (tens of nanoseconds). Lock-free, no allocation.
+pub(crate) struct Residency {
+    /// 0: never asked; else `(generation + 1) << 1 | resident`.
+    seen: AtomicU64,
+}
+
+impl Residency {
+    pub(crate) const fn new() -> Self {
+        Residency {
+            seen: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether one of `names` is loaded in the process now.
+    pub(crate) fn resident(&self, names: &[&CStr]) -> bool {
+        // Read before asking: a load that lands after this read changes the generation, so an
+        // answer stored under it is never reused past that load.
+        let key = load_generation().map(|g| g.wrapping_add(1).wrapping_shl(1));
+        if let Some(k) = key {
+            let seen = self.seen.load(Ordering::Relaxed);
+            if seen & !1 == k {
+                return seen & 1 == 1;
+            }
+        }
+        let now = resident(names);
+        if let Some(k) = key {
+            // Relaxed: the value carries everything it means; a racer storing an older key only
+            // costs one more lookup.
+            self.seen.store(k | u64::from(now), Ordering::Relaxed);
+        }
+        now
+    }
+}
+
+/// What a [`Runtime`] can do now.
+pub(crate) enum State<T: 'static> {
+    /// Loaded and initialized.
+    Ready(&'static T),
+    /// Not in the process now ([`LoadError::Absent`]): no memory of it can exist.
+    Absent(&'static Error),
+    /// Present or named by its override, but unusable for good ([`LoadError::Failed`]).
+    Failed(&'static Error),
+    /// Asked from inside its own loading on this thread (a constructor or init function that
+    /// calls back into this library): unusable for this call.
+    Reentered,
+}
+
+/// A device runtime opened at run time: loaded on first use and kept for the process, except
+/// that "absent" is never kept. The first load's result is final when it loaded or failed for
+/// good; when it found the runtime absent, each later use checks whether one of `names` is now
+/// resident (the application loaded it since: [`Residency`], no allocation) and then loads it
+/// once more, into a second cell whose result is final (an absence found there, by a runtime
+/// unloaded in between, counts as failed: never as absent). Lock-free once loaded: the loaded
+/// path is one `OnceLock` read, as before. No lock is held while `dlopen` and the init call run
+/// ([`init_outside`]).
+pub(crate) struct Runtime<T: 'static> {
+    first: OnceLock<Result<T, LoadError>>,
+    late: OnceLock<Result<T, LoadError>>,
+    residency: Residency,
+    names: &'static [&'static CStr],
+    load: fn() -> Result<T, LoadError>,
+    /// The runtime in messages, for example "the HIP runtime".
+    what: &'static str,
+}
+
+impl<T: Sync + Send + 'static> Runtime<T> {
+    pub(crate) const fn new(
+        what: &'static str,
+        names: &'static [&'static CStr],
+        load: fn() -> Result<T, LoadError>,
+    ) -> Self {
+        Runtime {
+            first: OnceLock::new(),
+            late: OnceLock::new(),
+            residency: Residency::new(),
+            names,
+            load,
+            what,
+        }
+    }
+
+    fn state_of(r: Option<&'static Result<T, LoadError>>) -> Option<State<T>> {
+        Some(match r? {
+            Ok(t) => State::Ready(t),
+            Err(LoadError::Failed(e)) => State::Failed(e),
+            Err(LoadError::Absent(e)) => State::Absent(e),
+        })
+    }
+
+    /// The runtime's state now, loading it on first use (thread-safe; no allocation unless a
+    /// load runs).
+    pub(crate) fn state(&'static self) -> State<T> {
+        let absent = match Self::state_of(init_outside(&self.first, self.load)) {
+            Some(State::Absent(e)) => e,
+            Some(s) => return s,
+            None => return State::Reentered,
+        };
+        if self.late.get().is_none() && !self.residency.resident(self.names) {
+            return State::Absent(absent);
+        }
+        let load = self.load;
+        let late = init_outside(&self.late, || {
+            load().map_err(|e| match e {
+                LoadError::Absent(e) => LoadError::Failed(e),
+                failed => failed,
+            })
+        });
+        Self::state_of(late).unwrap_or(State::Reentered)
+    }
+
+    /// Whether it loaded and initialized (now, or at a later load), without cloning an error.
+    pub(crate) fn available(&'static self) -> bool {
+        matches!(self.state(), State::Ready(_))
+    }
+
+    /// The loaded runtime, or why it cannot be used (the error is cloned: not for query paths).
+    pub(crate) fn get(&'static self) -> Result<&'static T, Error> {
+        match self.state() {
+            State::Ready(t) => Ok(t),
+            State::Absent(e) | State::Failed(e) => Err(e.clone()),
+            State::Reentered => Err(Error::BackendUnavailable(format!(
+                "{} was used from inside its own initialisation (a re-entrant call from the \
+                 library's constructor or init function); refused instead of deadlocking",
+                self.what
+            ))),
+        }
+    }
+
+    /// Whether one of its names is loaded in the process now (see [`Residency`]).
+    pub(crate) fn resident(&'static self) -> bool {
+        self.residency.resident(self.names)
+    }
 }
 
 std::thread_local! {

@@ -4,11 +4,10 @@
 //! the call when another device is current, and restores the previous device afterwards;
 //! `kDLROCMHost` memory (device id 0) uses whatever device is current.
 
-use super::dl::{EventPool, Lib};
+use super::dl::{EventPool, Lib, LoadError, Runtime, State};
 use crate::abi::{DLDevice, DLDeviceType};
 use crate::rules::{Error, pointer};
-use core::ffi::{c_char, c_int, c_uint, c_void};
-use std::sync::OnceLock;
+use core::ffi::{CStr, c_char, c_int, c_uint, c_void};
 
 type HipError = c_int;
 type Handle = *mut c_void;
@@ -57,36 +56,36 @@ unsafe impl Send for Hip {}
 // SAFETY: as for Send: shared use only calls the thread-safe runtime or the Mutex-guarded pool.
 unsafe impl Sync for Hip {}
 
-static HIP: OnceLock<Result<Hip, Error>> = OnceLock::new();
+/// The environment override of the runtime's path, and the names tried without it.
+pub(crate) const ENV: &str = "DLPACK_HELPERS_HIP_LIBRARY";
+pub(crate) const NAMES: &[&CStr] = &[
+    c"libamdhip64.so",
+    c"libamdhip64.so.6",
+    c"libamdhip64.so.7",
+    c"libamdhip64.so.5",
+];
+
+/// Loaded on first use and kept, except "absent": a runtime the application loads later (a
+/// bundled `libamdhip64.so.6` opened by full path) is found (see `dl::Runtime`).
+static HIP: Runtime<Hip> = Runtime::new("the HIP runtime", NAMES, load);
+
+/// What the runtime can do now (no allocation: the pointer queries use it).
+pub(crate) fn state() -> State<Hip> {
+    HIP.state()
+}
 
 /// Whether the backend loaded, without cloning the cached error (no allocation: `dlpack_get_info`
 /// is a query path).
 pub(crate) fn available() -> bool {
-    super::dl::init_outside(&HIP, load).is_some_and(Result::is_ok)
+    HIP.available()
 }
 
 /// The loaded runtime, loading it on first use (thread-safe; lock-free once loaded).
 pub(crate) fn get() -> Result<&'static Hip, Error> {
-    match super::dl::init_outside(&HIP, load) {
-        Some(r) => r.as_ref().map_err(Clone::clone),
-        None => Err(Error::BackendUnavailable(
-            "the HIP runtime was used from inside its own initialisation (a re-entrant call from the \
-             library's constructor or init function); refused instead of deadlocking"
-                .to_owned(),
-        )),
-    }
+    HIP.get()
 }
 
-/// The environment override of the runtime's path, and the names tried without it.
-pub(crate) const ENV: &str = "DLPACK_HELPERS_HIP_LIBRARY";
-pub(crate) const NAMES: &[&str] = &[
-    "libamdhip64.so",
-    "libamdhip64.so.6",
-    "libamdhip64.so.7",
-    "libamdhip64.so.5",
-];
-
-fn load() -> Result<Hip, Error> {
+fn load() -> Result<Hip, LoadError> {
     let lib = super::dl::open(ENV, NAMES, "the HIP runtime (libamdhip64.so)")?;
     let init: unsafe extern "C" fn(c_uint) -> HipError = lib.sym(c"hipInit")?;
     let mut hip = Hip {
@@ -105,11 +104,11 @@ fn load() -> Result<Hip, Error> {
     // SAFETY: documented signature; flags must be 0.
     let r = unsafe { init(0) };
     if r != HIP_SUCCESS {
-        return Err(Error::BackendUnavailable(format!(
+        return Err(LoadError::Failed(Error::BackendUnavailable(format!(
             "the HIP runtime {} loaded, but hipInit failed: {}",
             hip.lib.path,
             hip.error_name(r)
-        )));
+        ))));
     }
     let get_version: Option<unsafe extern "C" fn(*mut c_int) -> HipError> =
         hip.lib.sym_opt(c"hipRuntimeGetVersion");
@@ -123,9 +122,16 @@ fn load() -> Result<Hip, Error> {
     Ok(hip)
 }
 
-/// Whether the loaded runtime can classify pointers (`CAP_POINTER_ROCM`).
+impl Hip {
+    /// Whether this runtime can classify pointers (`CAP_POINTER_ROCM`).
+    pub(crate) fn can_classify(&self) -> bool {
+        self.pointer_get_attributes.is_some() && self.runtime_version.is_some()
+    }
+}
+
+/// Whether the runtime is loaded and can classify pointers (`CAP_POINTER_ROCM`; no allocation).
 pub(crate) fn can_classify() -> bool {
-    get().is_ok_and(|h| h.pointer_get_attributes.is_some() && h.runtime_version.is_some())
+    matches!(state(), State::Ready(h) if h.can_classify())
 }
 
 /// Restores the device that was current before [`Hip::enter`].

@@ -9,10 +9,9 @@
 //! with `dlpack_level_zero_context_set`. Stream waits on oneAPI queues go through an
 //! application-registered backend (`dlpack_stream_backend_register_ex`).
 
-use super::dl::Lib;
+use super::dl::{Lib, LoadError, Runtime, State};
 use crate::rules::{Error, pointer};
 use core::ffi::{CStr, c_uint, c_void};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 type ZeResult = c_uint;
@@ -47,51 +46,48 @@ unsafe impl Sync for LevelZero {}
 
 /// The environment override of the loader's path, and the names tried without it.
 pub(crate) const ENV: &str = "DLPACK_HELPERS_LEVEL_ZERO_LIBRARY";
-pub(crate) const NAMES: &[&str] = &["libze_loader.so.1", "libze_loader.so"];
-const NAMES_C: &[&CStr] = &[c"libze_loader.so.1", c"libze_loader.so"];
+pub(crate) const NAMES: &[&CStr] = &[c"libze_loader.so.1", c"libze_loader.so"];
 
-/// Whether the loader was already loaded in the process when this library first loaded it.
-static RESIDENT_BEFORE_US: AtomicBool = AtomicBool::new(false);
+/// Whether this library's own `dlopen` brought the loader into the process (it was not loaded
+/// before). Set once, never cleared: libraries are never closed.
+static LOADED_BY_US: AtomicBool = AtomicBool::new(false);
 
 /// Whether USM memory may exist in this process although no context was given to ask about it:
 /// an override names a loader, or the loader is loaded in the process by someone other than this
-/// library (resident now, and either not loaded by us or already resident when we loaded it).
-/// Without that, no Level Zero context can exist, so no USM allocation either. (A loader that the
-/// application loads only after this library did is not seen: a oneAPI application registers its
-/// context with `dlpack_level_zero_context_set`.)
+/// library (resident now, and not brought in by this library's own load: a loader that was
+/// absent when this library first looked and that the application loaded since counts). Without
+/// that, no Level Zero context can exist, so no USM allocation either. (A loader that the
+/// application loads only after this library loaded it is not seen, since the process then
+/// holds one loader either way: a oneAPI application registers its context with
+/// `dlpack_level_zero_context_set`.) No allocation when no override is set; residency is asked
+/// again only after the process loaded or unloaded a library (`dl::Residency`).
 pub(crate) fn may_own_memory_without_context() -> bool {
     if std::env::var_os(ENV).is_some_and(|v| !v.is_empty()) {
         return true;
     }
-    if !super::dl::resident(NAMES_C) {
-        return false;
-    }
-    ZE.get().is_none() || RESIDENT_BEFORE_US.load(Ordering::Acquire)
+    ZE.resident() && !LOADED_BY_US.load(Ordering::Acquire)
 }
 
-static ZE: OnceLock<Result<LevelZero, Error>> = OnceLock::new();
+/// Loaded on first use and kept, except "absent": a loader the application loads later is
+/// found (see `dl::Runtime`).
+static ZE: Runtime<LevelZero> = Runtime::new("the Level Zero loader", NAMES, load);
+
+/// What the loader can do now (no allocation: the pointer queries use it).
+pub(crate) fn state() -> State<LevelZero> {
+    ZE.state()
+}
 
 /// Whether the loader loaded and initialized (`CAP_LEVEL_ZERO`, `CAP_POINTER_LEVEL_ZERO`).
 pub(crate) fn available() -> bool {
-    super::dl::init_outside(&ZE, load).is_some_and(Result::is_ok)
+    ZE.available()
 }
 
-/// The loaded loader, loading it on first use (thread-safe; lock-free once loaded; no lock is
-/// held while `dlopen` and `zeInit` run, see `dl::init_outside`).
-pub(crate) fn get() -> Result<&'static LevelZero, Error> {
-    match super::dl::init_outside(&ZE, load) {
-        Some(r) => r.as_ref().map_err(Clone::clone),
-        None => Err(Error::BackendUnavailable(
-            "the Level Zero loader was used from inside its own initialisation (a re-entrant \
-             call from the library's constructor or zeInit); refused instead of deadlocking"
-                .to_owned(),
-        )),
-    }
-}
-
-fn load() -> Result<LevelZero, Error> {
-    RESIDENT_BEFORE_US.store(super::dl::resident(NAMES_C), Ordering::Release);
+fn load() -> Result<LevelZero, LoadError> {
+    let before = super::dl::resident(NAMES);
     let lib = super::dl::open(ENV, NAMES, "the Level Zero loader (libze_loader.so.1)")?;
+    if !before {
+        LOADED_BY_US.store(true, Ordering::Release);
+    }
     let init: unsafe extern "C" fn(c_uint) -> ZeResult = lib.sym(c"zeInit")?;
     let ze = LevelZero {
         mem_get_alloc_properties: lib.sym(c"zeMemGetAllocProperties")?,
@@ -101,10 +97,10 @@ fn load() -> Result<LevelZero, Error> {
     // whose SYCL runtime already did is allowed.
     let r = unsafe { init(0) };
     if r != ZE_RESULT_SUCCESS {
-        return Err(Error::BackendUnavailable(format!(
+        return Err(LoadError::Failed(Error::BackendUnavailable(format!(
             "the Level Zero loader {} loaded, but zeInit failed with ze_result_t 0x{r:x}",
             ze.lib.path
-        )));
+        ))));
     }
     Ok(ze)
 }
