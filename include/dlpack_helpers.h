@@ -1714,14 +1714,16 @@ dlpack_helpers_status dlpack_legacy_tensor_writability(const DLManagedTensor *te
  *
  * - `tensor`: borrowed; `shape` and `strides` must hold `ndim` elements when non-NULL. NULL
  *   `strides` are read as compact row-major at any version (`DLPACK_HELPERS_LAYOUT_STRIDES_IMPLIED`
- *   is set; whether NULL is *allowed* is `dlpack_dltensor_validate`'s job, peer case 29).
+ *   is set; whether NULL is *allowed* is `dlpack_dltensor_validate`'s job, peer case 29); those
+ *   implied strides must fit in `int64_t`, as `dlpack_compact_strides` computes them, even for
+ *   an empty tensor (`{0, 2^62, 4}` implies 2^64: `OVERFLOW`; peer case 49).
  * - `flags`: the `DLManagedTensorVersioned.flags` that go with it; only
  *   `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED` matters here. Pass 0 for legacy tensors.
  * - `out_layout`: receives the layout on OK.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER` (NULL `tensor` or `out_layout`);
  * `INVALID_NDIM`, `NULL_SHAPE`, `INVALID_SHAPE` (negative extent), `INVALID_DTYPE`, `OVERFLOW`
- * (counts or byte positions beyond `int64_t`). Does not check `data`.
+ * (counts, byte positions or implied strides beyond `int64_t`). Does not check `data`.
  * No allocation; thread-safe (reads only).
  *
  * @retval DLPACK_HELPERS_STATUS_OK on success
@@ -1731,7 +1733,9 @@ dlpack_helpers_status dlpack_legacy_tensor_writability(const DLManagedTensor *te
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space
+ *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
  */
@@ -1757,7 +1761,9 @@ dlpack_helpers_status dlpack_dltensor_layout(const DLTensor *tensor,
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space
+ *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
  */
@@ -1830,7 +1836,9 @@ dlpack_helpers_status dlpack_compact_strides(int32_t ndim,
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the tensor's byte range does not fit in `int64_t`,
- *   or `base + size_in_bytes` passes the end of the address space
+ *   `base + size_in_bytes` passes the end of the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor, which otherwise fits any allocation; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_OPAQUE_HANDLE when the device type uses opaque handles and `base`
  *   is not the tensor's `data`
  */
@@ -1978,7 +1986,8 @@ dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device
  * 6. `strides` non-NULL when `ndim != 0` for DLPack ≥ 1.2 (`NULL_STRIDES`, unless
  *    `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`; peer case 29);
  * 7. extents ≥ 0 (`INVALID_SHAPE`); element count, byte size and byte range within `int64_t`,
- *    `byte_offset <= INT64_MAX` (`OVERFLOW`);
+ *    `byte_offset <= INT64_MAX`, and for NULL strides read as row-major the implied compact
+ *    strides within `int64_t`, empty tensors included (`OVERFLOW`; peer case 49);
  * 8. dtype: known code, `lanes >= 1`, `bits` allowed for the code (`INVALID_DTYPE`; bool
  *    must be 8 bits, bfloat16 16, float6 6, float4 4; peer cases 43, 45), then
  *    `REJECT_VECTOR` / `REQUIRE_DTYPE` (`DTYPE_MISMATCH`);
@@ -2015,7 +2024,9 @@ dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device
  *   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space
+ *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
  * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
@@ -2051,7 +2062,9 @@ dlpack_helpers_status dlpack_tensor_validate(const struct DLManagedTensorVersion
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space
+ *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
  * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
@@ -2094,7 +2107,9 @@ dlpack_helpers_status dlpack_legacy_tensor_validate(const DLManagedTensor *tenso
  *   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space
+ *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
  * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
