@@ -2899,7 +2899,7 @@ dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **
  *   `_INVALID_ARGUMENT` (capsule untouched).
  * - `out_tensor`: receives the tensor; the caller owns it and releases it exactly once with
  *   `dlpack_tensor_delete` (peer case 7). A versioned tensor is handed over as it is (its own
- *   flags kept). A legacy tensor is converted as `dlpack_legacy_tensor_wrap` does: validated
+ *   flags kept, once checked against its declared version). A legacy tensor is converted as `dlpack_legacy_tensor_wrap` does: validated
  *   (as `dlpack_legacy_tensor_validate`), version 1.3, shape and strides copied (compact
  *   row-major strides filled in for NULL strides, `OVERFLOW` when they do not fit: peer case
  *   49), flags `DLPACK_FLAG_BITMASK_READ_ONLY` unless `LEGACY_WRITABLE` (the legacy struct
@@ -2911,7 +2911,10 @@ dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **
  *
  * Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED` (`used_` name);
  * `_CAPSULE_NAME` (any other name; capsule untouched); `_UNSUPPORTED_VERSION` (versioned
- * capsule of another major); a validation status or `_OUT_OF_MEMORY` for a legacy tensor
+ * capsule of another major); `_INVALID_FLAGS` (a versioned tensor with flag bits its declared
+ * version does not define, as `dlpack_tensor_validate` refuses them: a 1.0 tensor with bit 2,
+ * which means "padded sub-byte" only from 1.1, or an unknown bit of 1.1-1.3; a newer minor's
+ * bits are accepted); a validation status or `_OUT_OF_MEMORY` for a legacy tensor
  * that cannot be converted; `_INVALID_ARGUMENT`; `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`;
  * `_PYTHON_ERROR_SET` (a Python exception left set: with `KEEP_PYTHON_ERROR`, or one not
  * deriving from `Exception`). After a failure past the rename the capsule is consumed and the
@@ -2926,6 +2929,9 @@ dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **
  *   untouched)
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when a versioned capsule holds another major:
  *   consumed, and the tensor released through its deleter
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when a versioned capsule's tensor has flag bits its
+ *   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
+ *   tensor): consumed, and the tensor released through its deleter
  * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
  *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
  *   consumed and the tensor released)
@@ -2964,7 +2970,7 @@ dlpack_helpers_status dlpack_capsule_import(void *capsule,
  * `dlpack_capsule_import`.
  *
  * Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED`; `_CAPSULE_NAME`;
- * `_UNSUPPORTED_VERSION`; for a legacy tensor that cannot be converted `_OVERFLOW`,
+ * `_UNSUPPORTED_VERSION`; `_INVALID_FLAGS`; for a legacy tensor that cannot be converted `_OVERFLOW`,
  * `_INVALID_NDIM`, `_NULL_SHAPE`, `_INVALID_SHAPE`, `_INVALID_DTYPE`, `_NULL_DATA`,
  * `_OUT_OF_MEMORY` (the capsule is consumed and the tensor released); `_NULL_POINTER`;
  * `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET` (only for an exception not deriving from
@@ -2978,6 +2984,9 @@ dlpack_helpers_status dlpack_capsule_import(void *capsule,
  *   untouched)
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when a versioned capsule holds another major:
  *   consumed, and the tensor released through its deleter
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when a versioned capsule's tensor has flag bits its
+ *   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
+ *   tensor): consumed, and the tensor released through its deleter
  * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
  *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
  *   consumed and the tensor released)
@@ -3135,7 +3144,9 @@ dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExc
  * (an older producer) retries without `max_version`, but only when neither `dl_device` nor
  * `copy` was requested (peer case 21; other exceptions, such as `NotImplementedError`, are
  * never retried). Consumes the returned capsule (rename first: peer case 1), checks the version
- * it got (a major other than 1 is released and refused: peer case 20), and converts a legacy
+ * it got (a major other than 1 is released and refused: peer case 20) and the flags of a
+ * versioned tensor (bits its declared version does not define are released and refused,
+ * `INVALID_FLAGS`), and converts a legacy
  * tensor as `dlpack_legacy_tensor_wrap` does: validated, version 1.3, strides filled in, and
  * marked `DLPACK_FLAG_BITMASK_READ_ONLY` unless the request has
  * `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` (the legacy struct cannot say read-only: peer case
@@ -3153,7 +3164,10 @@ dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExc
  * (the producer raised `BufferError`: kept as `BufferError`); `_PRODUCER_TYPE_ERROR` (a
  * `TypeError` with no retry left); `_PRODUCER_ERROR` (any other exception; the message starts
  * with its type); `_BAD_PRODUCER_RESULT` (no DLPack capsule returned); `_CAPSULE_CONSUMED`
- * (the producer returned an already consumed `"used_…"` capsule); `_UNSUPPORTED_VERSION`; the
+ * (the producer returned an already consumed `"used_…"` capsule); `_UNSUPPORTED_VERSION`;
+ * `_INVALID_FLAGS` (a versioned tensor, from `__dlpack__` or the C exchange API, whose flags
+ * have bits its declared version does not define, as `dlpack_tensor_validate` refuses them;
+ * released through its deleter); the
  * validation statuses of `dlpack_legacy_tensor_validate` for a legacy tensor;
  * `_OUT_OF_MEMORY`; `_INVALID_ARGUMENT` (bad `copy` or unknown `flags` bits);
  * `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET`.
@@ -3180,6 +3194,8 @@ dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExc
  * @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when `__dlpack__` returned no DLPack capsule
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor received has a major other
  *   than 1 (it was released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when the versioned tensor received has flag bits
+ *   its declared version does not define (it was released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
  * @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
  *   `used_` capsule
