@@ -1723,14 +1723,16 @@ dlpack_helpers_status dlpack_legacy_tensor_writability(const DLManagedTensor *te
  *
  * - `tensor`: borrowed; `shape` and `strides` must hold `ndim` elements when non-NULL. NULL
  *   `strides` are read as compact row-major at any version (`DLPACK_HELPERS_LAYOUT_STRIDES_IMPLIED`
- *   is set; whether NULL is *allowed* is `dlpack_dltensor_validate`'s job, peer case 29).
+ *   is set; whether NULL is *allowed* is `dlpack_dltensor_validate`'s job, peer case 29); those
+ *   implied strides must fit in `int64_t`, as `dlpack_compact_strides` computes them, even for
+ *   an empty tensor (`{0, 2^62, 4}` implies 2^64: `OVERFLOW`; peer case 49).
  * - `flags`: the `DLManagedTensorVersioned.flags` that go with it; only
  *   `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED` matters here. Pass 0 for legacy tensors.
  * - `out_layout`: receives the layout on OK.
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER` (NULL `tensor` or `out_layout`);
  * `INVALID_NDIM`, `NULL_SHAPE`, `INVALID_SHAPE` (negative extent), `INVALID_DTYPE`, `OVERFLOW`
- * (counts or byte positions beyond `int64_t`). Does not check `data`.
+ * (counts, byte positions or implied strides beyond `int64_t`). Does not check `data`.
  * No allocation; thread-safe (reads only).
  *
  * @retval DLPACK_HELPERS_STATUS_OK on success
@@ -1740,7 +1742,9 @@ dlpack_helpers_status dlpack_legacy_tensor_writability(const DLManagedTensor *te
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space
+ *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
  */
@@ -1766,7 +1770,9 @@ dlpack_helpers_status dlpack_dltensor_layout(const DLTensor *tensor,
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space
+ *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
  */
@@ -1839,7 +1845,9 @@ dlpack_helpers_status dlpack_compact_strides(int32_t ndim,
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the tensor's byte range does not fit in `int64_t`,
- *   or `base + size_in_bytes` passes the end of the address space
+ *   `base + size_in_bytes` passes the end of the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor, which otherwise fits any allocation; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_OPAQUE_HANDLE when the device type uses opaque handles and `base`
  *   is not the tensor's `data`
  */
@@ -1987,7 +1995,8 @@ dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device
  * 6. `strides` non-NULL when `ndim != 0` for DLPack ≥ 1.2 (`NULL_STRIDES`, unless
  *    `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`; peer case 29);
  * 7. extents ≥ 0 (`INVALID_SHAPE`); element count, byte size and byte range within `int64_t`,
- *    `byte_offset <= INT64_MAX` (`OVERFLOW`);
+ *    `byte_offset <= INT64_MAX`, and for NULL strides read as row-major the implied compact
+ *    strides within `int64_t`, empty tensors included (`OVERFLOW`; peer case 49);
  * 8. dtype: known code, `lanes >= 1`, `bits` allowed for the code (`INVALID_DTYPE`; bool
  *    must be 8 bits, bfloat16 16, float6 6, float4 4; peer cases 43, 45), then
  *    `REJECT_VECTOR` / `REQUIRE_DTYPE` (`DTYPE_MISMATCH`);
@@ -2024,7 +2033,9 @@ dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device
  *   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space
+ *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
  * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
@@ -2060,7 +2071,9 @@ dlpack_helpers_status dlpack_tensor_validate(const struct DLManagedTensorVersion
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space
+ *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
  * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
@@ -2103,7 +2116,9 @@ dlpack_helpers_status dlpack_legacy_tensor_validate(const DLManagedTensor *tenso
  *   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space
+ *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
  * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
@@ -2902,7 +2917,7 @@ dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **
  *   `_INVALID_ARGUMENT` (capsule untouched).
  * - `out_tensor`: receives the tensor; the caller owns it and releases it exactly once with
  *   `dlpack_tensor_delete` (peer case 7). A versioned tensor is handed over as it is (its own
- *   flags kept). A legacy tensor is converted as `dlpack_legacy_tensor_wrap` does: validated
+ *   flags kept, once checked against its declared version). A legacy tensor is converted as `dlpack_legacy_tensor_wrap` does: validated
  *   (as `dlpack_legacy_tensor_validate`), version 1.3, shape and strides copied (compact
  *   row-major strides filled in for NULL strides, `OVERFLOW` when they do not fit: peer case
  *   49), flags `DLPACK_FLAG_BITMASK_READ_ONLY` unless `LEGACY_WRITABLE` (the legacy struct
@@ -2914,7 +2929,10 @@ dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **
  *
  * Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED` (`used_` name);
  * `_CAPSULE_NAME` (any other name; capsule untouched); `_UNSUPPORTED_VERSION` (versioned
- * capsule of another major); a validation status or `_OUT_OF_MEMORY` for a legacy tensor
+ * capsule of another major); `_INVALID_FLAGS` (a versioned tensor with flag bits its declared
+ * version does not define, as `dlpack_tensor_validate` refuses them: a 1.0 tensor with bit 2,
+ * which means "padded sub-byte" only from 1.1, or an unknown bit of 1.1-1.3; a newer minor's
+ * bits are accepted); a validation status or `_OUT_OF_MEMORY` for a legacy tensor
  * that cannot be converted; `_INVALID_ARGUMENT`; `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`;
  * `_PYTHON_ERROR_SET` (a Python exception left set: with `KEEP_PYTHON_ERROR`, or one not
  * deriving from `Exception`). After a failure past the rename the capsule is consumed and the
@@ -2929,6 +2947,9 @@ dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **
  *   untouched)
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when a versioned capsule holds another major:
  *   consumed, and the tensor released through its deleter
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when a versioned capsule's tensor has flag bits its
+ *   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
+ *   tensor): consumed, and the tensor released through its deleter
  * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
  *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
  *   consumed and the tensor released)
@@ -2967,7 +2988,7 @@ dlpack_helpers_status dlpack_capsule_import(void *capsule,
  * `dlpack_capsule_import`.
  *
  * Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED`; `_CAPSULE_NAME`;
- * `_UNSUPPORTED_VERSION`; for a legacy tensor that cannot be converted `_OVERFLOW`,
+ * `_UNSUPPORTED_VERSION`; `_INVALID_FLAGS`; for a legacy tensor that cannot be converted `_OVERFLOW`,
  * `_INVALID_NDIM`, `_NULL_SHAPE`, `_INVALID_SHAPE`, `_INVALID_DTYPE`, `_NULL_DATA`,
  * `_OUT_OF_MEMORY` (the capsule is consumed and the tensor released); `_NULL_POINTER`;
  * `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET` (only for an exception not deriving from
@@ -2981,6 +3002,9 @@ dlpack_helpers_status dlpack_capsule_import(void *capsule,
  *   untouched)
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when a versioned capsule holds another major:
  *   consumed, and the tensor released through its deleter
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when a versioned capsule's tensor has flag bits its
+ *   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
+ *   tensor): consumed, and the tensor released through its deleter
  * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
  *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
  *   consumed and the tensor released)
@@ -3155,7 +3179,9 @@ dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExc
  * (an older producer) retries without `max_version`, but only when neither `dl_device` nor
  * `copy` was requested (peer case 21; other exceptions, such as `NotImplementedError`, are
  * never retried). Consumes the returned capsule (rename first: peer case 1), checks the version
- * it got (a major other than 1 is released and refused: peer case 20), and converts a legacy
+ * it got (a major other than 1 is released and refused: peer case 20) and the flags of a
+ * versioned tensor (bits its declared version does not define are released and refused,
+ * `INVALID_FLAGS`), and converts a legacy
  * tensor as `dlpack_legacy_tensor_wrap` does: validated, version 1.3, strides filled in, and
  * marked `DLPACK_FLAG_BITMASK_READ_ONLY` unless the request has
  * `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` (the legacy struct cannot say read-only: peer case
@@ -3173,7 +3199,10 @@ dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExc
  * (the producer raised `BufferError`: kept as `BufferError`); `_PRODUCER_TYPE_ERROR` (a
  * `TypeError` with no retry left); `_PRODUCER_ERROR` (any other exception; the message starts
  * with its type); `_BAD_PRODUCER_RESULT` (no DLPack capsule returned); `_CAPSULE_CONSUMED`
- * (the producer returned an already consumed `"used_…"` capsule); `_UNSUPPORTED_VERSION`; the
+ * (the producer returned an already consumed `"used_…"` capsule); `_UNSUPPORTED_VERSION`;
+ * `_INVALID_FLAGS` (a versioned tensor, from `__dlpack__` or the C exchange API, whose flags
+ * have bits its declared version does not define, as `dlpack_tensor_validate` refuses them;
+ * released through its deleter); the
  * validation statuses of `dlpack_legacy_tensor_validate` for a legacy tensor;
  * `_OUT_OF_MEMORY`; `_INVALID_ARGUMENT` (bad `copy` or unknown `flags` bits);
  * `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET`.
@@ -3200,6 +3229,8 @@ dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExc
  * @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when `__dlpack__` returned no DLPack capsule
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor received has a major other
  *   than 1 (it was released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when the versioned tensor received has flag bits
+ *   its declared version does not define (it was released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
  * @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
  *   `used_` capsule

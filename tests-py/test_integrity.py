@@ -734,3 +734,79 @@ def test_dlpack_device_result_of_ints_and_int_enums():
         d = _lib.DLDevice(-7, -7)
         assert lib.dlpack_object_get_device(DeviceResult(result), byref(d)) == 0, message()
         assert (d.device_type, d.device_id) == want
+
+
+# ---------------------------------------------------------------- flags the declared version does not define
+
+INVALID_FLAGS = 28
+PADDED = 0x4  # DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: defined from DLPack 1.1 on
+UNDEFINED_FLAG_CASES = [((1, 0), PADDED), ((1, 3), 0x8), ((1, 1), 0x10 | READ_ONLY)]
+
+
+def _invalid_flags_exception():
+    name = lib.dlpack_status_python_exception(INVALID_FLAGS).decode()
+    return {"BufferError": BufferError, "ValueError": ValueError, "TypeError": TypeError}[name]
+
+
+@pytest.mark.parametrize("version,flags", UNDEFINED_FLAG_CASES)
+@pytest.mark.parametrize("entry", ["consume", "import", "object_import"])
+def test_import_refuses_flags_the_declared_version_does_not_define_c_api(entry, version, flags):
+    """A hand-made versioned capsule declaring `version` with `flags` it does not define (bit 2
+    on 1.0 would be re-exported as 1.3's "padded sub-byte"): every C import entry point answers
+    INVALID_FLAGS with a message naming the bits, the capsule is consumed and the producer's
+    deleter runs exactly once."""
+    c = Counter()
+    cap = c.capsule(major=version[0], minor=version[1], flags=flags)
+    out = PV()
+    if entry == "consume":
+        s = lib.dlpack_capsule_consume(cap, byref(out))
+    elif entry == "import":
+        s = lib.dlpack_capsule_import(cap, 0, byref(out), None)
+    else:
+        s, out, _ = import_obj(Producer(lambda kw: cap))
+    assert s == INVALID_FLAGS, (s, message())
+    m = message()
+    assert f"{flags & ~(READ_ONLY | 0x2 | (PADDED if version[1] >= 1 else 0)):#x}" in m, m
+    assert f"DLPack {version[0]}.{version[1]}" in m, m
+    assert not out, "out_tensor written on failure"
+    assert c.calls == 1
+    del cap
+    gc.collect()
+    assert c.calls == 1 and not c.live
+
+
+@pytest.mark.parametrize("version,flags", UNDEFINED_FLAG_CASES)
+@pytest.mark.parametrize("how", ["capsule", "producer"])
+def test_package_import_refuses_flags_the_declared_version_does_not_define(how, version, flags):
+    """`dlpack_helpers.import_tensor` raises the exception `dlpack_status_python_exception(
+    INVALID_FLAGS)` names, instead of a Tensor whose re-export would carry the bit into DLPack 1.3
+    with another meaning; the deleter runs once."""
+    c = Counter()
+    make = lambda: c.capsule(major=version[0], minor=version[1], flags=flags)  # noqa: E731
+    obj = make() if how == "capsule" else Producer(lambda kw: make())
+    with pytest.raises(_invalid_flags_exception(), match="INVALID_FLAGS"):
+        dh.import_tensor(obj)
+    del obj
+    gc.collect()
+    assert c.calls == 1 and not c.live
+
+
+def test_defined_flags_still_import_and_re_export_unchanged():
+    """The bits a version does define are kept, and keep their meaning in the 1.3 re-export; a
+    newer minor's unknown bits are accepted (a minor only adds) and refused only where a 1.3
+    export cannot carry them."""
+    c = Counter()
+    with dh.import_tensor(c.capsule(minor=0, flags=READ_ONLY)) as t:
+        assert (t.version, t.flags) == ((1, 0), READ_ONLY)
+        out = PV()
+        assert lib.dlpack_capsule_consume(t.__dlpack__(max_version=(1, 3)), byref(out)) == 0
+        assert out.contents.flags == READ_ONLY
+        lib.dlpack_tensor_delete(out)
+    with dh.import_tensor(c.capsule(minor=1, flags=PADDED)) as t:
+        assert t.flags == PADDED
+    with dh.import_tensor(c.capsule(minor=9, flags=0x8)) as t:
+        assert t.flags == 0x8
+        with pytest.raises(_invalid_flags_exception(), match="INVALID_FLAGS"):
+            t.__dlpack__(max_version=(1, 3))
+    gc.collect()
+    assert c.calls == 3 and not c.live

@@ -596,3 +596,176 @@ fn python_error_set_status_and_import_flags() {
         DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE
     );
 }
+
+/// Shapes with NULL strides and whether their compact row-major strides fit in `int64_t`,
+/// with the `shape` element named when they do not (extents of 0 count as 1 in the strides).
+fn implied_stride_shapes() -> Vec<(Vec<i64>, Option<usize>)> {
+    let p = |k: u32| 1i64 << k;
+    vec![
+        (vec![0, p(62), 4], Some(0)), // stride[0] = 2^64 (the new-user report)
+        (vec![0, p(61), 4], Some(0)), // stride[0] = 2^63: one past INT64_MAX
+        (vec![0, i64::MAX, 2], Some(0)), // 2^64 - 2
+        (vec![4, 0, p(62), 4], Some(1)), // stride[1] = 2^64 (and stride[0] with it)
+        (vec![0, p(60), 4], None),    // stride[0] = 2^62: fits
+        (vec![0, p(61) - 1, 4], None), // 2^63 - 4: fits
+        (vec![0, i64::MAX, 1], None), // INT64_MAX exactly
+        (vec![3, 0, 5], None),        // small empty
+        (vec![2, 3, 4], None),        // not empty
+        (vec![i64::MAX, 1], None),    // not empty, slowest extent enters no stride
+    ]
+}
+
+fn lenient() -> dlpack_helpers_validate_options {
+    dlpack_helpers_validate_options {
+        struct_size: core::mem::size_of::<dlpack_helpers_validate_options>(),
+        flags: DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES,
+        ..Default::default()
+    }
+}
+
+/// Peer case 49 for the checks: a validator or layout function that answers OK for NULL
+/// strides promises that the compact row-major strides they imply exist. For an empty tensor
+/// those can exceed `int64_t` (`{0, 2^62, 4}` int8 implies 2^64): every validator and layout
+/// function then answers OVERFLOW naming the `shape` element, as `dlpack_compact_strides` and
+/// every path that fills the strides in do; fitting shapes and non-empty tensors still pass.
+#[test]
+fn case_49_validation_and_layout_refuse_implied_strides_that_do_not_fit() {
+    for (mut shape, bad) in implied_stride_shapes() {
+        let n = shape.len();
+        let label = format!("{shape:?}");
+        let mut byte = 0u8;
+        let want = if bad.is_some() {
+            DLPACK_HELPERS_STATUS_OVERFLOW
+        } else {
+            DLPACK_HELPERS_STATUS_OK
+        };
+        let named = |what: &str, s: dlpack_helpers_status| {
+            assert_eq!(s, want, "{what} {label}: {}", message());
+            if let Some(i) = bad {
+                let m = message();
+                assert!(m.contains(&format!("shape[{i}]")), "{what} {label}: {m}");
+            }
+        };
+        let mut st = vec![0i64; n];
+        // SAFETY: `shape` and `st` hold `n` elements.
+        let s = unsafe { dlpack_compact_strides(n as i32, shape.as_ptr(), false, st.as_mut_ptr()) };
+        named("dlpack_compact_strides", s);
+        let t = tensor((&raw mut byte).cast(), &mut shape, None, INT8);
+        let sentinel = dlpack_helpers_layout {
+            numel: -7,
+            ..Default::default()
+        };
+        let mut l = sentinel;
+        // SAFETY: `t` is a live DLTensor whose shape holds `n` elements; `l` a live local.
+        named("dlpack_dltensor_layout", unsafe {
+            dlpack_dltensor_layout(&t, 0, &mut l)
+        });
+        assert!(
+            bad.is_none() || l == sentinel,
+            "out_layout written on failure"
+        );
+        let mut fits = false;
+        named(
+            "dlpack_dltensor_fits_allocation",
+            // SAFETY: as above; `base` is only compared.
+            unsafe {
+                dlpack_dltensor_fits_allocation(&t, 0, (&raw const byte).cast(), 1, &mut fits)
+            },
+        );
+        let o = lenient();
+        for (what, version, opts) in [
+            (
+                "legacy",
+                DLPackVersion { major: 0, minor: 0 },
+                core::ptr::null(),
+            ),
+            (
+                "1.0",
+                DLPackVersion { major: 1, minor: 0 },
+                core::ptr::null(),
+            ),
+            (
+                "1.1",
+                DLPackVersion { major: 1, minor: 1 },
+                core::ptr::null(),
+            ),
+            (
+                "1.3 lenient",
+                DLPackVersion { major: 1, minor: 3 },
+                &raw const o,
+            ),
+        ] {
+            let mut l = sentinel;
+            named(
+                &format!("dlpack_dltensor_validate {what}"),
+                // SAFETY: as above; `opts` is NULL or a live local.
+                unsafe { dlpack_dltensor_validate(&t, version, 0, opts, &mut l) },
+            );
+            assert!(
+                bad.is_none() || l == sentinel,
+                "out_layout written on failure"
+            );
+            if version.major == 0 {
+                let m = legacy(t);
+                named(
+                    "dlpack_legacy_tensor_validate",
+                    // SAFETY: `m` is a live legacy tensor.
+                    unsafe { dlpack_legacy_tensor_validate(&m, opts, core::ptr::null_mut()) },
+                );
+                continue;
+            }
+            let mut v = DLManagedTensorVersioned {
+                version,
+                manager_ctx: core::ptr::null_mut(),
+                deleter: None,
+                flags: 0,
+                dl_tensor: t,
+            };
+            named(
+                &format!("dlpack_tensor_validate {what}"),
+                // SAFETY: `v` is a live versioned tensor; `opts` NULL or a live local.
+                unsafe { dlpack_tensor_validate(&v, opts, core::ptr::null_mut()) },
+            );
+            let mut l = sentinel;
+            named(
+                &format!("dlpack_tensor_layout {what}"),
+                // SAFETY: as above.
+                unsafe { dlpack_tensor_layout(&v, &mut l) },
+            );
+            // The conversions that fill the strides in agreed already; they still do.
+            let mut back = core::ptr::null_mut();
+            // SAFETY: `v` is live, owned here (NULL deleter); on OK the wrapper owns it.
+            let s =
+                unsafe { dlpack_versioned_to_legacy(&mut v, 0, core::ptr::null_mut(), &mut back) };
+            named(&format!("dlpack_versioned_to_legacy {what}"), s);
+            if s == DLPACK_HELPERS_STATUS_OK {
+                // SAFETY: `back` is the live wrapper made above, released once, here.
+                unsafe { dlpack_legacy_tensor_delete(back) };
+            }
+        }
+        // Without the lenient option a 1.3 tensor with NULL strides is NULL_STRIDES first.
+        let v = DLManagedTensorVersioned {
+            version: DLPackVersion { major: 1, minor: 3 },
+            manager_ctx: core::ptr::null_mut(),
+            deleter: None,
+            flags: 0,
+            dl_tensor: t,
+        };
+        assert_eq!(
+            // SAFETY: `v` is a live versioned tensor.
+            unsafe { dlpack_tensor_validate(&v, core::ptr::null(), core::ptr::null_mut()) },
+            DLPACK_HELPERS_STATUS_NULL_STRIDES
+        );
+        // The same shapes with explicit strides are not this rule's business: an empty tensor
+        // with any representable strides stays valid.
+        if shape.contains(&0) {
+            let mut strides = vec![1i64; n];
+            let t = tensor((&raw mut byte).cast(), &mut shape, Some(&mut strides), INT8);
+            let mut l = dlpack_helpers_layout::default();
+            // SAFETY: as above.
+            let s = unsafe { dlpack_dltensor_layout(&t, 0, &mut l) };
+            assert_eq!(s, DLPACK_HELPERS_STATUS_OK, "{shape:?}: {}", message());
+            assert_ne!(l.properties & DLPACK_HELPERS_LAYOUT_EMPTY, 0);
+        }
+    }
+}

@@ -149,6 +149,19 @@ pub fn run(data: &[u8]) {
     // SAFETY: as above.
     let s = unsafe { dlpack_dltensor_layout(&mt.dl_tensor, mt.flags, layout.ptr()) };
     check_status("dlpack_dltensor_layout", s, VALIDATION);
+    // Peer case 49: a layout computed from NULL strides promises that the compact row-major
+    // strides they imply exist (empty tensors included), so filling them in cannot fail.
+    if s == DLPACK_HELPERS_STATUS_OK && null_strides && (1..=6).contains(&ndim) {
+        let mut implied = [0i64; 6];
+        // SAFETY: `shape` holds 6 elements, `implied` room for 6; ndim is at most 6.
+        let c = unsafe {
+            dlpack_compact_strides(ndim, mt.dl_tensor.shape, false, implied.as_mut_ptr())
+        };
+        assert_eq!(
+            c, DLPACK_HELPERS_STATUS_OK,
+            "dlpack_dltensor_layout accepted NULL strides whose implied strides do not fit"
+        );
+    }
     // The allocation-fit question (issue 12): a status or an answer, never a wrapped range; an
     // OK answer agrees with the layout's byte range, recomputed exactly in 128 bits.
     let layout_status = s;

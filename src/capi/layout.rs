@@ -164,14 +164,16 @@ pub(crate) const LENIENT: Requirements = Requirements {
 ///
 /// - `tensor`: borrowed; `shape` and `strides` must hold `ndim` elements when non-NULL. NULL
 ///   `strides` are read as compact row-major at any version (`DLPACK_HELPERS_LAYOUT_STRIDES_IMPLIED`
-///   is set; whether NULL is *allowed* is `dlpack_dltensor_validate`'s job, peer case 29).
+///   is set; whether NULL is *allowed* is `dlpack_dltensor_validate`'s job, peer case 29); those
+///   implied strides must fit in `int64_t`, as `dlpack_compact_strides` computes them, even for
+///   an empty tensor (`{0, 2^62, 4}` implies 2^64: `OVERFLOW`; peer case 49).
 /// - `flags`: the `DLManagedTensorVersioned.flags` that go with it; only
 ///   `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED` matters here. Pass 0 for legacy tensors.
 /// - `out_layout`: receives the layout on OK.
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER` (NULL `tensor` or `out_layout`);
 /// `INVALID_NDIM`, `NULL_SHAPE`, `INVALID_SHAPE` (negative extent), `INVALID_DTYPE`, `OVERFLOW`
-/// (counts or byte positions beyond `int64_t`). Does not check `data`.
+/// (counts, byte positions or implied strides beyond `int64_t`). Does not check `data`.
 /// No allocation; thread-safe (reads only).
 ///
 /// @retval DLPACK_HELPERS_STATUS_OK on success
@@ -181,7 +183,9 @@ pub(crate) const LENIENT: Requirements = Requirements {
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
-///   `byte_offset` does not fit in `int64_t` or the address space
+///   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+///   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+///   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code
 #[unsafe(no_mangle)]
@@ -227,7 +231,9 @@ pub unsafe extern "C" fn dlpack_dltensor_layout(
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
-///   `byte_offset` does not fit in `int64_t` or the address space
+///   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+///   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+///   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code
 #[unsafe(no_mangle)]
@@ -338,7 +344,9 @@ pub unsafe extern "C" fn dlpack_compact_strides(
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the tensor's byte range does not fit in `int64_t`,
-///   or `base + size_in_bytes` passes the end of the address space
+///   `base + size_in_bytes` passes the end of the address space, or `strides` is NULL and a
+///   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+///   tensor, which otherwise fits any allocation; the message names the `shape` element)
 /// @retval DLPACK_HELPERS_STATUS_OPAQUE_HANDLE when the device type uses opaque handles and `base`
 ///   is not the tensor's `data`
 #[unsafe(no_mangle)]

@@ -353,7 +353,8 @@ unsafe fn run_full(
 /// 6. `strides` non-NULL when `ndim != 0` for DLPack ≥ 1.2 (`NULL_STRIDES`, unless
 ///    `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`; peer case 29);
 /// 7. extents ≥ 0 (`INVALID_SHAPE`); element count, byte size and byte range within `int64_t`,
-///    `byte_offset <= INT64_MAX` (`OVERFLOW`);
+///    `byte_offset <= INT64_MAX`, and for NULL strides read as row-major the implied compact
+///    strides within `int64_t`, empty tensors included (`OVERFLOW`; peer case 49);
 /// 8. dtype: known code, `lanes >= 1`, `bits` allowed for the code (`INVALID_DTYPE`; bool
 ///    must be 8 bits, bfloat16 16, float6 6, float4 4; peer cases 43, 45), then
 ///    `REJECT_VECTOR` / `REQUIRE_DTYPE` (`DTYPE_MISMATCH`);
@@ -390,7 +391,9 @@ unsafe fn run_full(
 ///   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
-///   `byte_offset` does not fit in `int64_t` or the address space
+///   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+///   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+///   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code
 /// @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
@@ -439,7 +442,9 @@ pub unsafe extern "C" fn dlpack_tensor_validate(
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
-///   `byte_offset` does not fit in `int64_t` or the address space
+///   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+///   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+///   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code
 /// @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
@@ -500,7 +505,9 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_validate(
 ///   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
-///   `byte_offset` does not fit in `int64_t` or the address space
+///   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+///   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+///   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code
 /// @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the

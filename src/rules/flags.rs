@@ -77,6 +77,13 @@ pub const fn undefined_bits(flags: u64, version: DLPackVersion) -> u64 {
 /// Reject flag bits the producer's version does not define (see the module policy).
 #[inline]
 pub fn check(flags: u64, version: DLPackVersion) -> Result<(), Error> {
+    check_named(flags, version, "tensor->flags")
+}
+
+/// [`check`], naming the field `what` in the message (for example "the capsule's
+/// tensor->flags" on import).
+#[inline]
+pub fn check_named(flags: u64, version: DLPackVersion, what: &str) -> Result<(), Error> {
     let unknown = undefined_bits(flags, version);
     if unknown != 0 {
         let known = if version.minor == 0 {
@@ -87,7 +94,7 @@ pub fn check(flags: u64, version: DLPackVersion) -> Result<(), Error> {
         return Err(Error::fault(
             Fault::InvalidFlags,
             format!(
-                "tensor->flags has bits {unknown:#x} that DLPack {}.{} does not define (known: \
+                "{what} has bits {unknown:#x} that DLPack {}.{} does not define (known: \
                  {known})",
                 version.major, version.minor
             ),

@@ -5,7 +5,9 @@
 //! - strides are in elements, `byte_offset` in bytes; element `i` lives at
 //!   `data + byte_offset + sum(i[d] * strides[d]) * element_size`.
 //! - NULL strides mean compact row-major (legacy and ≤ 1.1 producers; whether NULL is *allowed*
-//!   is decided by validation, not here).
+//!   is decided by validation, not here). Those implied strides must fit in `int64_t`, also for
+//!   an empty tensor (whose extents of 0 count as 1 in them): `{0, 2^62, 4}` implies a stride of
+//!   2^64, so its layout is `Overflow`, as filling the strides in is (peer case 49).
 //! - The stride of a dimension of extent 1 never affects an address: contiguity ignores it, and
 //!   a stride of 0 there is not a broadcast (peer cases 30, 32).
 //! - A tensor with an extent of 0 has no elements: it is contiguous in every sense whatever its
@@ -167,7 +169,7 @@ pub fn compact_strides(shape: &[i64], c_order: bool, out: &mut [i64]) -> Result<
 pub fn compact_strides_with(
     shape: &[i64],
     c_order: bool,
-    mut put: impl FnMut(usize, i64),
+    put: impl FnMut(usize, i64),
 ) -> Result<(), Error> {
     if let Some((i, &e)) = shape.iter().enumerate().find(|&(_, &e)| e < 0) {
         return Err(Error::fault(
@@ -175,6 +177,26 @@ pub fn compact_strides_with(
             format!("shape[{i}] is {e}; extents must be >= 0"),
         ));
     }
+    compact_strides_raw(shape, c_order, put).map_err(|i| {
+        Error::fault(
+            Fault::Overflow,
+            format!(
+                "the compact stride of shape[{i}] (product of the faster-varying extents) \
+                 does not fit in int64_t"
+            ),
+        )
+    })
+}
+
+/// The one computation of compact strides (extents already known to be `>= 0`; extents of 0
+/// count as 1). `Err(i)`: the stride of `shape[i]` does not fit in `int64_t`; then `put` was
+/// called only for the faster-varying dimensions.
+#[inline]
+fn compact_strides_raw(
+    shape: &[i64],
+    c_order: bool,
+    mut put: impl FnMut(usize, i64),
+) -> Result<(), usize> {
     let n = shape.len();
     let mut acc: i64 = 1;
     for k in 0..n {
@@ -183,18 +205,31 @@ pub fn compact_strides_with(
         if k + 1 == n {
             break; // the slowest extent enters no stride
         }
-        acc = acc.checked_mul(shape[i].max(1)).ok_or_else(|| {
-            let next = if c_order { i - 1 } else { i + 1 };
-            Error::fault(
-                Fault::Overflow,
-                format!(
-                    "the compact stride of shape[{next}] (product of the faster-varying extents) \
-                     does not fit in int64_t"
-                ),
-            )
-        })?;
+        acc = acc
+            .checked_mul(shape[i].max(1))
+            .ok_or(if c_order { i - 1 } else { i + 1 })?;
     }
     Ok(())
+}
+
+/// NULL strides on an empty tensor: the compact row-major strides they imply must fit in
+/// `int64_t` (peer case 49), or every consumer that fills them in (as `compact_strides`,
+/// every wrap and view do) would get `Overflow` after validation said OK. Out of line: only an
+/// empty tensor can fail it (for a non-empty one every implied stride is at most its element
+/// count, which is checked), so the non-empty path never calls it. `shape` is known `>= 0`.
+#[cold]
+#[inline(never)]
+fn check_implied_strides(shape: &[i64]) -> Result<(), Error> {
+    compact_strides_raw(shape, true, |_, _| {}).map_err(|i| {
+        Error::fault(
+            Fault::Overflow,
+            format!(
+                "tensor.strides is NULL, so compact row-major strides are implied, but the \
+                 implied stride of tensor.shape[{i}] (product of the faster-varying extents, \
+                 extents of 0 counted as 1) does not fit in int64_t (peer case 49)"
+            ),
+        )
+    })
 }
 
 /// Contiguity in one order: each non-trivial dimension's stride equals the product of the
@@ -254,7 +289,9 @@ fn overflow(what: &str) -> Error {
 /// Compute the layout of a view. `padded` is the `IS_SUBBYTE_TYPE_PADDED` flag.
 ///
 /// Errors: negative extent (`InvalidShape`), invalid dtype, counts or byte extents beyond
-/// `int64_t` (`Overflow`), `byte_offset` above `INT64_MAX` (`Overflow`).
+/// `int64_t` (`Overflow`), `byte_offset` above `INT64_MAX` (`Overflow`), NULL strides whose
+/// implied compact row-major strides do not fit in `int64_t` (`Overflow`; only an empty tensor
+/// can have them, see the module docs).
 #[inline]
 pub fn layout(view: &TensorView<'_>, padded: bool) -> Result<Layout, Error> {
     layout_partial(view, padded, true)
@@ -353,6 +390,9 @@ pub fn layout_partial(view: &TensorView<'_>, padded: bool, full: bool) -> Result
         }
     }
     if n == 0 {
+        if strides.is_none() && shape.len() > 1 {
+            check_implied_strides(shape)?;
+        }
         return Ok(Layout {
             numel: 0,
             nbytes: 0,

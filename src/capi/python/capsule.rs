@@ -254,17 +254,29 @@ pub(crate) fn take(api: &'static Api, capsule: *mut PyObject, keep: bool) -> Res
     })
 }
 
-/// Check the version of a tensor the caller now owns; on a major this library cannot read,
-/// release it (the only allowed action) and fail.
+/// The one check of a versioned tensor the caller now owns (every import path: a capsule's,
+/// `__dlpack__`'s, the C exchange API's): its version (a major this library cannot read), then
+/// its flags (bits the declared version does not define are `INVALID_FLAGS`, as
+/// `dlpack_tensor_validate` says: a 1.0 tensor with bit 2 would otherwise be re-exported as a
+/// 1.3 tensor whose bit 2 means "padded sub-byte", and an unknown bit of 1.3 would travel as if
+/// it meant something). On failure the tensor is released through its deleter, once, here (the
+/// only allowed action on a major mismatch; the caller owns nothing afterwards), and nothing
+/// else was read.
 pub(crate) fn accept_versioned(
     t: *mut DLManagedTensorVersioned,
 ) -> Result<*mut DLManagedTensorVersioned, Error> {
-    if let Err(e) =
-        // SAFETY: `t` is a managed tensor we own (a NULL one is NULL_POINTER, and its release a
-        // no-op).
+    // SAFETY: `t` is a managed tensor we own (a NULL one is NULL_POINTER, and its release a
+    // no-op).
+    let checked =
         unsafe { crate::capi::tensor::checked_version(t, "the capsule's tensor->version") }
-    {
-        // SAFETY: we own `t`; the deleter is at a frozen offset.
+            .and_then(|(version, _)| {
+                // SAFETY: non-NULL (checked_version) and of major 1: `flags` is at the mirrored
+                // offset.
+                let flags = unsafe { core::ptr::addr_of!((*t).flags).read() };
+                crate::rules::flags::check_named(flags, version, "the received tensor->flags")
+            });
+    if let Err(e) = checked {
+        // SAFETY: we own `t`; the deleter is at a frozen offset; released once, here.
         unsafe { dlpack_tensor_delete(t) };
         return Err(e);
     }
@@ -334,7 +346,7 @@ pub(crate) fn import_capsule(
 ///   `_INVALID_ARGUMENT` (capsule untouched).
 /// - `out_tensor`: receives the tensor; the caller owns it and releases it exactly once with
 ///   `dlpack_tensor_delete` (peer case 7). A versioned tensor is handed over as it is (its own
-///   flags kept). A legacy tensor is converted as `dlpack_legacy_tensor_wrap` does: validated
+///   flags kept, once checked against its declared version). A legacy tensor is converted as `dlpack_legacy_tensor_wrap` does: validated
 ///   (as `dlpack_legacy_tensor_validate`), version 1.3, shape and strides copied (compact
 ///   row-major strides filled in for NULL strides, `OVERFLOW` when they do not fit: peer case
 ///   49), flags `DLPACK_FLAG_BITMASK_READ_ONLY` unless `LEGACY_WRITABLE` (the legacy struct
@@ -346,7 +358,10 @@ pub(crate) fn import_capsule(
 ///
 /// Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED` (`used_` name);
 /// `_CAPSULE_NAME` (any other name; capsule untouched); `_UNSUPPORTED_VERSION` (versioned
-/// capsule of another major); a validation status or `_OUT_OF_MEMORY` for a legacy tensor
+/// capsule of another major); `_INVALID_FLAGS` (a versioned tensor with flag bits its declared
+/// version does not define, as `dlpack_tensor_validate` refuses them: a 1.0 tensor with bit 2,
+/// which means "padded sub-byte" only from 1.1, or an unknown bit of 1.1-1.3; a newer minor's
+/// bits are accepted); a validation status or `_OUT_OF_MEMORY` for a legacy tensor
 /// that cannot be converted; `_INVALID_ARGUMENT`; `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`;
 /// `_PYTHON_ERROR_SET` (a Python exception left set: with `KEEP_PYTHON_ERROR`, or one not
 /// deriving from `Exception`). After a failure past the rename the capsule is consumed and the
@@ -361,6 +376,9 @@ pub(crate) fn import_capsule(
 ///   untouched)
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when a versioned capsule holds another major:
 ///   consumed, and the tensor released through its deleter
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when a versioned capsule's tensor has flag bits its
+///   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
+///   tensor): consumed, and the tensor released through its deleter
 /// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
 ///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
 ///   consumed and the tensor released)
@@ -417,7 +435,7 @@ pub unsafe extern "C" fn dlpack_capsule_import(
 /// `dlpack_capsule_import`.
 ///
 /// Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED`; `_CAPSULE_NAME`;
-/// `_UNSUPPORTED_VERSION`; for a legacy tensor that cannot be converted `_OVERFLOW`,
+/// `_UNSUPPORTED_VERSION`; `_INVALID_FLAGS`; for a legacy tensor that cannot be converted `_OVERFLOW`,
 /// `_INVALID_NDIM`, `_NULL_SHAPE`, `_INVALID_SHAPE`, `_INVALID_DTYPE`, `_NULL_DATA`,
 /// `_OUT_OF_MEMORY` (the capsule is consumed and the tensor released); `_NULL_POINTER`;
 /// `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET` (only for an exception not deriving from
@@ -431,6 +449,9 @@ pub unsafe extern "C" fn dlpack_capsule_import(
 ///   untouched)
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when a versioned capsule holds another major:
 ///   consumed, and the tensor released through its deleter
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when a versioned capsule's tensor has flag bits its
+///   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
+///   tensor): consumed, and the tensor released through its deleter
 /// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
 ///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
 ///   consumed and the tensor released)
@@ -772,5 +793,66 @@ fn fix_pointers(dl: &mut DLTensor, ctx: &mut ViewCtx) {
         let (shape, strides) = ctx.dims.split(ctx.ndim);
         dl.shape = shape.as_mut_ptr();
         dl.strides = strides.as_mut_ptr();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::error::Fault;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static RELEASED: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe extern "C" fn count(_: *mut DLManagedTensorVersioned) {
+        RELEASED.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The one check of a received tensor (every import path, no Python needed): flag bits the
+    /// declared version does not define are INVALID_FLAGS and the tensor is released once;
+    /// defined bits, and a newer minor's bits, are accepted and nothing is released.
+    #[test]
+    fn received_tensor_with_undefined_flags_is_refused_and_released_once() {
+        let mut t = DLManagedTensorVersioned {
+            version: DLPackVersion::new(1, 0),
+            manager_ctx: core::ptr::null_mut(),
+            deleter: Some(count),
+            flags: 0,
+            dl_tensor: DLTensor {
+                data: core::ptr::null_mut(),
+                device: crate::abi::DLDevice::default(),
+                ndim: 0,
+                dtype: crate::abi::DLDataType::default(),
+                shape: core::ptr::null_mut(),
+                strides: core::ptr::null_mut(),
+                byte_offset: 0,
+            },
+        };
+        for (minor, flags, ok) in [
+            (0, 0x4, false),
+            (3, 0x8, false),
+            (1, 0x4, true),
+            (0, 0x3, true),
+            (4, 0x8, true),
+        ] {
+            t.version = DLPackVersion::new(1, minor);
+            t.flags = flags;
+            let before = RELEASED.load(Ordering::SeqCst);
+            let r = accept_versioned(&mut t);
+            let released = RELEASED.load(Ordering::SeqCst) - before;
+            if ok {
+                assert!(r.is_ok(), "1.{minor} {flags:#x}");
+                assert_eq!(released, 0);
+            } else {
+                match r {
+                    Err(Error::Tensor { fault, message }) => {
+                        assert_eq!(fault, Fault::InvalidFlags);
+                        assert!(message.contains(&format!("{flags:#x}")), "{message}");
+                    }
+                    other => panic!("1.{minor} {flags:#x}: {other:?}"),
+                }
+                assert_eq!(released, 1, "released exactly once");
+            }
+        }
     }
 }

@@ -465,7 +465,9 @@ pub(crate) fn import(
 /// (an older producer) retries without `max_version`, but only when neither `dl_device` nor
 /// `copy` was requested (peer case 21; other exceptions, such as `NotImplementedError`, are
 /// never retried). Consumes the returned capsule (rename first: peer case 1), checks the version
-/// it got (a major other than 1 is released and refused: peer case 20), and converts a legacy
+/// it got (a major other than 1 is released and refused: peer case 20) and the flags of a
+/// versioned tensor (bits its declared version does not define are released and refused,
+/// `INVALID_FLAGS`), and converts a legacy
 /// tensor as `dlpack_legacy_tensor_wrap` does: validated, version 1.3, strides filled in, and
 /// marked `DLPACK_FLAG_BITMASK_READ_ONLY` unless the request has
 /// `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` (the legacy struct cannot say read-only: peer case
@@ -483,7 +485,10 @@ pub(crate) fn import(
 /// (the producer raised `BufferError`: kept as `BufferError`); `_PRODUCER_TYPE_ERROR` (a
 /// `TypeError` with no retry left); `_PRODUCER_ERROR` (any other exception; the message starts
 /// with its type); `_BAD_PRODUCER_RESULT` (no DLPack capsule returned); `_CAPSULE_CONSUMED`
-/// (the producer returned an already consumed `"used_…"` capsule); `_UNSUPPORTED_VERSION`; the
+/// (the producer returned an already consumed `"used_…"` capsule); `_UNSUPPORTED_VERSION`;
+/// `_INVALID_FLAGS` (a versioned tensor, from `__dlpack__` or the C exchange API, whose flags
+/// have bits its declared version does not define, as `dlpack_tensor_validate` refuses them;
+/// released through its deleter); the
 /// validation statuses of `dlpack_legacy_tensor_validate` for a legacy tensor;
 /// `_OUT_OF_MEMORY`; `_INVALID_ARGUMENT` (bad `copy` or unknown `flags` bits);
 /// `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET`.
@@ -510,6 +515,8 @@ pub(crate) fn import(
 /// @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when `__dlpack__` returned no DLPack capsule
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor received has a major other
 ///   than 1 (it was released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when the versioned tensor received has flag bits
+///   its declared version does not define (it was released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
 /// @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
 ///   `used_` capsule
