@@ -10,7 +10,7 @@ import pytest
 
 import dlpack_helpers as dh
 from dlpack_helpers import _lib
-from producers import Counter, Producer
+from producers import Counter, Producer, take
 
 
 def test_tensor_is_native_and_not_constructible():
@@ -220,3 +220,37 @@ def test_dlpack_keyword_parsing_fast_and_general_paths_agree():
     t.release()
     with pytest.raises(ValueError, match="released"):
         t.__dlpack__(max_version=(1, 3))
+
+
+def _to_py_object(mt_ptr):
+    """Call Tensor's managed_tensor_to_py_object_no_sync on a managed tensor (handed over)."""
+    api = _find(dh.import_tensor(np.arange(2.0)))[1].contents
+    fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))(
+        api.managed_tensor_to_py_object_no_sync)
+    out = ctypes.c_void_p()
+    rc = fn(ctypes.cast(mt_ptr, ctypes.c_void_p), byref(out))
+    return rc, out
+
+
+def test_exchange_api_to_py_object_wraps_a_valid_tensor():
+    c = Counter()
+    rc, out = _to_py_object(c.versioned())
+    assert rc == 0 and out.value
+    t = take(out)
+    assert isinstance(t, dh.Tensor) and t.shape == (4,) and str(t.dtype) == "float64"
+    np.testing.assert_array_equal(np.from_dlpack(t), np.arange(4.0))
+    assert c.calls == 0
+    t.release()
+    assert c.calls == 1 and not c.live
+
+
+@pytest.mark.parametrize("major,minor,flags", [(1, 0, 0x4), (1, 3, 0x8), (2, 0, 0)])
+def test_exchange_api_to_py_object_refuses_what_imports_refuse(major, minor, flags):
+    # The rule of every other import: major 1, only the flag bits the declared version defines
+    # (a 1.0 tensor's bit 2 would be re-exported as 1.3's "padded sub-byte"); the tensor is
+    # released once and the exception is left set (DLPack 1.3: -1).
+    c = Counter()
+    with pytest.raises(SystemError) as e:  # ctypes reports the set exception as the cause
+        _to_py_object(c.versioned(major=major, minor=minor, flags=flags))
+    assert isinstance(e.value.__cause__, BufferError), e.value.__cause__
+    assert c.calls == 1 and not c.live

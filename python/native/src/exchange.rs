@@ -83,18 +83,39 @@ unsafe extern "C" fn from_py_object(
     })
 }
 
-/// `managed_tensor_to_py_object_no_sync`: wrap (steal) a managed tensor as a new Tensor.
+/// `managed_tensor_to_py_object_no_sync`: wrap (steal) a managed tensor as a new Tensor. The
+/// tensor is accepted by the rule of every other import (the C library's, through a versioned
+/// capsule and `dlpack_capsule_import`): its major version must be 1 and its flags only bits its
+/// declared version defines (a 1.0 tensor's bit 2 would otherwise be re-exported as 1.3's
+/// "padded sub-byte"). On failure the tensor is released once and the exception is set.
 unsafe extern "C" fn to_py_object(
     tensor: *mut DLManagedTensorVersioned,
     out: *mut *mut c_void,
 ) -> c_int {
-    guarded(|py| match Py::new(py, Tensor::new(tensor, 0)) {
-        Ok(t) => {
-            // SAFETY: the caller's out pointer; a new reference.
-            unsafe { *out = t.into_ptr().cast() };
-            Ok(())
+    guarded(|py| {
+        let mut cap = null_mut();
+        // SAFETY: the caller hands over `tensor` (DLPack 1.3); on OK the capsule owns it.
+        if let Err(e) = check(unsafe { ffi::dlpack_capsule_new(tensor, &mut cap) }) {
+            if !tensor.is_null() {
+                // SAFETY: still ours on failure (dlpack_capsule_new's contract): released once.
+                unsafe { ffi::dlpack_tensor_delete(tensor) };
+            }
+            return Err(e);
         }
-        Err(e) => Err(e), // Tensor::new's value was dropped: its Drop released the tensor
+        // SAFETY: a new reference on OK.
+        let cap = unsafe { Bound::from_owned_ptr(py, cap.cast()) };
+        let (mut mt, mut how) = (null_mut(), 0u32);
+        // SAFETY: a fresh "dltensor_versioned" capsule we own; on failure the import released
+        // the tensor (and an unconsumed capsule releases nothing twice).
+        check(unsafe { ffi::dlpack_capsule_import(cap.as_ptr().cast(), 0, &mut mt, &mut how) })?;
+        match Py::new(py, Tensor::new(mt, how)) {
+            Ok(t) => {
+                // SAFETY: the caller's out pointer; a new reference.
+                unsafe { *out = t.into_ptr().cast() };
+                Ok(())
+            }
+            Err(e) => Err(e), // Tensor::new's value was dropped: its Drop released the tensor
+        }
     })
 }
 
