@@ -10,7 +10,7 @@ use dlpack_helpers::capi::device::*;
 use dlpack_helpers::capi::error::*;
 use dlpack_helpers::capi::info::*;
 use dlpack_helpers::capi::pointer::*;
-use dlpack_helpers::capi::stream::dlpack_pointer_get_device;
+use dlpack_helpers::capi::stream::{dlpack_pointer_get_device, dlpack_stream_backend_check};
 use std::ffi::c_void;
 use std::sync::Once;
 
@@ -94,6 +94,20 @@ fn missing_libraries_give_unknown_never_cpu() {
         DLPACK_HELPERS_STATUS_OK
     );
     assert_eq!(short.struct_size, 12);
+    // The backend's own message names the override that points at the missing file, without
+    // telling the user to set what is already set.
+    assert_eq!(
+        // SAFETY: a plain value.
+        unsafe { dlpack_stream_backend_check(DLDeviceType::kDLROCM) },
+        DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE
+    );
+    let m = last_error();
+    assert!(
+        m.contains("/nonexistent/libamdhip64.so")
+            && m.contains("the file DLPACK_HELPERS_HIP_LIBRARY names")
+            && !m.contains("to override"),
+        "{m}"
+    );
 }
 
 #[test]

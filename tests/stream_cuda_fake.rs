@@ -395,6 +395,13 @@ fn case_10_case_12_pointer_device_query() {
         unsafe { dlpack_pointer_get_device(p(0), &mut d) },
         DLPACK_HELPERS_STATUS_DEVICE_ERROR
     );
+    // The message names the call and the pointer asked about (not a device the query is not
+    // about).
+    let m = last_error();
+    assert!(
+        m.contains("cuPointerGetAttributes") && m.contains(&format!("pointer {:p}", p(0))),
+        "{m}"
+    );
     f.fail("cuPointerGetAttributes", 0);
 }
 

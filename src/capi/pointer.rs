@@ -262,7 +262,10 @@ fn host_access_raw(class: MemoryClass) -> dlpack_helpers_host_access {
 /// query checks again whether the runtime is now loaded (`dlopen` with `RTLD_NOLOAD`, repeated
 /// only after the process loaded or unloaded a library), so a runtime the application loads
 /// after an earlier query (for example a bundled `libamdhip64.so.6` opened by full path) is
-/// loaded once more and asked from then on. A backend that could own the
+/// loaded once more and asked from then on. A runtime counts as loaded when an object of its
+/// file family is (`libcuda`, `libamdhip64`, `libze_loader`, followed by `.` or `-`: also a
+/// wheel's renamed copy such as `libamdhip64-1a2b3c4d.so.6`) or when one of its usual sonames
+/// is; that loaded object is the one asked. A backend that could own the
 /// memory but cannot be asked (its override names a missing file, it failed to initialize, also
 /// when loaded late, or Level Zero is used in the process, or named by its override, but no
 /// context was given) is reported in `backends_unreachable`, and then memory no asked

@@ -53,7 +53,8 @@ pub(crate) struct Cuda {
     pointer_get_attributes:
         unsafe extern "C" fn(c_uint, *const c_int, *const *mut c_void, u64) -> CUresult,
     get_error_name: Option<unsafe extern "C" fn(CUresult, *mut *const c_char) -> CUresult>,
-    primary: [OnceLock<Result<usize, Error>>; MAX_DEVICES],
+    /// Retained primary contexts by ordinal (only successes are kept).
+    primary: [OnceLock<usize>; MAX_DEVICES],
     events: EventPool,
 }
 
@@ -179,8 +180,10 @@ impl Cuda {
                     device.device_type.0, device.device_id
                 ))
             })?;
-        // No lock held while the driver runs (see `dl::init_outside`).
-        super::dl::init_outside(slot, || {
+        // No lock held while the driver runs (see `dl::init_outside`); only a retained context
+        // is kept: a failure (out of memory, a device in exclusive-process mode) is this call's,
+        // and the next one asks the driver again.
+        super::dl::try_init_outside(slot, || {
             let mut dev: c_int = 0;
             self.check(
                 "cuDeviceGet",
@@ -205,7 +208,7 @@ impl Cuda {
                 device.device_type.0, device.device_id
             ))
         })?
-        .clone()
+        .copied()
     }
 
     /// Make the right context current for `device`, whose work runs on the producer's `stream`
@@ -346,7 +349,12 @@ impl Cuda {
             }
             r => r,
         }
-        .map_err(|r| self.fail("cuPointerGetAttributes", r, cpu))?;
+        .map_err(|r| {
+            Error::DeviceError(format!(
+                "cuPointerGetAttributes failed for pointer 0x{ptr:x}: {}",
+                self.error_name(r)
+            ))
+        })?;
         let d = |t: DLDeviceType, id: i32| DLDevice {
             device_type: t,
             device_id: id,

@@ -64,13 +64,24 @@ pub(crate) fn open(env: &str, defaults: &[&CStr], what: &str) -> Result<Lib, Loa
             CString::new(p.as_bytes()).ok(),
         )],
         None => {
-            let (mut first, rest): (Vec<&CStr>, Vec<&CStr>) =
-                defaults.iter().copied().partition(|n| resident(&[*n]));
+            let (mut first, rest): (Vec<&CStr>, Vec<&CStr>) = defaults
+                .iter()
+                .copied()
+                .partition(|n| resident_by_name(&[*n]));
             first.extend(rest);
-            first
+            let mut v: Vec<(String, Option<CString>)> = first
                 .into_iter()
                 .map(|n| (n.to_string_lossy().into_owned(), Some(n.to_owned())))
-                .collect()
+                .collect();
+            // None of the names is loaded, but a file of the runtime's family is (a bundled,
+            // renamed copy such as auditwheel's `libamdhip64-1a2b3c4d.so.6`): that object, by
+            // its path, before the search path's copies.
+            if !resident_by_name(defaults) {
+                if let Some(path) = loaded_path_with_stem(stem_of(defaults)) {
+                    v.insert(0, (path.to_string_lossy().into_owned(), Some(path)));
+                }
+            }
+            v
         }
     };
     let mut reasons = Vec::new();
@@ -88,10 +99,17 @@ pub(crate) fn open(env: &str, defaults: &[&CStr], what: &str) -> Result<Lib, Loa
             return Ok(Lib { handle, path });
         }
     }
-    let e = Error::BackendUnavailable(format!(
-        "{what} is not available: {} (set {env} to the library's path to override)",
-        reasons.join("; ")
-    ));
+    let e = Error::BackendUnavailable(if overridden.is_some() {
+        format!(
+            "{what} is not available: {} (the file {env} names)",
+            reasons.join("; ")
+        )
+    } else {
+        format!(
+            "{what} is not available: {} (set {env} to the library's path to override)",
+            reasons.join("; ")
+        )
+    });
     Err(if overridden.is_some() {
         LoadError::Failed(e)
     } else {
@@ -151,10 +169,88 @@ impl EventPool {
     }
 }
 
-/// Whether one of `names` is loaded in the process now (`dlopen` with `RTLD_NOLOAD`: nothing is
+/// The family stem of a runtime's library names: `names[0]` up to its `.so` (`libcuda`,
+/// `libamdhip64`, `libze_loader`).
+fn stem_of<'a>(names: &[&'a CStr]) -> &'a [u8] {
+    let n: &'a [u8] = names.first().map_or(&[][..], |n| n.to_bytes());
+    let end = n.windows(3).position(|w| w == b".so").unwrap_or(n.len());
+    &n[..end]
+}
+
+/// Whether the file name (last path component) of `path` is `stem` followed by `.` or `-`:
+/// `libamdhip64.so.6`, `libamdhip64-1a2b3c4d.so.6` (a wheel's renamed bundle), not
+/// `libamdhip64_extra.so` nor `libcudart.so` for `libcuda`.
+fn has_stem(path: &[u8], stem: &[u8]) -> bool {
+    let file = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+    !stem.is_empty()
+        && file.len() > stem.len()
+        && file.starts_with(stem)
+        && matches!(file[stem.len()], b'.' | b'-')
+}
+
+/// Walk the loaded objects (`dl_iterate_phdr`) for one whose file name has `stem`; with
+/// `want_path`, copy its path (the only allocation, for [`open`]).
+fn scan_loaded(stem: &[u8], want_path: bool) -> (bool, Option<CString>) {
+    struct Scan<'a> {
+        stem: &'a [u8],
+        want_path: bool,
+        found: bool,
+        path: Option<CString>,
+    }
+    unsafe extern "C" fn each(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut c_void,
+    ) -> libc::c_int {
+        // SAFETY: `data` is the `Scan` of `scan_loaded`, live for the whole walk on this thread;
+        // `info` is the C library's live entry, whose `dlpi_name` is NULL or NUL-terminated.
+        unsafe {
+            let scan = &mut *data.cast::<Scan<'_>>();
+            let name = (*info).dlpi_name;
+            if name.is_null() {
+                return 0;
+            }
+            let name = CStr::from_ptr(name);
+            if !has_stem(name.to_bytes(), scan.stem) {
+                return 0;
+            }
+            scan.found = true;
+            if scan.want_path {
+                scan.path = Some(name.to_owned());
+            }
+            1
+        }
+    }
+    let mut scan = Scan {
+        stem,
+        want_path,
+        found: false,
+        path: None,
+    };
+    // SAFETY: `each` has the documented callback signature and writes only through `data`,
+    // which points to the live local `scan`; the walk runs on this thread before returning.
+    unsafe { libc::dl_iterate_phdr(Some(each), (&raw mut scan).cast()) };
+    (scan.found, scan.path)
+}
+
+/// The path of a loaded object of the family `stem` (see [`has_stem`]), if any.
+fn loaded_path_with_stem(stem: &[u8]) -> Option<CString> {
+    scan_loaded(stem, true).1
+}
+
+/// Whether the runtime named by `names` is loaded in the process now: an object whose file
+/// name is of the family of `names[0]` (`libamdhip64.so.6`, or a bundled renamed copy such as
+/// `libamdhip64-1a2b3c4d.so.6`: one walk of the loaded objects), or else one of `names` by
+/// `dlopen` with `RTLD_NOLOAD` (it matches a soname, whatever the file is called). Nothing is
 /// loaded, no constructor runs, no Rust allocation; glibc searches the library path for a name
-/// that is not loaded, a few failed `open` calls per name: see [`Residency`]).
+/// that is not loaded, a few failed `open` calls per name: see [`Residency`].
 pub(crate) fn resident(names: &[&CStr]) -> bool {
+    scan_loaded(stem_of(names), false).0 || resident_by_name(names)
+}
+
+/// Whether one of `names` is loaded, by `dlopen` with `RTLD_NOLOAD` only (a soname or file name
+/// match: what `dlopen` of that name would give without loading anything new).
+fn resident_by_name(names: &[&CStr]) -> bool {
     names.iter().any(|name| {
         // SAFETY: a valid NUL-terminated name; RTLD_NOLOAD loads nothing.
         let h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
@@ -353,8 +449,22 @@ pub(crate) fn init_outside<T>(
     cell: &std::sync::OnceLock<T>,
     init: impl FnOnce() -> T,
 ) -> Option<&T> {
+    match try_init_outside(cell, || Ok::<T, core::convert::Infallible>(init())) {
+        Some(Ok(v)) => Some(v),
+        Some(Err(never)) => match never {},
+        None => None,
+    }
+}
+
+/// [`init_outside`] for an initialisation that may fail for now (a driver call that a later
+/// attempt may pass: out of memory, a device busy in exclusive mode): only a success is stored;
+/// an error is returned to this caller and the next use tries again.
+pub(crate) fn try_init_outside<T, E>(
+    cell: &std::sync::OnceLock<T>,
+    init: impl FnOnce() -> Result<T, E>,
+) -> Option<Result<&T, E>> {
     if let Some(v) = cell.get() {
-        return Some(v);
+        return Some(Ok(v));
     }
     let key = cell as *const _ as usize;
     let entered = INITIALISING
@@ -378,10 +488,13 @@ pub(crate) fn init_outside<T>(
         }
     }
     let _leave = Leave(key);
-    let v = init();
+    let v = match init() {
+        Ok(v) => v,
+        Err(e) => return Some(Err(e)),
+    };
     // The first stored value wins; a racer's is dropped here, outside any lock of ours.
     let _ = cell.set(v);
-    cell.get()
+    cell.get().map(Ok)
 }
 
 #[cfg(test)]
