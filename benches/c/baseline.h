@@ -661,6 +661,13 @@ static inline int in_capsule_consume(void *cap, DLManagedTensorVersioned **out) 
     if (t->deleter) t->deleter(t);
     return 10;
   }
+  /* Only the flag bits the declared version defines (1.0: READ_ONLY, IS_COPIED; 1.1 to 1.3:
+   * also IS_SUBBYTE_TYPE_PADDED; newer minors: not checked), as the library's import rule. */
+  uint64_t known = t->version.minor == 0 ? 0x3 : 0x7;
+  if (t->version.minor <= 3 && (t->flags & ~known)) {
+    if (t->deleter) t->deleter(t);
+    return 28; /* DLPACK_HELPERS_STATUS_INVALID_FLAGS */
+  }
   *out = t;
   return 0;
 }

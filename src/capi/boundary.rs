@@ -148,7 +148,11 @@ mod test_panic {
 #[inline(always)]
 pub(crate) unsafe fn nonnull<'a, T>(ptr: *const T, what: &'static str) -> Result<&'a T, Error> {
     // SAFETY: the caller guarantees validity of non-NULL pointers.
-    unsafe { ptr.as_ref() }.ok_or(Error::NullPointer(what))
+    match unsafe { ptr.as_ref() } {
+        Some(r) => Ok(r),
+        // Built only on failure (an eagerly built error is dropped on every success).
+        None => Err(Error::NullPointer(what)),
+    }
 }
 
 /// Write `value` through a possibly-NULL out-pointer: the NULL check must happen before any

@@ -217,9 +217,13 @@ pub(crate) fn take(api: &'static Api, capsule: *mut PyObject, keep: bool) -> Res
         ));
     }
     let name = name_of(api, capsule)?;
-    let (fresh, used) = match rules::classify(name) {
-        CapsuleState::Legacy => (rules::CAPSULE_LEGACY, rules::CAPSULE_LEGACY_USED),
-        CapsuleState::Versioned => (rules::CAPSULE_VERSIONED, rules::CAPSULE_VERSIONED_USED),
+    let (fresh, used, legacy) = match rules::classify(name) {
+        CapsuleState::Legacy => (rules::CAPSULE_LEGACY, rules::CAPSULE_LEGACY_USED, true),
+        CapsuleState::Versioned => (
+            rules::CAPSULE_VERSIONED,
+            rules::CAPSULE_VERSIONED_USED,
+            false,
+        ),
         CapsuleState::LegacyUsed | CapsuleState::VersionedUsed => {
             return Err(Error::CapsuleConsumed(format!(
                 "the capsule is named {:?}: it was already consumed (a DLPack capsule is consumed \
@@ -247,7 +251,7 @@ pub(crate) fn take(api: &'static Api, capsule: *mut PyObject, keep: bool) -> Res
         // SAFETY: GIL held. The capsule kept its name, so it still owns the tensor.
         return Err(unsafe { api.failure(keep) });
     }
-    Ok(if fresh == rules::CAPSULE_LEGACY {
+    Ok(if legacy {
         Taken::Legacy(p.cast())
     } else {
         Taken::Versioned(p.cast())
@@ -262,7 +266,30 @@ pub(crate) fn take(api: &'static Api, capsule: *mut PyObject, keep: bool) -> Res
 /// it meant something). On failure the tensor is released through its deleter, once, here (the
 /// only allowed action on a major mismatch; the caller owns nothing afterwards), and nothing
 /// else was read.
+#[inline]
 pub(crate) fn accept_versioned(
+    t: *mut DLManagedTensorVersioned,
+) -> Result<*mut DLManagedTensorVersioned, Error> {
+    // The accepted case first, with no error value built or moved (the rules are the ones
+    // `refuse_or_accept` applies and words).
+    if !t.is_null() {
+        // SAFETY: a non-NULL managed tensor we own: `version` is readable in every major.
+        let v = unsafe { core::ptr::addr_of!((*t).version).read() };
+        if v.major == DLPackVersion::CURRENT.major {
+            // SAFETY: major 1: `flags` is at the mirrored offset.
+            let flags = unsafe { core::ptr::addr_of!((*t).flags).read() };
+            if crate::rules::flags::undefined_bits(flags, v) == 0 {
+                return Ok(t);
+            }
+        }
+    }
+    refuse_or_accept(t)
+}
+
+/// The full check of [`accept_versioned`], with the messages; releases a refused tensor.
+#[cold]
+#[inline(never)]
+fn refuse_or_accept(
     t: *mut DLManagedTensorVersioned,
 ) -> Result<*mut DLManagedTensorVersioned, Error> {
     // SAFETY: `t` is a managed tensor we own (a NULL one is NULL_POINTER, and its release a

@@ -141,7 +141,12 @@ fn resolve() -> Option<&'static Api> {
 
 /// The Python C API, or `PythonUnavailable` naming the entry point.
 pub fn require(what: &'static str) -> Result<&'static Api, Error> {
-    get().ok_or(Error::PythonUnavailable(what))
+    // Built only on failure: an eagerly built error is dropped on every success (out-of-line
+    // drop glue, about 8 instructions per call).
+    match get() {
+        Some(api) => Ok(api),
+        None => Err(Error::PythonUnavailable(what)),
+    }
 }
 
 /// Whether the Python C API resolves in this process (`CAP_PYTHON`).
