@@ -288,7 +288,7 @@ pub unsafe extern "C" fn dlpack_compact_strides(
     out_strides: *mut i64,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
-        let n = layout::check_ndim(ndim, 0)?;
+        let n = layout::check_ndim_named(ndim, 0, "ndim")?;
         if n == 0 {
             return Ok(());
         }

@@ -88,18 +88,22 @@ impl Layout {
 /// Check a raw `ndim`: it must be in `0..=MAX_NDIM` (and at most `max` when `max > 0`).
 #[inline]
 pub fn check_ndim(ndim: i32, max: i32) -> Result<usize, Error> {
+    check_ndim_named(ndim, max, "tensor.ndim")
+}
+
+/// [`check_ndim`], naming the value `what` in the message (`ndim` for a bare argument).
+#[inline]
+pub fn check_ndim_named(ndim: i32, max: i32, what: &str) -> Result<usize, Error> {
     if !(0..=MAX_NDIM).contains(&ndim) {
         return Err(Error::fault(
             Fault::InvalidNdim,
-            format!("tensor.ndim is {ndim}; it must be in 0..={MAX_NDIM} (this library's bound)"),
+            format!("{what} is {ndim}; it must be in 0..={MAX_NDIM} (this library's bound)"),
         ));
     }
     if max > 0 && ndim > max {
         return Err(Error::fault(
             Fault::InvalidNdim,
-            format!(
-                "tensor.ndim is {ndim}, above the caller's maximum of {max} (options.max_ndim)"
-            ),
+            format!("{what} is {ndim}, above the caller's maximum of {max} (options.max_ndim)"),
         ));
     }
     Ok(ndim as usize)
