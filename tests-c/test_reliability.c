@@ -396,10 +396,64 @@ TEST(reentrancy_from_every_callback_under_a_watchdog) {
   CHECK_EQ_INT(atomic_load(&released), atomic_load(&created));
 }
 
+/* Pointer queries while another thread loads and unloads a library: every load changes the
+ * dynamic loader's object list, so each query walks it again to see whether a GPU runtime
+ * appeared (issue 12: "absent" is never kept); answers stay right and nothing fails or races
+ * in the test program (also under ThreadSanitizer). DLPACK_HELPERS_CHURN_LIBRARY names the
+ * library to load (any small one not otherwise loaded); without it the test does nothing. */
+static const char *churn_path;
+static atomic_int churn_done;
+static void *churn(void *arg) {
+  int id = (int)(intptr_t)arg;
+  pthread_barrier_wait(&start);
+  for (long i = 0; i < iters; ++i) {
+    void *h = dlopen(churn_path, RTLD_NOW | RTLD_LOCAL);
+    TCHECK(h != NULL);
+    if (h) dlclose(h);
+  }
+  atomic_store(&churn_done, 1);
+  return NULL;
+}
+static void *classify_loop(void *arg) {
+  int id = (int)(intptr_t)arg;
+  long i = -1;
+  char local[64];
+  pthread_barrier_wait(&start);
+  for (i = 0; !atomic_load(&churn_done) || i < 100; ++i) {
+    dlpack_helpers_pointer_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    TCHECK(dlpack_pointer_classify(local, NULL, &info) == DLPACK_HELPERS_STATUS_OK);
+    /* Whatever the backends present, never a device class for a stack address. */
+    TCHECK(info.memory_class != DLPACK_HELPERS_MEMORY_DEVICE);
+  }
+  return NULL;
+}
+
+TEST(pointer_queries_while_libraries_load) {
+  churn_path = getenv("DLPACK_HELPERS_CHURN_LIBRARY");
+  if (!churn_path) return;
+  const char *env = getenv("DLPACK_HELPERS_STRESS_ITERS");
+  iters = env ? atol(env) / 10 : 2000;
+  if (iters < 100) iters = 100;
+  atomic_store(&churn_done, 0);
+  pthread_barrier_init(&start, NULL, NTHREADS);
+  pthread_t th[NTHREADS];
+  CHECK_EQ_INT(pthread_create(&th[0], NULL, churn, (void *)(intptr_t)0), 0);
+  for (int k = 1; k < NTHREADS; ++k)
+    CHECK_EQ_INT(pthread_create(&th[k], NULL, classify_loop, (void *)(intptr_t)k), 0);
+  for (int k = 0; k < NTHREADS; ++k) pthread_join(th[k], NULL);
+  pthread_barrier_destroy(&start);
+  CHECK_EQ_INT(atomic_load(&failures), 0);
+  printf("   1 thread x %ld dlopen/dlclose beside %d threads classifying pointers: no failure\n", iters,
+         NTHREADS - 1);
+}
+
 int main(void) {
   RUN(reentrancy_from_every_callback_under_a_watchdog);
   RUN(case_5_6_misbehaving_deleters);
   RUN(misbehaving_backend_callbacks);
   RUN(eight_threads);
+  RUN(pointer_queries_while_libraries_load);
   return CHECK_REPORT();
 }

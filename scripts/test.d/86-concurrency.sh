@@ -21,6 +21,10 @@ mkdir -p "$OUT"
 SRC=tests-c/test_reliability.c
 "$CC" -std=c11 -O1 -g -shared -fPIC -o "$OUT/fake_cuda.so" tests-c/fake/fake_cuda.c -lpthread
 "$CC" -std=c11 -O1 -g -shared -fPIC -o "$OUT/fake_hip.so" tests-c/fake/fake_hip.c -lpthread
+# A small library no test loads otherwise, loaded and unloaded in a loop beside pointer queries.
+echo 'int dlpack_helpers_churn_probe(void) { return 1; }' > "$OUT/churn.c"
+"$CC" -std=c11 -O1 -shared -fPIC -o "$OUT/churn.so" "$OUT/churn.c"
+export DLPACK_HELPERS_CHURN_LIBRARY="$OUT/churn.so"
 c_test_build "$SRC" "$OUT/reliability.shared" shared
 c_test_build "$SRC" "$OUT/reliability.static" static
 ITERS="${DLPACK_HELPERS_STRESS_ITERS:-200000}"
@@ -39,5 +43,5 @@ DLPACK_HELPERS_STRESS_ITERS=20000 DLPACK_HELPERS_CUDA_LIBRARY="$OUT/fake_cuda.so
   TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$ROOT/tests-c/tsan.supp" "$OUT/reliability.tsan" >"$OUT/tsan.log" 2>&1 \
   || { cat "$OUT/tsan.log"; echo "FAIL: ThreadSanitizer reported a data race (or the test failed)" >&2; exit 1; }
 grep -q 'WARNING: ThreadSanitizer' "$OUT/tsan.log" && { cat "$OUT/tsan.log"; echo "FAIL: ThreadSanitizer report" >&2; exit 1; }
-grep -E 'threads x|fake CUDA|fake HIP' "$OUT/tsan.log"
+grep -E 'threads x|fake CUDA|fake HIP|dlopen/dlclose' "$OUT/tsan.log"
 echo "-- concurrency: no data race reported, no lost or doubled release"

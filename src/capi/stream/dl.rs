@@ -196,36 +196,61 @@ fn scan_loaded(stem: &[u8], want_path: bool) -> (bool, Option<CString>) {
         want_path: bool,
         found: bool,
         path: Option<CString>,
+        /// The name being looked at, copied (see `each`).
+        buf: [u8; 4096],
     }
     unsafe extern "C" fn each(
         info: *mut libc::dl_phdr_info,
         _size: usize,
         data: *mut c_void,
     ) -> libc::c_int {
+        // The loader runs this callback under its own lock (`dl_load_write_lock`), the lock it
+        // also holds while it adds an object and its name to the list, so the name is safe to
+        // read. A sanitizer cannot see that lock: ThreadSanitizer resets the name's bytes for
+        // the callback but not its terminating NUL, so libc's `strlen` on it (intercepted) was
+        // reported as a race with the `dlopen` of another thread that had just allocated the
+        // name (seen once in the concurrency part of the test command). The name is copied with
+        // plain volatile byte reads into a local buffer instead (this library is not
+        // instrumented, so neither this test nor an application's TSan run sees a false report).
         // SAFETY: `data` is the `Scan` of `scan_loaded`, live for the whole walk on this thread;
         // `info` is the C library's live entry, whose `dlpi_name` is NULL or NUL-terminated.
-        unsafe {
-            let scan = &mut *data.cast::<Scan<'_>>();
-            let name = (*info).dlpi_name;
-            if name.is_null() {
-                return 0;
-            }
-            let name = CStr::from_ptr(name);
-            if !has_stem(name.to_bytes(), scan.stem) {
-                return 0;
-            }
-            scan.found = true;
-            if scan.want_path {
-                scan.path = Some(name.to_owned());
-            }
-            1
+        let (scan, name) = unsafe { (&mut *data.cast::<Scan<'_>>(), (*info).dlpi_name) };
+        if name.is_null() {
+            return 0;
         }
+        let buf = &mut scan.buf;
+        let mut len = 0;
+        loop {
+            if len == buf.len() {
+                return 0; // longer than any path this library looks for
+            }
+            // SAFETY: `name` is NUL-terminated and `len` has not passed its NUL yet.
+            let b = unsafe { core::ptr::read_volatile(name.add(len).cast::<u8>()) };
+            if b == 0 {
+                break;
+            }
+            buf[len] = b;
+            len += 1;
+        }
+        let name = &scan.buf[..len];
+        if !has_stem(name, scan.stem) {
+            return 0;
+        }
+        let path = if scan.want_path {
+            CString::new(name.to_vec()).ok()
+        } else {
+            None
+        };
+        scan.found = true;
+        scan.path = path;
+        1
     }
     let mut scan = Scan {
         stem,
         want_path,
         found: false,
         path: None,
+        buf: [0; 4096],
     };
     // SAFETY: `each` has the documented callback signature and writes only through `data`,
     // which points to the live local `scan`; the walk runs on this thread before returning.
