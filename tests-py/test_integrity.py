@@ -619,6 +619,26 @@ def test_v12_integer_that_cannot_be_a_table_is_refused_without_a_crash(case, rul
             assert step[1:] == [0, [3]], step
 
 
+def _import_only_table(major, minor):
+    """A DLPackExchangeAPI table of that version with only its import function (NULL
+    allocator, as apache-tvm-ffi publishes), which exports `obj.arr` through a versioned
+    capsule; `calls` records each use. The table keeps its callback alive."""
+    api = _lib.DLPackExchangeAPI()
+    api.header.version = _lib.DLPackVersion(major, minor)
+    calls = []
+
+    def export(obj_ptr, out):
+        calls.append(1)
+        obj = ctypes.cast(obj_ptr, ctypes.py_object).value
+        res = PV()
+        if lib.dlpack_capsule_consume(obj.arr.__dlpack__(max_version=(1, 3)), byref(res)) != 0:
+            return -1
+        out[0] = res
+        return 0
+    api.managed_tensor_from_py_object_no_sync = type(api.managed_tensor_from_py_object_no_sync)(export)
+    return api, calls
+
+
 def test_v12_integer_valid_tables_pass_the_address_checks():
     """Real tables given as integers: the package's own Tensor table (from its 1.3 capsule),
     and a ctypes table with only the import function (an import uses it; find refuses it for
@@ -632,20 +652,7 @@ def test_v12_integer_valid_tables_pass_the_address_checks():
         assert lib.dlpack_exchange_api_find(H(np.arange(2.0)), byref(out)) == 0, message()
         assert ctypes.addressof(out.contents) == addr
 
-    api = _lib.DLPackExchangeAPI()
-    api.header.version = _lib.DLPackVersion(1, 2)
-    calls = []
-
-    def export(obj_ptr, out):
-        calls.append(1)
-        obj = ctypes.cast(obj_ptr, ctypes.py_object).value
-        res = PV()
-        if lib.dlpack_capsule_consume(obj.arr.__dlpack__(max_version=(1, 3)), byref(res)) != 0:
-            return -1
-        out[0] = res
-        return 0
-    cb = type(api.managed_tensor_from_py_object_no_sync)(export)
-    api.managed_tensor_from_py_object_no_sync = cb
+    api, calls = _import_only_table(1, 2)
     H = _holder("__c_dlpack_exchange_api__", ctypes.addressof(api))
     with dh.import_tensor(H(np.arange(2.0))) as t:
         assert t.how == _lib.IMPORTED_EXCHANGE_API and t.shape == (2,)
@@ -658,20 +665,7 @@ def test_import_needs_only_the_import_function():
     """A DLPack 1.3 table with a NULL managed_tensor_allocator (as apache-tvm-ffi publishes):
     dlpack_exchange_api_find refuses it (not every required pointer), an import uses it."""
     from producers import NAMES, PyCapsule_New
-    api = _lib.DLPackExchangeAPI()
-    api.header.version = _lib.DLPackVersion(1, 3)
-    calls = []
-
-    def export(obj_ptr, out):
-        calls.append(1)
-        obj = ctypes.cast(obj_ptr, ctypes.py_object).value
-        res = PV()
-        if lib.dlpack_capsule_consume(obj.arr.__dlpack__(max_version=(1, 3)), byref(res)) != 0:
-            return -1
-        out[0] = res
-        return 0
-    cb = type(api.managed_tensor_from_py_object_no_sync)(export)
-    api.managed_tensor_from_py_object_no_sync = cb
+    api, calls = _import_only_table(1, 3)
     H = _holder("__dlpack_c_exchange_api__", PyCapsule_New(ctypes.addressof(api), NAMES["dlpack_exchange_api"], None))
     out = POINTER(_lib.DLPackExchangeAPI)()
     assert lib.dlpack_exchange_api_find(H(np.arange(2.0)), byref(out)) == 69

@@ -125,51 +125,49 @@ def test_struct_sizes():
     assert ctypes.sizeof(_lib.DLPackExchangeAPI) == 56
 
 
-def test_ctypes_structs_match_the_c_layout(tmp_path):
-    """Every ctypes Structure bound to a C struct has the C size and field offsets (compiled by cc)."""
+def c_layout(tmp_path, queries):
+    """sizeof/offsetof as a C compiler sees them over the header: `queries` are
+    (name, C type, field or None for sizeof); returns {(name, field): bytes}."""
     import subprocess
-    structs = {c: t for c, t in STRUCTS.items() if isinstance(t, type) and issubclass(t, ctypes.Structure)}
     lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "dlpack_helpers.h"', "int main(void) {"]
-    for cname, t in structs.items():
-        ctype = f"struct {cname}" if cname in ("DLManagedTensorVersioned", "DLPackExchangeAPI") else cname
-        lines.append(f'printf("{cname} size %zu\\n", sizeof({ctype}));')
-        for field, *_ in t._fields_:
-            lines.append(f'printf("{cname} {field} %zu\\n", offsetof({ctype}, {field}));')
+    for name, ctype, field in queries:
+        expr = f"sizeof({ctype})" if field is None else f"offsetof({ctype}, {field})"
+        lines.append(f'printf("%zu\\n", {expr});')
     lines.append("return 0; }")
     src = tmp_path / "layout.c"
     src.write_text("\n".join(lines))
     exe = tmp_path / "layout"
     subprocess.run(["cc", "-std=c11", f"-I{HEADER.parent}", str(src), "-o", str(exe)], check=True)
-    c_values = dict(l.rsplit(" ", 1) for l in subprocess.run([str(exe)], check=True, capture_output=True,
-                                                              text=True).stdout.splitlines())
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+    return {(name, field): int(v) for (name, _, field), v in zip(queries, out, strict=True)}
+
+
+def test_ctypes_structs_match_the_c_layout(tmp_path):
+    """Every ctypes Structure bound to a C struct has the C size and field offsets (compiled by cc)."""
+    structs = {c: t for c, t in STRUCTS.items() if isinstance(t, type) and issubclass(t, ctypes.Structure)}
+    queries = []
+    for cname, t in structs.items():
+        ctype = f"struct {cname}" if cname in ("DLManagedTensorVersioned", "DLPackExchangeAPI") else cname
+        queries += [(cname, ctype, None)] + [(cname, ctype, field) for field, *_ in t._fields_]
+    c_values = c_layout(tmp_path, queries)
     wrong = []
     for cname, t in structs.items():
-        if int(c_values[f"{cname} size"]) != ctypes.sizeof(t):
-            wrong.append(f"sizeof({cname}): C {c_values[f'{cname} size']}, ctypes {ctypes.sizeof(t)}")
+        if c_values[(cname, None)] != ctypes.sizeof(t):
+            wrong.append(f"sizeof({cname}): C {c_values[(cname, None)]}, ctypes {ctypes.sizeof(t)}")
         for field, *_ in t._fields_:
-            if int(c_values[f"{cname} {field}"]) != getattr(t, field).offset:
-                wrong.append(f"{cname}.{field}: C offset {c_values[f'{cname} {field}']}, ctypes {getattr(t, field).offset}")
+            if c_values[(cname, field)] != getattr(t, field).offset:
+                wrong.append(f"{cname}.{field}: C offset {c_values[(cname, field)]}, ctypes {getattr(t, field).offset}")
     assert not wrong, "ctypes layouts differ from C: " + "; ".join(wrong)
 
 
 def test_native_module_mirrors_match_the_c_layout(tmp_path):
     """The native module's hand-written mirrors of the header's structs (python/native/src/ffi.rs)
     have the C size and every field at the C offset (compiled by cc)."""
-    import subprocess
     from dlpack_helpers import _native
     rows = _native._ffi_mirror_layouts()
     names = sorted({s for s, _, _ in rows})
     assert {"dlpack_helpers_import_request", "dlpack_helpers_export_plan", "dlpack_helpers_layout"} <= set(names)
-    lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "dlpack_helpers.h"', "int main(void) {"]
-    for s, field, _ in rows:
-        expr = f"sizeof({s})" if field == "sizeof" else f"offsetof({s}, {field})"
-        lines.append(f'printf("{s} {field} %zu\\n", {expr});')
-    lines.append("return 0; }")
-    src = tmp_path / "mirrors.c"
-    src.write_text("\n".join(lines))
-    exe = tmp_path / "mirrors"
-    subprocess.run(["cc", "-std=c11", f"-I{HEADER.parent}", str(src), "-o", str(exe)], check=True)
-    c_values = {tuple(l.split(" ")[:2]): int(l.split(" ")[2]) for l in subprocess.run(
-        [str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()}
-    wrong = [f"{s}.{f}: C {c_values[(s, f)]}, native {n}" for s, f, n in rows if c_values[(s, f)] != n]
+    c_values = c_layout(tmp_path, [(s, s, None if f == "sizeof" else f) for s, f, _ in rows])
+    wrong = [f"{s}.{f}: C {c_values[(s, None if f == 'sizeof' else f)]}, native {n}"
+             for s, f, n in rows if c_values[(s, None if f == "sizeof" else f)] != n]
     assert not wrong, "native mirrors differ from C: " + "; ".join(wrong)

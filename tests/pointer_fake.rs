@@ -20,33 +20,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-/// Counts heap allocations made by the calling thread (other test threads do not disturb it).
-struct Counting;
-thread_local! {
-    static THREAD_ALLOCS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-// SAFETY: every call is forwarded to System unchanged; counting has no effect on memory.
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
-        let _ = THREAD_ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: forwards the caller's GlobalAlloc contract (non-zero-size layout) to System
-        // unchanged.
-        unsafe { std::alloc::System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
-        // SAFETY: forwards the caller's contract (`p` came from `alloc` with layout `l`) to System
-        // unchanged.
-        unsafe { std::alloc::System.dealloc(p, l) }
-    }
-}
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn thread_allocations(f: impl FnOnce()) -> usize {
-    let before = THREAD_ALLOCS.with(|c| c.get());
-    f();
-    THREAD_ALLOCS.with(|c| c.get()) - before
-}
+count_thread_allocations!();
 
 struct Fakes {
     cuda: Fake,

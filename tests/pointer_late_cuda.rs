@@ -115,29 +115,6 @@ fn cuda_loaded_after_the_first_query_is_asked() {
 
     // 4. The capability bits and the stream paths see it too.
     assert_eq!(info_capabilities() & CUDA_CAPS, CUDA_CAPS);
-    assert_eq!(
-        // SAFETY: plain-value argument.
-        unsafe { dlpack_stream_backend_check(DLDeviceType::kDLCUDA) },
-        DLPACK_HELPERS_STATUS_OK,
-        "{}",
-        last_error()
-    );
-    let consumer = dlpack_helpers_stream {
-        kind: DLPACK_HELPERS_STREAM_HANDLE,
-        handle: 0x200 as *mut c_void,
-    };
-    assert_eq!(
-        // SAFETY: stream handles are opaque values the fake only records; live locals.
-        unsafe {
-            dlpack_stream_wait(
-                dev(DLDeviceType::kDLCUDA, 0),
-                0x100 as *mut c_void,
-                &consumer,
-            )
-        },
-        DLPACK_HELPERS_STATUS_OK,
-        "{}",
-        last_error()
-    );
+    assert_stream_paths_serve(dev(DLDeviceType::kDLCUDA, 0));
     assert_eq!(cuda.count("cuStreamWaitEvent"), 1);
 }

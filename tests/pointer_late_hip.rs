@@ -17,31 +17,7 @@ use dlpack_helpers::capi::pointer::*;
 use dlpack_helpers::capi::stream::*;
 use std::ffi::{CString, c_void};
 
-/// Counts heap allocations made by the calling thread.
-struct Counting;
-thread_local! {
-    static THREAD_ALLOCS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-// SAFETY: every call is forwarded to System unchanged; counting has no effect on memory.
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
-        let _ = THREAD_ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: forwards the caller's GlobalAlloc contract to System unchanged.
-        unsafe { std::alloc::System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
-        // SAFETY: forwards the caller's contract (`p` came from `alloc` with layout `l`).
-        unsafe { std::alloc::System.dealloc(p, l) }
-    }
-}
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn thread_allocations(f: impl FnOnce()) -> usize {
-    let before = THREAD_ALLOCS.with(|c| c.get());
-    f();
-    THREAD_ALLOCS.with(|c| c.get()) - before
-}
+count_thread_allocations!();
 
 const CUDA_B: u32 = DLPACK_HELPERS_BACKEND_CUDA;
 const HIP_B: u32 = DLPACK_HELPERS_BACKEND_HIP;
@@ -139,30 +115,7 @@ fn hip_loaded_after_the_first_query_is_asked() {
 
     // 4. The capability bits and the stream paths see it too.
     assert_eq!(info_capabilities() & ROCM_CAPS, ROCM_CAPS);
-    assert_eq!(
-        // SAFETY: plain-value argument.
-        unsafe { dlpack_stream_backend_check(DLDeviceType::kDLROCM) },
-        DLPACK_HELPERS_STATUS_OK,
-        "{}",
-        last_error()
-    );
-    let consumer = dlpack_helpers_stream {
-        kind: DLPACK_HELPERS_STREAM_HANDLE,
-        handle: 0x200 as *mut c_void,
-    };
-    assert_eq!(
-        // SAFETY: stream handles are opaque values the fake only records; live locals.
-        unsafe {
-            dlpack_stream_wait(
-                dev(DLDeviceType::kDLROCM, 1),
-                0x100 as *mut c_void,
-                &consumer,
-            )
-        },
-        DLPACK_HELPERS_STATUS_OK,
-        "{}",
-        last_error()
-    );
+    assert_stream_paths_serve(dev(DLDeviceType::kDLROCM, 1));
     assert_eq!(hip.count("hipStreamWaitEvent"), 1);
 
     // 5. Loaded now: the answer path allocates nothing, as for a runtime found at first use.

@@ -13,21 +13,9 @@ use std::process::Command;
 
 /// Compile `tests-c/fake/<name>.c` into a shared library (once per test binary).
 pub fn build_fake(name: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let src = root.join("tests-c/fake").join(format!("{name}.c"));
     let out =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}.so", std::process::id()));
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
-    let status = Command::new(&cc)
-        .args([
-            "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o",
-        ])
-        .arg(&out)
-        .arg(&src)
-        .arg("-lpthread")
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run the C compiler '{cc}': {e}"));
-    assert!(status.success(), "building {} failed", src.display());
+    compile_fake(name, &out, None);
     out
 }
 
@@ -35,26 +23,30 @@ pub fn build_fake(name: &str) -> PathBuf {
 /// `libcuda.so.1`, `libze_loader.so.1`) into a directory of its own, which is on no search path:
 /// a runtime that an application bundles and opens by full path. Nothing is loaded here.
 pub fn build_fake_as(name: &str, soname: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let src = root.join("tests-c/fake").join(format!("{name}.c"));
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("bundled-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join(soname);
+    compile_fake(name, &out, Some(soname));
+    out
+}
+
+fn compile_fake(name: &str, out: &Path, soname: Option<&str>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("tests-c/fake").join(format!("{name}.c"));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
     let status = Command::new(&cc)
         .args([
             "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
         ])
-        .arg(format!("-Wl,-soname,{soname}"))
+        .args(soname.map(|n| format!("-Wl,-soname,{n}")))
         .arg("-o")
-        .arg(&out)
+        .arg(out)
         .arg(&src)
         .arg("-lpthread")
         .status()
         .unwrap_or_else(|e| panic!("cannot run the C compiler '{cc}': {e}"));
     assert!(status.success(), "building {} failed", src.display());
-    out
 }
 
 /// Whether a library of this name is loaded in the process now (`RTLD_NOLOAD`).
@@ -173,4 +165,68 @@ pub fn last_error() -> String {
     unsafe { CStr::from_ptr(dlpack_last_error_message()) }
         .to_string_lossy()
         .into_owned()
+}
+
+/// The stream paths serve `device` now: `dlpack_stream_backend_check` of its type is OK and
+/// one `dlpack_stream_wait` with made-up handles (the fakes only record them) succeeds.
+pub fn assert_stream_paths_serve(device: DLDevice) {
+    use dlpack_helpers::capi::error::DLPACK_HELPERS_STATUS_OK;
+    use dlpack_helpers::capi::stream::{
+        DLPACK_HELPERS_STREAM_HANDLE, dlpack_helpers_stream, dlpack_stream_backend_check,
+        dlpack_stream_wait,
+    };
+    assert_eq!(
+        // SAFETY: plain-value argument.
+        unsafe { dlpack_stream_backend_check(device.device_type) },
+        DLPACK_HELPERS_STATUS_OK,
+        "{}",
+        last_error()
+    );
+    let consumer = dlpack_helpers_stream {
+        kind: DLPACK_HELPERS_STREAM_HANDLE,
+        handle: 0x200 as *mut c_void,
+    };
+    assert_eq!(
+        // SAFETY: stream handles are opaque values the fake only records; live locals.
+        unsafe { dlpack_stream_wait(device, 0x100 as *mut c_void, &consumer) },
+        DLPACK_HELPERS_STATUS_OK,
+        "{}",
+        last_error()
+    );
+}
+
+/// Count the heap allocations of the calling thread (other test threads do not disturb it):
+/// installs a global allocator that forwards to `System` and defines
+/// `fn thread_allocations(f: impl FnOnce()) -> usize`, the allocations `f` made. Invoke once, at
+/// the top level of a test binary.
+#[macro_export]
+macro_rules! count_thread_allocations {
+    () => {
+        struct Counting;
+        thread_local! {
+            static THREAD_ALLOCS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        }
+        // SAFETY: every call is forwarded to System unchanged; counting has no effect on memory.
+        unsafe impl std::alloc::GlobalAlloc for Counting {
+            unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+                let _ = THREAD_ALLOCS.try_with(|c| c.set(c.get() + 1));
+                // SAFETY: forwards the caller's GlobalAlloc contract (non-zero-size layout) to
+                // System unchanged.
+                unsafe { std::alloc::System.alloc(l) }
+            }
+            unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+                // SAFETY: forwards the caller's contract (`p` came from `alloc` with layout `l`)
+                // to System unchanged.
+                unsafe { std::alloc::System.dealloc(p, l) }
+            }
+        }
+        #[global_allocator]
+        static GLOBAL: Counting = Counting;
+
+        fn thread_allocations(f: impl FnOnce()) -> usize {
+            let before = THREAD_ALLOCS.with(|c| c.get());
+            f();
+            THREAD_ALLOCS.with(|c| c.get()) - before
+        }
+    };
 }

@@ -115,12 +115,9 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<Head, Error> {
     if let Some(attr) = Owned::new(api, unsafe {
         (api.PyObject_GetAttrString)(ty, c"__c_dlpack_exchange_api__".as_ptr())
     }) {
-        // `True` is an int to Python (1), but never an address (and `bool` cannot be
-        // subclassed, so the exact type is the test; no Python code runs).
-        // SAFETY: GIL held; PyObject_Type returns a new reference and never fails.
-        let is_bool = Owned::new(api, unsafe { (api.PyObject_Type)(attr.as_ptr()) })
-            .is_some_and(|t| t.as_ptr() == api.PyBool_Type);
-        if is_bool {
+        // `True` is an int to Python (1), but never an address.
+        // SAFETY: GIL held, `attr` live.
+        if unsafe { api.is_bool(attr.as_ptr()) } {
             return Err(Error::ExchangeApiInvalid(format!(
                 "{V12} is a bool, not an address: DLPack 1.2 wants an int holding the address \
                  of a DLPackExchangeAPI table"

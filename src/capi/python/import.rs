@@ -571,15 +571,10 @@ pub unsafe extern "C" fn dlpack_object_import(
 fn as_i64(api: &'static Api, item: &Owned, keep: bool) -> Result<Option<i64>, Error> {
     // SAFETY: GIL held.
     unsafe {
-        // `bool` is an `int` subclass, but `True` is no device number (and `stream=True` is
-        // refused the same way).
-        match (api.PyObject_IsInstance)(item.as_ptr(), api.PyBool_Type) {
-            0 => {}
-            1 => return Ok(None),
-            _ => {
-                api.catch(keep, |_| true)?;
-                return Ok(None);
-            }
+        // `True` is an `int` to Python, but no device number (`stream=True` is refused the
+        // same way).
+        if api.is_bool(item.as_ptr()) {
+            return Ok(None);
         }
         let v = (api.PyLong_AsLongLong)(item.as_ptr());
         if v == -1 && !(api.PyErr_Occurred)().is_null() {

@@ -342,21 +342,40 @@ impl Api {
         }
     }
 
-    /// Whether `obj` is exactly a `PyCapsule`.
+    /// Whether `obj`'s type is exactly `ty` (no subclass; no Python code runs, nothing raised).
     ///
     /// # Safety
     /// GIL held, `obj` a live object.
-    pub unsafe fn is_capsule(&'static self, obj: *mut PyObject) -> bool {
+    unsafe fn has_type(&'static self, obj: *mut PyObject, ty: *mut PyObject) -> bool {
         // SAFETY: GIL held; PyObject_Type returns a new reference and never fails.
         unsafe {
             match Owned::new(self, (self.PyObject_Type)(obj)) {
-                Some(t) => t.as_ptr() == self.PyCapsule_Type,
+                Some(t) => t.as_ptr() == ty,
                 None => {
                     (self.PyErr_Clear)();
                     false
                 }
             }
         }
+    }
+
+    /// Whether `obj` is exactly a `PyCapsule`.
+    ///
+    /// # Safety
+    /// GIL held, `obj` a live object.
+    pub unsafe fn is_capsule(&'static self, obj: *mut PyObject) -> bool {
+        // SAFETY: caller contract.
+        unsafe { self.has_type(obj, self.PyCapsule_Type) }
+    }
+
+    /// Whether `obj` is a `bool` (which cannot be subclassed): an `int` to Python, but never a
+    /// device number, stream or address to DLPack.
+    ///
+    /// # Safety
+    /// GIL held, `obj` a live object.
+    pub unsafe fn is_bool(&'static self, obj: *mut PyObject) -> bool {
+        // SAFETY: caller contract.
+        unsafe { self.has_type(obj, self.PyBool_Type) }
     }
 
     /// Report `message` as an unraisable exception about `obj` (never raises).

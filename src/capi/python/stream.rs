@@ -64,7 +64,8 @@ fn decode_object(
 ) -> Result<dlpack_helpers_stream, Error> {
     let s = if obj == api._Py_NoneStruct {
         stream::decode(device, None, opts)?
-    } else if is_instance(api, obj, api.PyBool_Type)? {
+    // SAFETY: GIL held, `obj` live.
+    } else if unsafe { api.is_bool(obj) } {
         return Err(type_error(device, "a bool"));
     } else if let Some(int) = as_index(api, obj) {
         // SAFETY: GIL held; an int.
@@ -142,9 +143,8 @@ fn queue_object(
             &format!("a queue object whose addressof_ref() raised ({msg})"),
         ));
     };
-    if !is_instance(api, r.as_ptr(), api.PyLong_Type)?
-        || is_instance(api, r.as_ptr(), api.PyBool_Type)?
-    {
+    // SAFETY: GIL held, `r` live.
+    if !is_instance(api, r.as_ptr(), api.PyLong_Type)? || unsafe { api.is_bool(r.as_ptr()) } {
         return Err(type_error(
             device,
             &format!(
