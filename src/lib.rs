@@ -9,4 +9,6 @@
 pub mod abi;
 pub mod capi;
 /// cbindgen:ignore
+pub(crate) mod host;
+/// cbindgen:ignore
 pub mod rules;

@@ -55,7 +55,7 @@ const _: () = assert!(
 pub(crate) fn capabilities() -> u64 {
     let mut caps =
         crate::capi::stream::backend_capabilities() | crate::capi::pointer::capabilities();
-    if crate::capi::python::runtime::available() {
+    if crate::host::cpython::available() {
         caps |= info::CAP_PYTHON;
     }
     caps

@@ -30,7 +30,6 @@ pub mod validate;
 pub mod convert;
 
 pub mod pointer;
-pub(crate) mod probe;
 pub mod stream;
 
 pub mod python;

@@ -8,8 +8,8 @@ use crate::capi::device::{
     DLPACK_HELPERS_HOST_ACCESS_ALWAYS, DLPACK_HELPERS_HOST_ACCESS_NEVER, dlpack_helpers_host_access,
 };
 use crate::capi::error::dlpack_helpers_status;
-use crate::capi::stream::dl::State;
-use crate::capi::stream::{cuda, hip, level_zero};
+use crate::host::dl::State;
+use crate::host::{cuda, hip, level_zero};
 use crate::rules::device::{self, HostAccess};
 use crate::rules::pointer::{self, Claim, MemoryClass, Reply, Verdict};
 use crate::rules::{Error, info};

@@ -4,11 +4,6 @@
 //!
 //! The rules are decided in `rules::stream`; see `docs/streams.md` for examples.
 
-pub(crate) mod cuda;
-pub(crate) mod dl;
-pub(crate) mod hip;
-pub(crate) mod level_zero;
-
 use crate::abi::{DLDevice, DLDeviceType, DLPackVersion};
 use crate::capi::boundary::{self, Fail, nonnull, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
@@ -16,6 +11,7 @@ use crate::capi::version::{
     DLPACK_HELPERS_EXPORT_LEGACY, DLPACK_HELPERS_EXPORT_VERSIONED,
     DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY, DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD,
 };
+use crate::host::{cuda, hip};
 use crate::rules::stream::{self, CopyMode, DecodeOptions, Family, Kind, Request, Stream};
 use crate::rules::version::{Export, Exporter};
 use crate::rules::{Error, info};

@@ -134,7 +134,7 @@ const fn untagged(addr: u64) -> u64 {
 /// table's alignment, a pointer's), inside user address space ([`USER_ADDRESS_END`]) and a
 /// pointer of this target. `what` names the value in the message (for example
 /// `"type(obj).__c_dlpack_exchange_api__"`). Whether the bytes there are readable is the
-/// caller's next check (`capi::probe`); no check proves that readable bytes are a real table.
+/// caller's next check (`host::probe`); no check proves that readable bytes are a real table.
 pub fn check_table_address(what: &str, addr: u64, align: usize) -> Result<usize, Error> {
     let refuse = |rule: String| {
         Err(Error::ExchangeApiInvalid(format!(

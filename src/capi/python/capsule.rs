@@ -6,7 +6,6 @@ use super::import::{
     DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE,
     DLPACK_HELPERS_IMPORTED_LEGACY,
 };
-use super::runtime::{self, Api, PyObject};
 use crate::abi::{DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
 use crate::capi::boundary::{self, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
@@ -15,6 +14,7 @@ use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
 use crate::capi::version::{
     DLPACK_HELPERS_EXPORT_LEGACY, DLPACK_HELPERS_EXPORT_VERSIONED, dlpack_helpers_export_kind,
 };
+use crate::host::cpython::{self, Api, PyObject};
 use crate::rules::Error;
 use crate::rules::layout;
 use crate::rules::python::{self as rules, CapsuleState};
@@ -52,7 +52,7 @@ fn name_of(api: &'static Api, capsule: *mut PyObject) -> Result<&'static [u8], E
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_capsule_destructor(capsule: *mut c_void) {
     boundary::value((), || {
-        let Some(api) = runtime::get() else { return };
+        let Some(api) = cpython::get() else { return };
         if capsule.is_null() {
             return;
         }
@@ -109,7 +109,7 @@ pub unsafe extern "C" fn dlpack_capsule_destructor(capsule: *mut c_void) {
 }
 
 /// The destructor as Python needs it (a `void (*)(PyObject *)`).
-pub(crate) const DESTRUCTOR: runtime::Destructor = Some(dlpack_capsule_destructor);
+pub(crate) const DESTRUCTOR: cpython::Destructor = Some(dlpack_capsule_destructor);
 
 fn new_capsule(
     api: &'static Api,
@@ -137,7 +137,7 @@ fn owning_capsule(
     if tensor.is_null() {
         return Err(Error::NullPointer("tensor"));
     }
-    let api = runtime::require(function)?;
+    let api = cpython::require(function)?;
     let c = new_capsule(api, tensor, name)?;
     // SAFETY: non-NULL caller storage.
     unsafe { out.write(c) };
@@ -439,7 +439,7 @@ pub unsafe extern "C" fn dlpack_capsule_import(
         if capsule.is_null() {
             return Err(Error::NullPointer("capsule"));
         }
-        let api = runtime::require("dlpack_capsule_import")?;
+        let api = cpython::require("dlpack_capsule_import")?;
         let (t, how) = import_capsule(api, capsule, flags)?;
         // SAFETY: non-NULL caller storage; `out_how` optional.
         unsafe {
@@ -509,7 +509,7 @@ pub unsafe extern "C" fn dlpack_capsule_consume(
         if capsule.is_null() {
             return Err(Error::NullPointer("capsule"));
         }
-        let api = runtime::require("dlpack_capsule_consume")?;
+        let api = cpython::require("dlpack_capsule_consume")?;
         let (t, _) = import_capsule(api, capsule, 0)?;
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(t) };
@@ -542,7 +542,7 @@ pub unsafe extern "C" fn dlpack_legacy_capsule_consume(
         if capsule.is_null() {
             return Err(Error::NullPointer("capsule"));
         }
-        let api = runtime::require("dlpack_legacy_capsule_consume")?;
+        let api = cpython::require("dlpack_legacy_capsule_consume")?;
         // SAFETY: GIL held; peek at the name so a versioned capsule is left untouched.
         if unsafe { api.is_capsule(capsule) }
             && rules::classify(name_of(api, capsule)?) == CapsuleState::Versioned
@@ -619,7 +619,7 @@ struct ViewLegacy {
 }
 
 fn release_owner(owner: *mut PyObject) {
-    let Some(api) = runtime::get() else { return };
+    let Some(api) = cpython::get() else { return };
     // SAFETY: Python's own checks decide what may touch Python:
     // - a running interpreter: take the GIL (this deleter may run on any thread, with or
     //   without it) and drop the reference;
@@ -750,7 +750,7 @@ pub unsafe extern "C" fn dlpack_capsule_new_view(
         if kind == DLPACK_HELPERS_EXPORT_LEGACY {
             crate::capi::convert::check_legacy_flags(flags, view.dtype, "flags", "")?;
         }
-        let api = runtime::require("dlpack_capsule_new_view")?;
+        let api = cpython::require("dlpack_capsule_new_view")?;
         let ndim = view.shape.len();
         let mut dims = Dims::new(view.shape);
         {

@@ -1,11 +1,11 @@
 //! The C exchange API (DLPack 1.2/1.3): found on an object's type, cached per type, walked to
 //! a major this library reads, checked, and used for a fast import.
 
-use super::runtime::{self, Api, ExcClass, Owned, PyObject};
 use crate::abi::{DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader};
 use crate::capi::boundary::{self, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
-use crate::capi::probe::{self, Probe};
+use crate::host::cpython::{self, Api, ExcClass, Owned, PyObject};
+use crate::host::probe::{self, Probe};
 use crate::rules::Error;
 use crate::rules::python as rules;
 use core::ffi::c_void;
@@ -108,7 +108,7 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<Head, Error> {
     // SAFETY: GIL held.
     let (class, msg) = unsafe { api.take_error() }?;
     if class != ExcClass::Attribute {
-        return Err(runtime::producer_error(class, msg));
+        return Err(cpython::producer_error(class, msg));
     }
     // DLPack 1.2: an int holding the address.
     // SAFETY: GIL held.
@@ -143,7 +143,7 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<Head, Error> {
     // SAFETY: GIL held.
     let (class, msg) = unsafe { api.take_error() }?;
     if class != ExcClass::Attribute {
-        return Err(runtime::producer_error(class, msg));
+        return Err(cpython::producer_error(class, msg));
     }
     Err(Error::NoExchangeApi(
         "the object's type has neither __dlpack_c_exchange_api__ (DLPack 1.3) nor \
@@ -300,7 +300,7 @@ fn definitive(r: &Result<usize, Error>) -> bool {
 fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<*const DLPackExchangeAPI, Error> {
     // SAFETY: GIL held; never fails.
     let Some(ty) = Owned::new(api, unsafe { (api.PyObject_Type)(obj) }) else {
-        return Err(runtime::producer_error(
+        return Err(cpython::producer_error(
             ExcClass::Other,
             "type(obj) failed".into(),
         ));
@@ -468,7 +468,7 @@ pub unsafe extern "C" fn dlpack_exchange_api_find(
         if obj.is_null() {
             return Err(Error::NullPointer("obj"));
         }
-        let api = runtime::require("dlpack_exchange_api_find")?;
+        let api = cpython::require("dlpack_exchange_api_find")?;
         let t = find(api, obj)?;
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(t) };

@@ -2,10 +2,10 @@
 
 use super::capsule;
 use super::exchange;
-use super::runtime::{self, Api, ExcClass, Owned, PyObject};
 use crate::abi::{DLDevice, DLDeviceType, DLManagedTensorVersioned, DLPackVersion};
 use crate::capi::boundary::{self, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
+use crate::host::cpython::{self, Api, ExcClass, Owned, PyObject};
 use crate::rules::Error;
 use crate::rules::python::{self as rules, Keywords};
 use core::ffi::{CStr, c_long, c_void};
@@ -136,7 +136,7 @@ fn call_failed(api: &'static Api, keep: bool, kw: Keywords) -> Error {
     let retry = rules::retry_after_type_error(kw, "").is_ok();
     // SAFETY: GIL held, the call set an exception.
     match unsafe { api.catch(keep, |c| c == ExcClass::Type && retry) } {
-        Ok((class, msg)) => runtime::producer_error(class, msg),
+        Ok((class, msg)) => cpython::producer_error(class, msg),
         Err(e) => e,
     }
 }
@@ -211,7 +211,7 @@ type Vectorcall = unsafe extern "C" fn(
 fn call_dlpack_vectorcall(
     api: &'static Api,
     vc: Vectorcall,
-    names: &'static runtime::Names,
+    names: &'static cpython::Names,
     method: &Owned,
     a: Attempt<'_>,
 ) -> Result<Owned, Error> {
@@ -342,7 +342,7 @@ fn missing_method(api: &'static Api, name: &CStr, keep: bool) -> Error {
              AttributeError; {msg})",
             name.to_string_lossy()
         )),
-        Ok((class, msg)) => runtime::producer_error(class, msg),
+        Ok((class, msg)) => cpython::producer_error(class, msg),
         Err(e) => e,
     }
 }
@@ -550,7 +550,7 @@ pub unsafe extern "C" fn dlpack_object_import(
         if obj.is_null() {
             return Err(Error::NullPointer("obj"));
         }
-        let api = runtime::require("dlpack_object_import")?;
+        let api = cpython::require("dlpack_object_import")?;
         // SAFETY: a non-NULL request is a live struct (caller contract).
         let req = unsafe { request.as_ref() }.copied().unwrap_or_default();
         let (t, how) = import(api, obj, &req)?;
@@ -679,7 +679,7 @@ fn query_device(
         )));
     }
     let keep = flags & DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR != 0;
-    let api = runtime::require(function)?;
+    let api = cpython::require(function)?;
     let m = get_method(api, obj, c"__dlpack_device__", keep)?;
     // SAFETY: GIL held.
     let r = unsafe {

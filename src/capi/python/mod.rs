@@ -1,6 +1,6 @@
-//! The Python embedding: C entry points that take Python objects as `void *`.
+//! The Python embedding: C entry points that take Python objects as `void *`. The Python C API
+//! itself is found at run time in `host::cpython` (never linked).
 //!
-//! - [`runtime`]: the Python C API, resolved at run time from the host process (never linked);
 //! - [`capsule`]: the standard producer capsule destructor, making and consuming capsules;
 //! - [`import`]: `__dlpack__` / `__dlpack_device__` on any object, with version negotiation;
 //! - [`exchange`]: the C exchange API found on an object's type (DLPack 1.2/1.3);
@@ -12,5 +12,4 @@
 pub mod capsule;
 pub mod exchange;
 pub mod import;
-pub mod runtime;
 pub mod stream;

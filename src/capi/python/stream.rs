@@ -1,11 +1,11 @@
 //! The `stream` argument of `__dlpack__` as a Python object: `None`, an `int`, or (oneAPI) a
 //! queue object, decoded into a `dlpack_helpers_stream` for a producer written in any language.
 
-use super::runtime::{self, Api, Owned, PyObject};
 use crate::abi::DLDevice;
 use crate::capi::boundary::{self, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::stream::{DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM, dlpack_helpers_stream};
+use crate::host::cpython::{self, Api, Owned, PyObject};
 use crate::rules::Error;
 use crate::rules::stream::{self, DecodeOptions, Kind};
 use core::ffi::c_void;
@@ -227,7 +227,7 @@ pub unsafe extern "C" fn dlpack_python_stream_decode(
                 flags & !DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM
             )));
         }
-        let api = runtime::require("dlpack_python_stream_decode")?;
+        let api = cpython::require("dlpack_python_stream_decode")?;
         let opts = DecodeOptions {
             lenient_cpu: flags & DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0,
         };

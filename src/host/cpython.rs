@@ -77,7 +77,6 @@ python_api! {
     PySequence_GetItem: unsafe extern "C" fn(*mut PyObject, isize) -> *mut PyObject,
     PyLong_FromLong: unsafe extern "C" fn(c_long) -> *mut PyObject,
     PyLong_AsLongLong: unsafe extern "C" fn(*mut PyObject) -> c_longlong,
-    PyLong_AsVoidPtr: unsafe extern "C" fn(*mut PyObject) -> *mut c_void,
     PyBool_FromLong: unsafe extern "C" fn(c_long) -> *mut PyObject,
     PyErr_Occurred: unsafe extern "C" fn() -> *mut PyObject,
     PyErr_Fetch: unsafe extern "C" fn(*mut *mut PyObject, *mut *mut PyObject, *mut *mut PyObject),
