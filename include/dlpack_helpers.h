@@ -437,6 +437,15 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY 1
 
 /**
+ * Option bit of `dlpack_legacy_tensor_wrap` (also a request flag of `dlpack_object_import` and
+ * a `flags` bit of `dlpack_capsule_import`): "I know the producer's memory is writable". A legacy
+ * `DLManagedTensor` cannot say read-only (peer case 50), so without this flag every legacy
+ * tensor converted to a versioned one is marked `DLPACK_FLAG_BITMASK_READ_ONLY`; with it the
+ * flag is left clear. Versioned tensors are never affected: their own flags are kept.
+ */
+#define DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE 4
+
+/**
  * Backend bit of `dlpack_helpers_pointer_info`: the CUDA driver.
  */
 #define DLPACK_HELPERS_BACKEND_CUDA 1
@@ -481,15 +490,6 @@ struct DLPackExchangeAPI;
  * (`KeyboardInterrupt`, `SystemExit`, ...) are never cleared in either mode.
  */
 #define DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR 2
-
-/**
- * Request flag (also a `flags` bit of `dlpack_capsule_import` and an option of
- * `dlpack_legacy_tensor_wrap`): "I know the producer's memory is writable". A legacy
- * `DLManagedTensor` cannot say read-only (peer case 50), so without this flag every legacy
- * tensor converted to a versioned one is marked `DLPACK_FLAG_BITMASK_READ_ONLY`; with it the
- * flag is left clear. Versioned tensors are never affected: their own flags are kept.
- */
-#define DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE 4
 
 /**
  * Out bit of `dlpack_object_import` and `dlpack_capsule_import`: the producer handed over a

@@ -4,9 +4,8 @@
 
 use crate::{Input, Out, check_status};
 use dlpack_helpers::abi::{DLDevice, DLManagedTensor, DLManagedTensorVersioned};
-use dlpack_helpers::capi::convert::dlpack_legacy_tensor_wrap;
+use dlpack_helpers::capi::convert::{DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, dlpack_legacy_tensor_wrap};
 use dlpack_helpers::capi::error::*;
-use dlpack_helpers::capi::python::import::DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE;
 use dlpack_helpers::capi::tensor::*;
 use dlpack_helpers::capi::version::dlpack_helpers_version_compat;
 use std::cell::RefCell;

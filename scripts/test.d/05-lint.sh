@@ -9,4 +9,6 @@ echo "-- cargo clippy --all-targets -- -D warnings"
 cargo clippy --locked --quiet --all-targets -- -D warnings
 echo "-- cargo clippy --all-targets --features test-panic -- -D warnings"
 cargo clippy --locked --quiet --all-targets --features test-panic -- -D warnings
+echo "-- layers: capi -> host -> rules -> abi, no upward import (tests/layers.rs)"
+cargo test --locked --quiet --test layers
 echo "lint: clean"

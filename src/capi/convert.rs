@@ -11,7 +11,6 @@ use crate::abi::{
 use crate::capi::boundary::{self, nonnull, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::layout::versioned_parts;
-use crate::capi::python::import::DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE;
 use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
 use crate::capi::validate::checked_view;
 use crate::rules::layout::{self, MAX_NDIM};
@@ -25,6 +24,13 @@ use std::alloc::Layout;
 /// `READ_ONLY` flag (the legacy struct cannot carry it; the caller takes responsibility for not
 /// writing). Default: refused with `DLPACK_HELPERS_STATUS_READ_ONLY`.
 pub const DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY: u32 = 1;
+
+/// Option bit of `dlpack_legacy_tensor_wrap` (also a request flag of `dlpack_object_import` and
+/// a `flags` bit of `dlpack_capsule_import`): "I know the producer's memory is writable". A legacy
+/// `DLManagedTensor` cannot say read-only (peer case 50), so without this flag every legacy
+/// tensor converted to a versioned one is marked `DLPACK_FLAG_BITMASK_READ_ONLY`; with it the
+/// flag is left clear. Versioned tensors are never affected: their own flags are kept.
+pub const DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE: u32 = 0x4;
 
 /// What the block's deleter releases after freeing the block.
 #[derive(Clone, Copy)]

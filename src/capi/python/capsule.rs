@@ -2,12 +2,10 @@
 //! them (ownership moves by renaming, before any step that can fail), and exporting a view of a
 //! tensor kept alive by a Python object.
 
-use super::import::{
-    DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE,
-    DLPACK_HELPERS_IMPORTED_LEGACY,
-};
+use super::import::{DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR, DLPACK_HELPERS_IMPORTED_LEGACY};
 use crate::abi::{DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
 use crate::capi::boundary::{self, out_ptr};
+use crate::capi::convert::DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE;
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::layout::{LENIENT, view_of};
 use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};

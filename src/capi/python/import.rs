@@ -4,6 +4,7 @@ use super::capsule;
 use super::exchange;
 use crate::abi::{DLDevice, DLDeviceType, DLManagedTensorVersioned, DLPackVersion};
 use crate::capi::boundary::{self, out_ptr};
+use crate::capi::convert::DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE;
 use crate::capi::error::dlpack_helpers_status;
 use crate::host::cpython::{self, Api, ExcClass, Owned, PyObject};
 use crate::rules::Error;
@@ -33,12 +34,6 @@ pub const DLPACK_HELPERS_IMPORT_EXCHANGE_API: u32 = 0x1;
 /// a message (for ctypes callers); exceptions that do not derive from `Exception`
 /// (`KeyboardInterrupt`, `SystemExit`, ...) are never cleared in either mode.
 pub const DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR: u32 = 0x2;
-/// Request flag (also a `flags` bit of `dlpack_capsule_import` and an option of
-/// `dlpack_legacy_tensor_wrap`): "I know the producer's memory is writable". A legacy
-/// `DLManagedTensor` cannot say read-only (peer case 50), so without this flag every legacy
-/// tensor converted to a versioned one is marked `DLPACK_FLAG_BITMASK_READ_ONLY`; with it the
-/// flag is left clear. Versioned tensors are never affected: their own flags are kept.
-pub const DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE: u32 = 0x4;
 /// Every `DLPACK_HELPERS_IMPORT_*` request flag this version knows.
 pub(crate) const IMPORT_FLAGS: u32 = DLPACK_HELPERS_IMPORT_EXCHANGE_API
     | DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR
