@@ -417,6 +417,13 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE 2048
 
 /**
+ * Refuse a tensor whose flags have `DLPACK_FLAG_BITMASK_IS_COPIED` (`COPIED_REJECTED`): for a
+ * consumer that needs the producer's own memory (it writes through it, or ties its release to
+ * its last device use, peer case 52). Legacy tensors have no flags and pass.
+ */
+#define DLPACK_HELPERS_VALIDATE_REJECT_COPIED 4096
+
+/**
  * With `REQUIRE_CPU_ACCESSIBLE`: a device type whose host access "depends"
  * (`dlpack_device_host_access`) is answered from the tensor's memory, as by
  * `dlpack_tensor_host_access` with the Level Zero context registered by
@@ -1098,6 +1105,12 @@ typedef struct dlpack_helpers_import_request {
 #define DLPACK_HELPERS_STATUS_OUT_OF_MEMORY 37
 
 /**
+ * The caller refuses copies (`DLPACK_HELPERS_VALIDATE_REJECT_COPIED`) and the tensor's flags
+ * have `DLPACK_FLAG_BITMASK_IS_COPIED` (peer case 52).
+ */
+#define DLPACK_HELPERS_STATUS_COPIED_REJECTED 38
+
+/**
  * The `stream` argument is not valid for the device: 0 on CUDA, 1 or 2 on ROCm, any integer
  * for `kDLCPU` (outside the lenient mode), a value below -1, or a stream with
  * `dl_device = (kDLCPU, 0)` (the array API's `ValueError`).
@@ -1432,7 +1445,7 @@ const char *dlpack_status_string(dlpack_helpers_status status);
  * The Python exception type the array API and the DLPack Python specification prescribe for a
  * status, for bindings that raise: `"BufferError"` (the data cannot be exported or imported as
  * asked: unsupported version, no common version, a tensor that breaks a DLPack rule or the
- * caller's requirements, codes 20–33 and 36), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
+ * caller's requirements, codes 20–33, 36 and 38), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
  * understand, a stream object of the wrong type), `"ValueError"` (bad arguments, unknown names, a buffer too small), `"RuntimeError"` (internal error and unknown
  * codes), `""` for `DLPACK_HELPERS_STATUS_OK`.
  *
@@ -2005,7 +2018,8 @@ dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device
  * 10. `REQUIRE_CPU_ACCESSIBLE` (`NOT_CPU_ACCESSIBLE`); alignment options (`MISALIGNED`; peer
  *     cases 40, 42); contiguity options (`NOT_CONTIGUOUS`; peer cases 30, 32, 33, 36);
  *     `REJECT_BROADCAST` / `REJECT_NEGATIVE_STRIDES` (`UNSUPPORTED_STRIDES`);
- *     `REQUIRE_WRITABLE` (`READ_ONLY`; peer case 46).
+ *     `REQUIRE_WRITABLE` (`READ_ONLY`; peer case 46); `REJECT_COPIED` (`COPIED_REJECTED`;
+ *     peer case 52).
  *
  * - `tensor`: borrowed; its `shape` and `strides`, when non-NULL, must hold `ndim` elements
  *   (the only thing that cannot be checked). `data` is never dereferenced.
@@ -2050,6 +2064,8 @@ dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device
  *   `REJECT_NEGATIVE_STRIDES` refuses the strides
  * @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
  *   read-only (or legacy without `LEGACY_WRITABLE`)
+ * @retval DLPACK_HELPERS_STATUS_COPIED_REJECTED when `REJECT_COPIED` is set and the tensor's
+ *   flags have `DLPACK_FLAG_BITMASK_IS_COPIED`
  */
 dlpack_helpers_status dlpack_tensor_validate(const struct DLManagedTensorVersioned *tensor,
                                              const struct dlpack_helpers_validate_options *options,
@@ -2133,6 +2149,8 @@ dlpack_helpers_status dlpack_legacy_tensor_validate(const DLManagedTensor *tenso
  *   `REJECT_NEGATIVE_STRIDES` refuses the strides
  * @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
  *   read-only (or legacy without `LEGACY_WRITABLE`)
+ * @retval DLPACK_HELPERS_STATUS_COPIED_REJECTED when `REJECT_COPIED` is set and `flags` has
+ *   `DLPACK_FLAG_BITMASK_IS_COPIED`
  */
 dlpack_helpers_status dlpack_dltensor_validate(const DLTensor *tensor,
                                                DLPackVersion version,

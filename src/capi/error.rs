@@ -87,6 +87,9 @@ pub const DLPACK_HELPERS_STATUS_UNKNOWN_NAME: dlpack_helpers_status = 35;
 pub const DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES: dlpack_helpers_status = 36;
 /// Memory for a new managed tensor could not be allocated.
 pub const DLPACK_HELPERS_STATUS_OUT_OF_MEMORY: dlpack_helpers_status = 37;
+/// The caller refuses copies (`DLPACK_HELPERS_VALIDATE_REJECT_COPIED`) and the tensor's flags
+/// have `DLPACK_FLAG_BITMASK_IS_COPIED` (peer case 52).
+pub const DLPACK_HELPERS_STATUS_COPIED_REJECTED: dlpack_helpers_status = 38;
 
 /// The `stream` argument is not valid for the device: 0 on CUDA, 1 or 2 on ROCm, any integer
 /// for `kDLCPU` (outside the lenient mode), a value below -1, or a stream with
@@ -213,6 +216,7 @@ pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
             Fault::UnknownName => DLPACK_HELPERS_STATUS_UNKNOWN_NAME,
             Fault::UnsupportedStrides => DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES,
             Fault::OutOfMemory => DLPACK_HELPERS_STATUS_OUT_OF_MEMORY,
+            Fault::Copied => DLPACK_HELPERS_STATUS_COPIED_REJECTED,
         },
     }
 }
@@ -265,6 +269,7 @@ const STATUSES: &[(dlpack_helpers_status, &CStr, &CStr)] = &[
     (DLPACK_HELPERS_STATUS_UNKNOWN_NAME, c"UNKNOWN_NAME", c"ValueError"),
     (DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES, c"UNSUPPORTED_STRIDES", c"BufferError"),
     (DLPACK_HELPERS_STATUS_OUT_OF_MEMORY, c"OUT_OF_MEMORY", c"MemoryError"),
+    (DLPACK_HELPERS_STATUS_COPIED_REJECTED, c"COPIED_REJECTED", c"BufferError"),
 ];
 
 fn lookup(
@@ -330,7 +335,7 @@ pub extern "C" fn dlpack_status_string(status: dlpack_helpers_status) -> *const 
 /// The Python exception type the array API and the DLPack Python specification prescribe for a
 /// status, for bindings that raise: `"BufferError"` (the data cannot be exported or imported as
 /// asked: unsupported version, no common version, a tensor that breaks a DLPack rule or the
-/// caller's requirements, codes 20–33 and 36), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
+/// caller's requirements, codes 20–33, 36 and 38), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
 /// understand, a stream object of the wrong type), `"ValueError"` (bad arguments, unknown names, a buffer too small), `"RuntimeError"` (internal error and unknown
 /// codes), `""` for `DLPACK_HELPERS_STATUS_OK`.
 ///

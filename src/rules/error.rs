@@ -146,6 +146,8 @@ pub enum Fault {
     UnsupportedStrides,
     /// Memory for a new managed tensor could not be allocated.
     OutOfMemory,
+    /// The caller refuses copies (`REJECT_COPIED`) and the tensor has `IS_COPIED`.
+    Copied,
 }
 
 impl Error {
