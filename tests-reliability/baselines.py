@@ -295,6 +295,17 @@ def b_stream_synchronize(c: Ctx):
     return Case({"device": DLDevice(BACKEND_TYPE, 0), "stream": 0x10})
 
 
+def b_tensor_delete_after_stream(c: Ctx):
+    # kDLCPU has no streams: released at once, on this thread (peer case 52).
+    t = c.tensors.versioned(device=(1, 0))
+
+    def after(s, args):
+        if args["tensor"] is not t or not c.ok(s):
+            c.lib.dlpack_tensor_delete(cabi.addr(t))
+        assert c.tensors.released(t) == 1
+    return Case({"tensor": t, "device": DLDevice(1, 0), "stream": 0}, after)
+
+
 def b_stream_backend_check(c: Ctx):
     return Case({"device_type": BACKEND_TYPE})
 
@@ -512,6 +523,7 @@ BASELINES = {
     "dlpack_stream_wait": b_stream_wait,
     "dlpack_stream_synchronize": b_stream_synchronize,
     "dlpack_stream_backend_check": b_stream_backend_check,
+    "dlpack_tensor_delete_after_stream": b_tensor_delete_after_stream,
     "dlpack_pointer_get_device": b_pointer_get_device,
     "dlpack_pointer_classify": b_pointer_classify,
     "dlpack_level_zero_context_set": b_level_zero_context_set,

@@ -250,6 +250,7 @@ PROTOTYPES = {
     "dlpack_stream_backend_register": (status_t, (c_int32, P(StreamBackend))),
     "dlpack_stream_wait": (status_t, (DLDevice, c_void_p, P(Stream))),
     "dlpack_stream_synchronize": (status_t, (DLDevice, c_void_p)),
+    "dlpack_tensor_delete_after_stream": (status_t, (PV, DLDevice, c_void_p)),
     "dlpack_stream_backend_check": (status_t, (c_int32,)),
     "dlpack_pointer_get_device": (status_t, (c_void_p, P(DLDevice))),
     "dlpack_stream_decode_handle": (status_t, (DLDevice, c_int32, c_void_p, P(Stream))),
