@@ -475,6 +475,15 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM 4
 
 /**
+ * Flag of `dlpack_exchange_api_current_work_stream`: read a NULL answer for a CUDA or ROCm
+ * device as that device's default stream (CUDA: the legacy default stream, kind
+ * `DLPACK_HELPERS_STREAM_LEGACY_DEFAULT`; ROCm: the NULL stream, `_DEFAULT`) instead of
+ * refusing it. For a caller that knows its producer names its default stream NULL (PyTorch's
+ * table does on the default stream). Other device types' NULL is refused either way.
+ */
+#define DLPACK_HELPERS_WORK_STREAM_NULL_IS_DEFAULT 1
+
+/**
  * Request flag: try the type's C exchange API (`__dlpack_c_exchange_api__`, DLPack 1.3, or
  * `__c_dlpack_exchange_api__`, 1.2) first, when the request passes no `stream`, `dl_device` or
  * `copy`. That path does **no stream synchronisation** (the producer's `…NoSync` export): a
@@ -1156,6 +1165,13 @@ typedef struct dlpack_helpers_import_request {
  * `addressof_ref()` for `kDLOneAPI` (Python's `TypeError`).
  */
 #define DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE 46
+
+/**
+ * An exchange API table's `current_work_stream` answered success and NULL for a device other
+ * than `kDLCPU` (`dlpack_exchange_api_current_work_stream`): NULL names no stream there, so
+ * it is never read as "the default stream" unless the caller opts in (peer case 53).
+ */
+#define DLPACK_HELPERS_STATUS_NULL_WORK_STREAM 47
 
 /**
  * No Python interpreter in this process: the Python C API functions did not resolve at run
@@ -3240,6 +3256,50 @@ dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
 dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExchangeAPI **out_api);
 
 /**
+ * Ask an exchange API table for the producer's current work stream on a device, the stream a
+ * consumer launches on after a no-sync import from that table (DLPack 1.3 `current_work_stream`,
+ * need N0), and refuse an answer that names nothing (peer case 53: tvm-ffi PR #690 and #466,
+ * where a table answered success and NULL for devices whose stream it could not name, so
+ * consumers launched on the default stream while the producer worked on another).
+ *
+ * - `api`: a major-1 table (from `dlpack_exchange_api_find`, or a producer's table in C).
+ * - `device`: the device of the data (`dl_tensor.device` of the imported tensor).
+ * - `flags`: `DLPACK_HELPERS_WORK_STREAM_NULL_IS_DEFAULT` and/or
+ *   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`; other bits are `_INVALID_ARGUMENT`.
+ * - `out_stream`: receives the stream, decoded: `kDLCPU` → kind `DLPACK_HELPERS_STREAM_NONE`
+ *   (whatever the table answered: no streams); CUDA 0x1 → `_LEGACY_DEFAULT`, 0x2 →
+ *   `_PER_THREAD_DEFAULT`; any other non-NULL answer → `_HANDLE`. Written only on OK.
+ *
+ * Rules: NULL off `kDLCPU` is `DLPACK_HELPERS_STATUS_NULL_WORK_STREAM` (never "the default
+ * stream"), unless `DLPACK_HELPERS_WORK_STREAM_NULL_IS_DEFAULT` maps it to CUDA's legacy default
+ * stream or ROCm's NULL stream. A table answering -1 has set a Python exception: in the default
+ * mode an ordinary one is cleared and becomes `_PRODUCER_ERROR` / `_PRODUCER_BUFFER_ERROR` /
+ * `_PRODUCER_TYPE_ERROR` with its message; with `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR` (or
+ * for an exception that does not derive from `Exception`) it is left set and the status is
+ * `_PYTHON_ERROR_SET`. Without Python in the process, -1 is `_PRODUCER_ERROR`. The caller holds
+ * the GIL when Python is in the process (DLPack 1.3: every table function is called with it).
+ * Thread-safety: as the producer's function.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `api` or `out_stream` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the table's major version is not 1
+ * @retval DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID when the table's `current_work_stream` is
+ *   NULL
+ * @retval DLPACK_HELPERS_STATUS_NULL_WORK_STREAM when it answered NULL for a device other than
+ *   `kDLCPU` (and the NULL is not read as the default stream)
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when it returned -1 (its exception, cleared, is in
+ *   the message; also without Python)
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when it returned -1 with a `BufferError`
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when it returned -1 with a `TypeError`
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when it returned -1 and the exception is left set
+ */
+dlpack_helpers_status dlpack_exchange_api_current_work_stream(const struct DLPackExchangeAPI *api,
+                                                              DLDevice device,
+                                                              uint32_t flags,
+                                                              struct dlpack_helpers_stream *out_stream);
+
+/**
  * Import any Python object implementing DLPack: the C counterpart of `from_dlpack`'s first half.
  *
  * Calls `obj.__dlpack__(max_version=…, stream=…, dl_device=…, copy=…)`, passing `max_version`
@@ -3325,6 +3385,75 @@ dlpack_helpers_status dlpack_object_import(void *obj,
                                            const struct dlpack_helpers_import_request *request,
                                            struct DLManagedTensorVersioned **out_tensor,
                                            uint32_t *out_how);
+
+/**
+ * `dlpack_object_import`, and the stream the imported data is ordered on: what a consumer
+ * must wait for (or launch on) before using device memory, and what a re-exporting producer
+ * must order later exports on (peer case 53: tvm-ffi PR #690 and #466).
+ *
+ * - `obj`, `request`, `out_tensor`, `out_how`: as for `dlpack_object_import`.
+ * - `out_stream`: receives the stream (written only on OK):
+ *   - through the type's C exchange API (`DLPACK_HELPERS_IMPORT_EXCHANGE_API`: the producer's
+ *     no-sync export): for a `kDLCPU` tensor kind `DLPACK_HELPERS_STREAM_NONE`; for any other
+ *     device the producer's current work stream, asked from the same table's
+ *     `current_work_stream` for the tensor's device right after the import and decoded as by
+ *     `dlpack_exchange_api_current_work_stream` (`_HANDLE`, or CUDA's `_LEGACY_DEFAULT` /
+ *     `_PER_THREAD_DEFAULT` for 0x1 / 0x2). When the table cannot name it (it answers NULL off
+ *     `kDLCPU`, or -1 with an exception deriving from `Exception`, which is cleared, or its
+ *     function is NULL), the tensor is released and the object is imported through
+ *     `__dlpack__` instead (no tensor is ever returned with an ordering nobody knows); a
+ *     non-`Exception` exception stays set (`_PYTHON_ERROR_SET`, the tensor released);
+ *   - through `__dlpack__`: the producer ordered the data on the stream the request passed, so
+ *     that stream decoded for the tensor's device as by `dlpack_python_stream_decode` (no
+ *     `stream`: CUDA's legacy default stream, ROCm's NULL stream `_DEFAULT`, `kDLCPU`'s
+ *     `_NONE`; `stream=-1`: `_NO_SYNC`, no ordering at all; a value this library's rules
+ *     refuse also `_NO_SYNC`).
+ *
+ * `dlpack_object_import` stays as it was: it never asks the table for a stream.
+ * Statuses, GIL, ownership and Python exceptions as for `dlpack_object_import`.
+ *
+ * @param[in] request May be NULL.
+ * @param[out] out_how May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj`, `out_tensor` or `out_stream` is NULL
+ * @retval DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD when `obj` has no `__dlpack__` (`AttributeError`)
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when the producer raised `BufferError`
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when the producer raised `TypeError` and no
+ *   retry applies
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the producer raised another exception (the
+ *   message starts with its type)
+ * @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when `__dlpack__` returned no DLPack capsule
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor received has a major other
+ *   than 1 (it was released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when the versioned tensor received has flag bits
+ *   its declared version does not define (it was released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
+ * @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
+ *   `used_` capsule
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor, which is released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor,
+ *   which is released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor, which
+ *   is released)
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor, which is
+ *   released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code (a legacy tensor, which is released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device (a legacy tensor, which is released)
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
+ *   (the tensor is released)
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception is left set: with
+ *   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, or one not deriving from `Exception`
+ */
+dlpack_helpers_status dlpack_object_import_with_stream(void *obj,
+                                                       const struct dlpack_helpers_import_request *request,
+                                                       struct DLManagedTensorVersioned **out_tensor,
+                                                       uint32_t *out_how,
+                                                       struct dlpack_helpers_stream *out_stream);
 
 /**
  * Call `obj.__dlpack_device__()` and decode the `(device_type, device_id)` pair.

@@ -117,6 +117,10 @@ pub const DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN: dlpack_helpers_status = 45;
 /// for a CUDA tensor, or an object that is neither an `int`, `None` nor a queue exposing
 /// `addressof_ref()` for `kDLOneAPI` (Python's `TypeError`).
 pub const DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE: dlpack_helpers_status = 46;
+/// An exchange API table's `current_work_stream` answered success and NULL for a device other
+/// than `kDLCPU` (`dlpack_exchange_api_current_work_stream`): NULL names no stream there, so
+/// it is never read as "the default stream" unless the caller opts in (peer case 53).
+pub const DLPACK_HELPERS_STATUS_NULL_WORK_STREAM: dlpack_helpers_status = 47;
 
 /// No Python interpreter in this process: the Python C API functions did not resolve at run
 /// time (this library never links libpython). Returned by every Python entry point with a
@@ -183,6 +187,7 @@ pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
         Error::DeviceError(_) => DLPACK_HELPERS_STATUS_DEVICE_ERROR,
         Error::DeviceUnknown(_) => DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN,
         Error::InvalidStreamType(_) => DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE,
+        Error::NullWorkStream(_) => DLPACK_HELPERS_STATUS_NULL_WORK_STREAM,
         Error::PythonUnavailable(_) => DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE,
         Error::NotACapsule(_) => DLPACK_HELPERS_STATUS_NOT_A_CAPSULE,
         Error::CapsuleName(_) => DLPACK_HELPERS_STATUS_CAPSULE_NAME,
@@ -239,6 +244,7 @@ const STATUSES: &[(dlpack_helpers_status, &CStr, &CStr)] = &[
     (DLPACK_HELPERS_STATUS_DEVICE_ERROR, c"DEVICE_ERROR", c"RuntimeError"),
     (DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN, c"DEVICE_UNKNOWN", c"RuntimeError"),
     (DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE, c"INVALID_STREAM_TYPE", c"TypeError"),
+    (DLPACK_HELPERS_STATUS_NULL_WORK_STREAM, c"NULL_WORK_STREAM", c"BufferError"),
     (DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE, c"PYTHON_UNAVAILABLE", c"RuntimeError"),
     (DLPACK_HELPERS_STATUS_NOT_A_CAPSULE, c"NOT_A_CAPSULE", c"TypeError"),
     (DLPACK_HELPERS_STATUS_CAPSULE_NAME, c"CAPSULE_NAME", c"ValueError"),
