@@ -446,6 +446,15 @@ pub(crate) fn import_ordered(
             }
             // SAFETY: an accepted major-1 tensor.
             let device = unsafe { (*t).dl_tensor.device };
+            if crate::rules::stream::family(device.device_type) == crate::rules::stream::Family::Cpu
+            {
+                // No streams: nothing to ask the producer.
+                return Ok((
+                    t,
+                    DLPACK_HELPERS_IMPORTED_EXCHANGE_API,
+                    Stream::new(Kind::None, 0),
+                ));
+            }
             // Peer case 53: a no-sync export is ordered on the producer's current work stream;
             // record it. An answer that names nothing (NULL off kDLCPU, -1 with an ordinary
             // exception, a NULL function) releases the tensor and falls back to `__dlpack__`,
