@@ -338,17 +338,15 @@ impl Cuda {
         let query = self.event_query.ok_or_else(|| {
             Error::BackendUnavailable("the CUDA driver does not export cuEventQuery".into())
         })?;
-        let device = DLDevice {
-            device_type: DLDeviceType::kDLCUDA,
-            device_id: -1,
-        };
         // SAFETY: `ctx` is the context the event was created in (kept alive: primary contexts
         // are never released, and a stream's context outlives the work queued on it).
-        self.check(
-            "cuCtxPushCurrent",
-            unsafe { (self.ctx_push)(ctx as Handle) },
-            device,
-        )?;
+        let pushed = unsafe { (self.ctx_push)(ctx as Handle) };
+        if pushed != CUDA_SUCCESS {
+            return Err(Error::DeviceError(format!(
+                "cuCtxPushCurrent (release event's context) failed: {}",
+                self.error_name(pushed)
+            )));
+        }
         // SAFETY: a live event of this library's pool.
         let r = unsafe { query(event as Handle) };
         let mut out: Handle = core::ptr::null_mut();
