@@ -496,7 +496,7 @@ impl Tensor {
         // Peer case 53: data imported through a producer's no-sync export is ordered on the
         // producer's stream recorded then; the consumer's stream waits for it (no host block),
         // and a host copy waits on the host first.
-        if false && self.ready.kind == ffi::STREAM_HANDLE {
+        if self.ready.kind == ffi::STREAM_HANDLE {
             if plan.copy {
                 // SAFETY: the recorded stream of the tensor's device; plain values.
                 check(unsafe { ffi::dlpack_stream_synchronize(src, self.ready.handle) })?;
