@@ -417,6 +417,13 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE 2048
 
 /**
+ * Refuse a tensor whose flags have `DLPACK_FLAG_BITMASK_IS_COPIED` (`COPIED_REJECTED`): for a
+ * consumer that needs the producer's own memory (it writes through it, or ties its release to
+ * its last device use, peer case 52). Legacy tensors have no flags and pass.
+ */
+#define DLPACK_HELPERS_VALIDATE_REJECT_COPIED 4096
+
+/**
  * With `REQUIRE_CPU_ACCESSIBLE`: a device type whose host access "depends"
  * (`dlpack_device_host_access`) is answered from the tensor's memory, as by
  * `dlpack_tensor_host_access` with the Level Zero context registered by
@@ -466,6 +473,15 @@ struct DLPackExchangeAPI;
  * default: the array API allows only `None` for stream-less devices (peer case 28).
  */
 #define DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM 4
+
+/**
+ * Flag of `dlpack_exchange_api_current_work_stream`: read a NULL answer for a CUDA or ROCm
+ * device as that device's default stream (CUDA: the legacy default stream, kind
+ * `DLPACK_HELPERS_STREAM_LEGACY_DEFAULT`; ROCm: the NULL stream, `_DEFAULT`) instead of
+ * refusing it. For a caller that knows its producer names its default stream NULL (PyTorch's
+ * table does on the default stream). Other device types' NULL is refused either way.
+ */
+#define DLPACK_HELPERS_WORK_STREAM_NULL_IS_DEFAULT 1
 
 /**
  * Request flag: try the type's C exchange API (`__dlpack_c_exchange_api__`, DLPack 1.3, or
@@ -1098,6 +1114,12 @@ typedef struct dlpack_helpers_import_request {
 #define DLPACK_HELPERS_STATUS_OUT_OF_MEMORY 37
 
 /**
+ * The caller refuses copies (`DLPACK_HELPERS_VALIDATE_REJECT_COPIED`) and the tensor's flags
+ * have `DLPACK_FLAG_BITMASK_IS_COPIED` (peer case 52).
+ */
+#define DLPACK_HELPERS_STATUS_COPIED_REJECTED 38
+
+/**
  * The `stream` argument is not valid for the device: 0 on CUDA, 1 or 2 on ROCm, any integer
  * for `kDLCPU` (outside the lenient mode), a value below -1, or a stream with
  * `dl_device = (kDLCPU, 0)` (the array API's `ValueError`).
@@ -1143,6 +1165,13 @@ typedef struct dlpack_helpers_import_request {
  * `addressof_ref()` for `kDLOneAPI` (Python's `TypeError`).
  */
 #define DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE 46
+
+/**
+ * An exchange API table's `current_work_stream` answered success and NULL for a device other
+ * than `kDLCPU` (`dlpack_exchange_api_current_work_stream`): NULL names no stream there, so
+ * it is never read as "the default stream" unless the caller opts in (peer case 53).
+ */
+#define DLPACK_HELPERS_STATUS_NULL_WORK_STREAM 47
 
 /**
  * No Python interpreter in this process: the Python C API functions did not resolve at run
@@ -1432,7 +1461,7 @@ const char *dlpack_status_string(dlpack_helpers_status status);
  * The Python exception type the array API and the DLPack Python specification prescribe for a
  * status, for bindings that raise: `"BufferError"` (the data cannot be exported or imported as
  * asked: unsupported version, no common version, a tensor that breaks a DLPack rule or the
- * caller's requirements, codes 20–33 and 36), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
+ * caller's requirements, codes 20–33, 36 and 38), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
  * understand, a stream object of the wrong type), `"ValueError"` (bad arguments, unknown names, a buffer too small), `"RuntimeError"` (internal error and unknown
  * codes), `""` for `DLPACK_HELPERS_STATUS_OK`.
  *
@@ -2005,7 +2034,8 @@ dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device
  * 10. `REQUIRE_CPU_ACCESSIBLE` (`NOT_CPU_ACCESSIBLE`); alignment options (`MISALIGNED`; peer
  *     cases 40, 42); contiguity options (`NOT_CONTIGUOUS`; peer cases 30, 32, 33, 36);
  *     `REJECT_BROADCAST` / `REJECT_NEGATIVE_STRIDES` (`UNSUPPORTED_STRIDES`);
- *     `REQUIRE_WRITABLE` (`READ_ONLY`; peer case 46).
+ *     `REQUIRE_WRITABLE` (`READ_ONLY`; peer case 46); `REJECT_COPIED` (`COPIED_REJECTED`;
+ *     peer case 52).
  *
  * - `tensor`: borrowed; its `shape` and `strides`, when non-NULL, must hold `ndim` elements
  *   (the only thing that cannot be checked). `data` is never dereferenced.
@@ -2050,6 +2080,8 @@ dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device
  *   `REJECT_NEGATIVE_STRIDES` refuses the strides
  * @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
  *   read-only (or legacy without `LEGACY_WRITABLE`)
+ * @retval DLPACK_HELPERS_STATUS_COPIED_REJECTED when `REJECT_COPIED` is set and the tensor's
+ *   flags have `DLPACK_FLAG_BITMASK_IS_COPIED`
  */
 dlpack_helpers_status dlpack_tensor_validate(const struct DLManagedTensorVersioned *tensor,
                                              const struct dlpack_helpers_validate_options *options,
@@ -2133,6 +2165,8 @@ dlpack_helpers_status dlpack_legacy_tensor_validate(const DLManagedTensor *tenso
  *   `REJECT_NEGATIVE_STRIDES` refuses the strides
  * @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
  *   read-only (or legacy without `LEGACY_WRITABLE`)
+ * @retval DLPACK_HELPERS_STATUS_COPIED_REJECTED when `REJECT_COPIED` is set and `flags` has
+ *   `DLPACK_FLAG_BITMASK_IS_COPIED`
  */
 dlpack_helpers_status dlpack_dltensor_validate(const DLTensor *tensor,
                                                DLPackVersion version,
@@ -2806,6 +2840,53 @@ dlpack_helpers_status dlpack_stream_wait(DLDevice device,
 dlpack_helpers_status dlpack_stream_synchronize(DLDevice device, void *stream);
 
 /**
+ * Release a versioned managed tensor after the work queued so far on a stream is done,
+ * without blocking: the consumer's side of "release after the last device use" (peer case 52:
+ * a consumer that called the deleter right after launching its kernel let a recycling producer
+ * free memory the kernel had yet to read).
+ *
+ * - `tensor`: a `DLManagedTensorVersioned` of any major version (only its frozen `deleter`
+ *   field is read, when the release runs). NULL: nothing happens (OK).
+ * - `device`: the device whose stream `stream` is; selects the runtime as for
+ *   `dlpack_stream_wait` (CUDA for `kDLCUDA`/`kDLCUDAHost`/`kDLCUDAManaged`, HIP for
+ *   `kDLROCM`/`kDLROCMHost`; contexts and current devices chosen the same way).
+ * - `stream`: the native stream of the last device use (`CUstream`, `hipStream_t`; NULL and
+ *   CUDA's 0x1/0x2 for the default streams).
+ *
+ * What happens: one pooled event (the pool `dlpack_stream_wait` uses) is recorded on `stream`
+ * on the calling thread, and the release is queued; this call returns at once. A completion
+ * thread of the library (started on first use, one per process) polls the event
+ * (`cuEventQuery`/`hipEventQuery`, never a blocking synchronize) and, once the work before it
+ * is done, calls the deleter exactly once, on that thread, then returns the event to its pool.
+ * If the runtime reports an error for the event (a context that can no longer run work), the
+ * deleter runs then. The deleter must therefore be callable from any thread (the DLPack Python
+ * specification requires it). At process exit (`atexit`) releases still pending are never run
+ * and no further runtime call is made: their memory goes with the process (no crash, no deleter
+ * racing the runtimes' teardown). Not for a process that `fork`s and keeps using releases in the
+ * child. A `kDLCPU` tensor (no streams) is released at once, on the calling thread.
+ *
+ * Ownership: on OK the library owns the tensor (the caller must not touch it again); on any
+ * other status nothing was released and the caller still owns it (for example: synchronize the
+ * stream and call `dlpack_tensor_delete`).
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` (no built-in runtime for the device
+ * type or it did not load, a backend registered with `dlpack_stream_backend_register` for it,
+ * which has no event query, or the completion thread could not be started) or `_DEVICE_ERROR`
+ * (the event could not be created or recorded). Thread-safe.
+ *
+ * @param[in] tensor May be NULL.
+ * @param[in] stream May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when the release is queued (or done: NULL tensor, `kDLCPU`)
+ * @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when no built-in runtime with events serves
+ *   the device type, or the completion thread could not be started (the tensor is not released)
+ * @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the runtime failed to create or record the event
+ *   (the tensor is not released)
+ */
+dlpack_helpers_status dlpack_tensor_delete_after_stream(struct DLManagedTensorVersioned *tensor,
+                                                        DLDevice device,
+                                                        void *stream);
+
+/**
  * Load and initialize the built-in backend for a device type now, and say whether it works:
  * CUDA (`libcuda.so.1`, override with the environment variable `DLPACK_HELPERS_CUDA_LIBRARY`)
  * for `kDLCUDA`, `kDLCUDAHost`, `kDLCUDAManaged`; HIP (`libamdhip64.so`, override with
@@ -3175,6 +3256,50 @@ dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
 dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExchangeAPI **out_api);
 
 /**
+ * Ask an exchange API table for the producer's current work stream on a device, the stream a
+ * consumer launches on after a no-sync import from that table (DLPack 1.3 `current_work_stream`,
+ * need N0), and refuse an answer that names nothing (peer case 53: tvm-ffi PR #690 and #466,
+ * where a table answered success and NULL for devices whose stream it could not name, so
+ * consumers launched on the default stream while the producer worked on another).
+ *
+ * - `api`: a major-1 table (from `dlpack_exchange_api_find`, or a producer's table in C).
+ * - `device`: the device of the data (`dl_tensor.device` of the imported tensor).
+ * - `flags`: `DLPACK_HELPERS_WORK_STREAM_NULL_IS_DEFAULT` and/or
+ *   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`; other bits are `_INVALID_ARGUMENT`.
+ * - `out_stream`: receives the stream, decoded: `kDLCPU` → kind `DLPACK_HELPERS_STREAM_NONE`
+ *   (whatever the table answered: no streams); CUDA 0x1 → `_LEGACY_DEFAULT`, 0x2 →
+ *   `_PER_THREAD_DEFAULT`; any other non-NULL answer → `_HANDLE`. Written only on OK.
+ *
+ * Rules: NULL off `kDLCPU` is `DLPACK_HELPERS_STATUS_NULL_WORK_STREAM` (never "the default
+ * stream"), unless `DLPACK_HELPERS_WORK_STREAM_NULL_IS_DEFAULT` maps it to CUDA's legacy default
+ * stream or ROCm's NULL stream. A table answering -1 has set a Python exception: in the default
+ * mode an ordinary one is cleared and becomes `_PRODUCER_ERROR` / `_PRODUCER_BUFFER_ERROR` /
+ * `_PRODUCER_TYPE_ERROR` with its message; with `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR` (or
+ * for an exception that does not derive from `Exception`) it is left set and the status is
+ * `_PYTHON_ERROR_SET`. Without Python in the process, -1 is `_PRODUCER_ERROR`. The caller holds
+ * the GIL when Python is in the process (DLPack 1.3: every table function is called with it).
+ * Thread-safety: as the producer's function.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `api` or `out_stream` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the table's major version is not 1
+ * @retval DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID when the table's `current_work_stream` is
+ *   NULL
+ * @retval DLPACK_HELPERS_STATUS_NULL_WORK_STREAM when it answered NULL for a device other than
+ *   `kDLCPU` (and the NULL is not read as the default stream)
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when it returned -1 (its exception, cleared, is in
+ *   the message; also without Python)
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when it returned -1 with a `BufferError`
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when it returned -1 with a `TypeError`
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when it returned -1 and the exception is left set
+ */
+dlpack_helpers_status dlpack_exchange_api_current_work_stream(const struct DLPackExchangeAPI *api,
+                                                              DLDevice device,
+                                                              uint32_t flags,
+                                                              struct dlpack_helpers_stream *out_stream);
+
+/**
  * Import any Python object implementing DLPack: the C counterpart of `from_dlpack`'s first half.
  *
  * Calls `obj.__dlpack__(max_version=…, stream=…, dl_device=…, copy=…)`, passing `max_version`
@@ -3260,6 +3385,75 @@ dlpack_helpers_status dlpack_object_import(void *obj,
                                            const struct dlpack_helpers_import_request *request,
                                            struct DLManagedTensorVersioned **out_tensor,
                                            uint32_t *out_how);
+
+/**
+ * `dlpack_object_import`, and the stream the imported data is ordered on: what a consumer
+ * must wait for (or launch on) before using device memory, and what a re-exporting producer
+ * must order later exports on (peer case 53: tvm-ffi PR #690 and #466).
+ *
+ * - `obj`, `request`, `out_tensor`, `out_how`: as for `dlpack_object_import`.
+ * - `out_stream`: receives the stream (written only on OK):
+ *   - through the type's C exchange API (`DLPACK_HELPERS_IMPORT_EXCHANGE_API`: the producer's
+ *     no-sync export): for a `kDLCPU` tensor kind `DLPACK_HELPERS_STREAM_NONE`; for any other
+ *     device the producer's current work stream, asked from the same table's
+ *     `current_work_stream` for the tensor's device right after the import and decoded as by
+ *     `dlpack_exchange_api_current_work_stream` (`_HANDLE`, or CUDA's `_LEGACY_DEFAULT` /
+ *     `_PER_THREAD_DEFAULT` for 0x1 / 0x2). When the table cannot name it (it answers NULL off
+ *     `kDLCPU`, or -1 with an exception deriving from `Exception`, which is cleared, or its
+ *     function is NULL), the tensor is released and the object is imported through
+ *     `__dlpack__` instead (no tensor is ever returned with an ordering nobody knows); a
+ *     non-`Exception` exception stays set (`_PYTHON_ERROR_SET`, the tensor released);
+ *   - through `__dlpack__`: the producer ordered the data on the stream the request passed, so
+ *     that stream decoded for the tensor's device as by `dlpack_python_stream_decode` (no
+ *     `stream`: CUDA's legacy default stream, ROCm's NULL stream `_DEFAULT`, `kDLCPU`'s
+ *     `_NONE`; `stream=-1`: `_NO_SYNC`, no ordering at all; a value this library's rules
+ *     refuse also `_NO_SYNC`).
+ *
+ * `dlpack_object_import` stays as it was: it never asks the table for a stream.
+ * Statuses, GIL, ownership and Python exceptions as for `dlpack_object_import`.
+ *
+ * @param[in] request May be NULL.
+ * @param[out] out_how May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj`, `out_tensor` or `out_stream` is NULL
+ * @retval DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD when `obj` has no `__dlpack__` (`AttributeError`)
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when the producer raised `BufferError`
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when the producer raised `TypeError` and no
+ *   retry applies
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the producer raised another exception (the
+ *   message starts with its type)
+ * @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when `__dlpack__` returned no DLPack capsule
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor received has a major other
+ *   than 1 (it was released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when the versioned tensor received has flag bits
+ *   its declared version does not define (it was released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
+ * @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
+ *   `used_` capsule
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor, which is released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor,
+ *   which is released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor, which
+ *   is released)
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor, which is
+ *   released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code (a legacy tensor, which is released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device (a legacy tensor, which is released)
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
+ *   (the tensor is released)
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception is left set: with
+ *   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, or one not deriving from `Exception`
+ */
+dlpack_helpers_status dlpack_object_import_with_stream(void *obj,
+                                                       const struct dlpack_helpers_import_request *request,
+                                                       struct DLManagedTensorVersioned **out_tensor,
+                                                       uint32_t *out_how,
+                                                       struct dlpack_helpers_stream *out_stream);
 
 /**
  * Call `obj.__dlpack_device__()` and decode the `(device_type, device_id)` pair.

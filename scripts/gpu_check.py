@@ -32,7 +32,7 @@ NOT_READY = 600  # CUDA_ERROR_NOT_READY
 CU_STREAM_NON_BLOCKING = 1
 CHECKS = [
     "library", "package", "pointers", "race", "streams", "thread", "context", "synchronize",
-    "exchange-torch-cupy", "exchange-cupy-torch", "exchange-jax-torch", "managed", "cost",
+    "release", "exchange-torch-cupy", "exchange-cupy-torch", "exchange-jax-torch", "managed", "cost",
     "events",
 ]
 
@@ -488,6 +488,46 @@ def check_streams(out):
     if s.kind != STREAM_NO_SYNC or not unordered:
         bad.append(lines[-1])
     out("streams", "FAIL" if bad else "PASS", "; ".join(bad or lines))
+
+
+def check_release(out):
+    """Peer case 52: dlpack_tensor_delete_after_stream returns at once; the deleter runs only
+    after the work queued on the stream (held by the gate) is done, exactly once, on the
+    library's completion thread, and the event comes from the pool."""
+    b = Bench()
+    lib = b.lib
+    release = fn(lib.c, "dlpack_tensor_delete_after_stream", c_int32, c_void_p, Device, c_void_p)
+    calls, threads, done = [], [], threading.Semaphore(0)
+
+    def deleter(p):
+        calls.append(p)
+        threads.append(threading.get_ident())
+        done.release()
+    keep = ctypes.CFUNCTYPE(None, c_void_p)(deleter)
+
+    def tensor():
+        t = (ctypes.c_uint8 * 80)()  # DLManagedTensorVersioned: version, manager_ctx, deleter, ...
+        ctypes.memmove(t, (c_uint32 * 2)(1, 3), 8)
+        c_void_p.from_buffer(t, 16).value = ctypes.cast(keep, c_void_p).value
+        return t
+    first, second = tensor(), tensor()
+    b.produce()  # stream a held at the gate
+    lib.check(release(ctypes.addressof(first), cuda(0), c_void_p(b.a)), "dlpack_tensor_delete_after_stream")
+    held = b.pending_after(b.a, 0.05)
+    early = len(calls)
+    b.gate.open()
+    ran = done.acquire(timeout=20.0)
+    b.drv.sync(b.a)
+    # Exactly once: a second release on the now idle stream runs after the first was handled.
+    lib.check(release(ctypes.addressof(second), cuda(0), c_void_p(b.a)), "dlpack_tensor_delete_after_stream")
+    ran2 = done.acquire(timeout=20.0)
+    once = calls == [ctypes.addressof(first), ctypes.addressof(second)]
+    other_thread = bool(threads) and threading.get_ident() not in threads
+    ok = held and early == 0 and ran and ran2 and once and other_thread
+    out("release", "PASS" if ok else "FAIL",
+        f"gate {b.gate.kind}; stream held after the call {held}, deleter calls while held {early} "
+        f"(must be 0), ran after the gate opened {ran}, each deleter once {once}, on the library's "
+        f"thread {other_thread}")
 
 
 def fresh_thread(f):
@@ -975,7 +1015,7 @@ def run_one(name):
     fns = {
         "library": check_library, "package": check_package, "pointers": check_pointers,
         "race": check_race, "streams": check_streams, "thread": check_thread,
-        "context": check_context, "synchronize": check_synchronize,
+        "context": check_context, "synchronize": check_synchronize, "release": check_release,
         "exchange-torch-cupy": check_exchange_torch_cupy,
         "exchange-cupy-torch": check_exchange_cupy_torch,
         "exchange-jax-torch": check_exchange_jax_torch, "managed": check_managed,

@@ -115,7 +115,9 @@ def test_constants_match_the_header():
                   ("CAP_LEVEL_ZERO", "CAP_LEVEL_ZERO"), ("CAP_POINTER_CUDA", "CAP_POINTER_CUDA"),
                   ("CAP_POINTER_ROCM", "CAP_POINTER_ROCM"), ("CAP_POINTER_LEVEL_ZERO", "CAP_POINTER_LEVEL_ZERO"),
                   ("STREAM_SYCL_QUEUE", "STREAM_SYCL_QUEUE"), ("STREAM_ZE_COMMAND_QUEUE", "STREAM_ZE_COMMAND_QUEUE"),
-                  ("STREAM_ZE_COMMAND_LIST", "STREAM_ZE_COMMAND_LIST"), ("HOST_ACCESS_UNKNOWN", "HOST_ACCESS_UNKNOWN")]:
+                  ("STREAM_ZE_COMMAND_LIST", "STREAM_ZE_COMMAND_LIST"), ("HOST_ACCESS_UNKNOWN", "HOST_ACCESS_UNKNOWN"),
+                  ("STREAM_HANDLE", "STREAM_HANDLE"), ("STREAM_NONE", "STREAM_NONE"),
+                  ("WORK_STREAM_NULL_IS_DEFAULT", "WORK_STREAM_NULL_IS_DEFAULT")]:
         assert int(consts["DLPACK_HELPERS_" + c], 0) == getattr(_lib, py), c
 
 

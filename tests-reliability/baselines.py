@@ -213,6 +213,39 @@ def b_exchange_api_find(c: Ctx):
     return Case({"obj": PyObj(np.arange(3.0)), "out_api": ctypes.c_void_p()}, expect="NO_EXCHANGE_API")
 
 
+class _ExchangeTable(ctypes.Structure):
+    """DLPackExchangeAPI: header (version, prev_api), four functions, current_work_stream."""
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("prev_api", ctypes.c_void_p),
+                ("allocator", ctypes.c_void_p), ("from_py", ctypes.c_void_p), ("to_py", ctypes.c_void_p),
+                ("dltensor", ctypes.c_void_p), ("current_work_stream", ctypes.c_void_p)]
+
+
+def _cpu_work_stream(device_type, device_id, out):
+    out[0] = None  # kDLCPU: no streams
+    return 0
+
+
+_WORK_STREAM = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32,
+                                ctypes.POINTER(ctypes.c_void_p))(_cpu_work_stream)
+
+
+def b_exchange_api_current_work_stream(c: Ctx):
+    t = _ExchangeTable(1, 3, None, None, None, None, None, ctypes.cast(_WORK_STREAM, ctypes.c_void_p).value)
+    return Case({"api": t, "device": DLDevice(1, 0), "flags": 0, "out_stream": Stream()})
+
+
+def b_object_import_with_stream(c: Ctx):
+    out, how, stream = ctypes.c_void_p(), ctypes.c_uint32(), Stream()
+    req = ImportRequest()
+
+    def after(s, args):
+        if c.ok(s) and args.get("out_stream") is stream:
+            assert stream.kind == 1  # DLPACK_HELPERS_STREAM_NONE: a CPU tensor
+        c.delete_out_tensor(out)
+    return Case({"obj": PyObj(np.arange(5.0)), "request": req, "out_tensor": out, "out_how": how,
+                 "out_stream": stream}, after)
+
+
 def b_object_import(c: Ctx):
     out, how = ctypes.c_void_p(), ctypes.c_uint32()
     req = ImportRequest()
@@ -293,6 +326,17 @@ def b_stream_wait(c: Ctx):
 
 def b_stream_synchronize(c: Ctx):
     return Case({"device": DLDevice(BACKEND_TYPE, 0), "stream": 0x10})
+
+
+def b_tensor_delete_after_stream(c: Ctx):
+    # kDLCPU has no streams: released at once, on this thread (peer case 52).
+    t = c.tensors.versioned(device=(1, 0))
+
+    def after(s, args):
+        if args["tensor"] is not t or not c.ok(s):
+            c.lib.dlpack_tensor_delete(cabi.addr(t))
+        assert c.tensors.released(t) == 1
+    return Case({"tensor": t, "device": DLDevice(1, 0), "stream": 0}, after)
 
 
 def b_stream_backend_check(c: Ctx):
@@ -504,6 +548,8 @@ BASELINES = {
     "dlpack_capsule_new_view": b_capsule_new_view,
     "dlpack_exchange_api_find": b_exchange_api_find,
     "dlpack_object_import": b_object_import,
+    "dlpack_object_import_with_stream": b_object_import_with_stream,
+    "dlpack_exchange_api_current_work_stream": b_exchange_api_current_work_stream,
     "dlpack_object_get_device": b_object_get_device,
     "dlpack_stream_decode": b_stream_decode,
     "dlpack_stream_encode": b_stream_encode,
@@ -512,6 +558,7 @@ BASELINES = {
     "dlpack_stream_wait": b_stream_wait,
     "dlpack_stream_synchronize": b_stream_synchronize,
     "dlpack_stream_backend_check": b_stream_backend_check,
+    "dlpack_tensor_delete_after_stream": b_tensor_delete_after_stream,
     "dlpack_pointer_get_device": b_pointer_get_device,
     "dlpack_pointer_classify": b_pointer_classify,
     "dlpack_level_zero_context_set": b_level_zero_context_set,

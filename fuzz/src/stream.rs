@@ -34,9 +34,102 @@ fn decode(
     (s, out)
 }
 
+/// The answer of the fuzzed exchange table's `current_work_stream` (this thread's).
+mod table {
+    use dlpack_helpers::abi::{
+        DLDeviceType, DLPackExchangeAPI, DLPackExchangeAPIHeader, DLPackVersion,
+    };
+    use std::cell::Cell;
+    use std::ffi::{c_int, c_void};
+
+    thread_local! {
+        pub static ANSWER: Cell<(c_int, usize)> = const { Cell::new((0, 0)) };
+    }
+
+    unsafe extern "C" fn answer(_t: DLDeviceType, _id: i32, out: *mut *mut c_void) -> c_int {
+        let (rc, h) = ANSWER.with(|a| a.get());
+        if rc == 0 {
+            // SAFETY: the export passes a live out pointer.
+            unsafe { *out = h as *mut c_void };
+        }
+        rc
+    }
+
+    pub fn new(major: u32, with_fn: bool) -> DLPackExchangeAPI {
+        DLPackExchangeAPI {
+            header: DLPackExchangeAPIHeader {
+                version: DLPackVersion { major, minor: 3 },
+                prev_api: std::ptr::null_mut(),
+            },
+            managed_tensor_allocator: None,
+            managed_tensor_from_py_object_no_sync: None,
+            managed_tensor_to_py_object_no_sync: None,
+            dltensor_from_py_object_no_sync: None,
+            current_work_stream: if with_fn { Some(answer) } else { None },
+        }
+    }
+}
+
+/// `dlpack_exchange_api_current_work_stream` (peer case 53): any device, answer and flags get
+/// a documented status; OK never carries a NULL-named stream off kDLCPU unless the caller
+/// opted in, and a CPU answer is always "none".
+fn work_stream(input: &mut Input) {
+    use dlpack_helpers::capi::python::exchange::*;
+    let device = input.device();
+    let rc = if input.u8() < 32 { -1 } else { 0 };
+    let handle = if input.bool() {
+        0
+    } else {
+        input.small_i64() as usize
+    };
+    let flags = if input.u8() < 240 {
+        (input.u8() & 0x3) as u32
+    } else {
+        input.u32()
+    };
+    let t = table::new(if input.u8() < 16 { 2 } else { 1 }, input.u8() >= 8);
+    table::ANSWER.with(|a| a.set((rc, handle)));
+    let mut out = Out::<dlpack_helpers_stream>::new();
+    // SAFETY: a live table and out pointer.
+    let s = unsafe { dlpack_exchange_api_current_work_stream(&t, device, flags, out.ptr()) };
+    check_status(
+        "dlpack_exchange_api_current_work_stream",
+        s,
+        &[
+            DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+            DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION,
+            DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID,
+            DLPACK_HELPERS_STATUS_NULL_WORK_STREAM,
+            DLPACK_HELPERS_STATUS_PRODUCER_ERROR,
+        ],
+    );
+    if s != DLPACK_HELPERS_STATUS_OK {
+        assert!(out.untouched(), "out_stream written on failure");
+        return;
+    }
+    let st = out.get();
+    if device.device_type == DLDeviceType::kDLCPU {
+        assert_eq!(st.kind, DLPACK_HELPERS_STREAM_NONE);
+    } else if handle == 0 {
+        assert_ne!(
+            flags & DLPACK_HELPERS_WORK_STREAM_NULL_IS_DEFAULT,
+            0,
+            "NULL accepted"
+        );
+        assert!(
+            st.kind == DLPACK_HELPERS_STREAM_LEGACY_DEFAULT
+                || st.kind == DLPACK_HELPERS_STREAM_DEFAULT,
+            "NULL read as {st:?}"
+        );
+    } else {
+        assert_eq!(st.handle as usize, handle, "the answer changed: {st:?}");
+    }
+}
+
 pub fn run(data: &[u8]) {
     let mut input = Input::new(data);
     while !input.is_empty() {
+        work_stream(&mut input);
         let device = input.device();
         let has = input.bool();
         let value = input.small_i64();

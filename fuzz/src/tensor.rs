@@ -28,6 +28,7 @@ const VALIDATION: &[dlpack_helpers_status] = &[
     DLPACK_HELPERS_STATUS_MISALIGNED,
     DLPACK_HELPERS_STATUS_READ_ONLY,
     DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES,
+    DLPACK_HELPERS_STATUS_COPIED_REJECTED,
 ];
 
 fn dtype(input: &mut Input) -> DLDataType {
@@ -118,7 +119,13 @@ pub fn run(data: &[u8]) {
         } else {
             input.u8() as usize
         },
-        flags: input.flags() | if input.bool() { 0 } else { input.u32() & 0x3ff },
+        flags: input.flags()
+            | if input.bool() { 0 } else { input.u32() & 0x3ff }
+            | if input.u8() < 64 {
+                DLPACK_HELPERS_VALIDATE_REJECT_COPIED
+            } else {
+                0
+            },
         max_ndim: (input.u8() % 8) as i32 - 1,
         data_alignment: 1u64 << (input.u8() % 10),
         first_element_alignment: if input.bool() {
@@ -137,6 +144,14 @@ pub fn run(data: &[u8]) {
     // SAFETY: non-NULL arrays hold at least `ndim` elements (checked above).
     let s = unsafe { dlpack_tensor_validate(&mt, opts, layout.ptr()) };
     check_status("dlpack_tensor_validate", s, VALIDATION);
+    // REJECT_COPIED never passes a versioned tensor flagged IS_COPIED (peer case 52).
+    if s == DLPACK_HELPERS_STATUS_OK && !opts.is_null() {
+        assert!(
+            options.flags & DLPACK_HELPERS_VALIDATE_REJECT_COPIED == 0
+                || mt.flags & dlpack_helpers::abi::DLPACK_FLAG_BITMASK_IS_COPIED == 0,
+            "REJECT_COPIED passed an IS_COPIED tensor"
+        );
+    }
     if s == DLPACK_HELPERS_STATUS_OK {
         let mut l2 = Out::<dlpack_helpers_layout>::new();
         // SAFETY: as above.
@@ -176,14 +191,20 @@ pub fn run(data: &[u8]) {
         &[VALIDATION, &[DLPACK_HELPERS_STATUS_OPAQUE_HANDLE]].concat(),
     );
     if s == DLPACK_HELPERS_STATUS_OK {
-        assert_eq!(layout_status, DLPACK_HELPERS_STATUS_OK, "fits answered for a tensor without a layout");
+        assert_eq!(
+            layout_status, DLPACK_HELPERS_STATUS_OK,
+            "fits answered for a tensor without a layout"
+        );
         let (l, f) = (layout.get(), fits.get());
         let origin = mt.dl_tensor.data as usize as i128;
         let want = l.numel == 0
             || (origin + l.lowest_byte as i128 >= base as i128
                 && origin + l.end_byte as i128 <= base as i128 + size as i128);
         if dlpack_device_is_pointer_addressed(mt.dl_tensor.device) {
-            assert_eq!(f, want, "fits_allocation disagrees with the layout's byte range");
+            assert_eq!(
+                f, want,
+                "fits_allocation disagrees with the layout's byte range"
+            );
         }
     } else {
         assert!(fits.untouched(), "out_fits written on failure");

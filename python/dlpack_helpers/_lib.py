@@ -218,6 +218,8 @@ PROTOTYPES = {
     "dlpack_object_get_device": (status_t, (py_object, P(DLDevice))),
     "dlpack_object_query_device": (status_t, (py_object, c_uint32, P(DLDevice))),
     "dlpack_exchange_api_find": (status_t, (py_object, P(P(DLPackExchangeAPI)))),
+    "dlpack_exchange_api_current_work_stream": (status_t, (P(DLPackExchangeAPI), DLDevice, c_uint32, P(Stream))),
+    "dlpack_object_import_with_stream": (status_t, (py_object, P(ImportRequest), P(PV), P(c_uint32), P(Stream))),
     # validation, layout, names, ownership conversions
     "dlpack_tensor_create": (status_t, (c_void_p, DLDevice, c_int32, P(ctypes.c_int64), P(ctypes.c_int64), DLDataType,
                                         c_uint64, c_uint64, ReleaseFn, c_void_p, P(PV))),
@@ -250,6 +252,7 @@ PROTOTYPES = {
     "dlpack_stream_backend_register": (status_t, (c_int32, P(StreamBackend))),
     "dlpack_stream_wait": (status_t, (DLDevice, c_void_p, P(Stream))),
     "dlpack_stream_synchronize": (status_t, (DLDevice, c_void_p)),
+    "dlpack_tensor_delete_after_stream": (status_t, (PV, DLDevice, c_void_p)),
     "dlpack_stream_backend_check": (status_t, (c_int32,)),
     "dlpack_pointer_get_device": (status_t, (c_void_p, P(DLDevice))),
     "dlpack_stream_decode_handle": (status_t, (DLDevice, c_int32, c_void_p, P(Stream))),
@@ -276,6 +279,8 @@ IMPORTED_LEGACY, IMPORTED_AFTER_RETRY, IMPORTED_EXCHANGE_API = 0x1, 0x2, 0x4
 CAP_CUDA, CAP_ROCM, CAP_PYTHON = 0x1, 0x2, 0x4
 CAP_LEVEL_ZERO, CAP_POINTER_CUDA, CAP_POINTER_ROCM, CAP_POINTER_LEVEL_ZERO = 0x8, 0x10, 0x20, 0x40
 STREAM_SYCL_QUEUE, STREAM_ZE_COMMAND_QUEUE, STREAM_ZE_COMMAND_LIST = 6, 7, 8
+STREAM_NO_SYNC, STREAM_NONE, STREAM_LEGACY_DEFAULT, STREAM_DEFAULT, STREAM_HANDLE = 0, 1, 2, 4, 5
+WORK_STREAM_NULL_IS_DEFAULT = 0x1
 HOST_ACCESS_NEVER, HOST_ACCESS_ALWAYS, HOST_ACCESS_DEPENDS, HOST_ACCESS_UNKNOWN = 0, 1, 2, 3
 FLAG_READ_ONLY, FLAG_IS_COPIED, FLAG_IS_SUBBYTE_TYPE_PADDED = 1, 2, 4
 

@@ -69,15 +69,15 @@ cat "$W/run2"
 [ "$rc" -eq 0 ] || fail "simulated: exit status $rc, want 0"
 # The package imports here (PASS) or, where it is a native extension not built for this Python,
 # takes the fallback (SKIP, tested on purpose in 5.); the counts follow.
-summary="summary: 10 passed, 0 failed, 4 skipped"
+summary="summary: 11 passed, 0 failed, 4 skipped"
 if grep -q '^package: SKIP dlpack_helpers is not importable' "$W/run2"; then
-  summary="summary: 9 passed, 0 failed, 5 skipped"
+  summary="summary: 10 passed, 0 failed, 5 skipped"
 else
   has "$W/run2" "package: PASS" simulated
 fi
 for line in "library: PASS" "pointers: PASS device (2, 0); device+4092 (2, 0); cuMemAllocHost (3, 0)" \
     "race: PASS gate wait-value; stale reads without the wait 50/50" "streams: PASS stream=1: control stale True" \
-    "thread: PASS from a fresh thread" "context: PASS" "synchronize: PASS status 0" "cost: PASS" \
+    "thread: PASS from a fresh thread" "context: PASS" "synchronize: PASS status 0" "release: PASS gate wait-value" "cost: PASS" \
     "events: PASS simulated driver, calls counted by the pass-through" "exchange-torch-cupy: SKIP" \
     "$summary"; do
   has "$W/run2" "$line" simulated

@@ -87,6 +87,9 @@ pub const DLPACK_HELPERS_STATUS_UNKNOWN_NAME: dlpack_helpers_status = 35;
 pub const DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES: dlpack_helpers_status = 36;
 /// Memory for a new managed tensor could not be allocated.
 pub const DLPACK_HELPERS_STATUS_OUT_OF_MEMORY: dlpack_helpers_status = 37;
+/// The caller refuses copies (`DLPACK_HELPERS_VALIDATE_REJECT_COPIED`) and the tensor's flags
+/// have `DLPACK_FLAG_BITMASK_IS_COPIED` (peer case 52).
+pub const DLPACK_HELPERS_STATUS_COPIED_REJECTED: dlpack_helpers_status = 38;
 
 /// The `stream` argument is not valid for the device: 0 on CUDA, 1 or 2 on ROCm, any integer
 /// for `kDLCPU` (outside the lenient mode), a value below -1, or a stream with
@@ -114,6 +117,10 @@ pub const DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN: dlpack_helpers_status = 45;
 /// for a CUDA tensor, or an object that is neither an `int`, `None` nor a queue exposing
 /// `addressof_ref()` for `kDLOneAPI` (Python's `TypeError`).
 pub const DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE: dlpack_helpers_status = 46;
+/// An exchange API table's `current_work_stream` answered success and NULL for a device other
+/// than `kDLCPU` (`dlpack_exchange_api_current_work_stream`): NULL names no stream there, so
+/// it is never read as "the default stream" unless the caller opts in (peer case 53).
+pub const DLPACK_HELPERS_STATUS_NULL_WORK_STREAM: dlpack_helpers_status = 47;
 
 /// No Python interpreter in this process: the Python C API functions did not resolve at run
 /// time (this library never links libpython). Returned by every Python entry point with a
@@ -180,6 +187,7 @@ pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
         Error::DeviceError(_) => DLPACK_HELPERS_STATUS_DEVICE_ERROR,
         Error::DeviceUnknown(_) => DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN,
         Error::InvalidStreamType(_) => DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE,
+        Error::NullWorkStream(_) => DLPACK_HELPERS_STATUS_NULL_WORK_STREAM,
         Error::PythonUnavailable(_) => DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE,
         Error::NotACapsule(_) => DLPACK_HELPERS_STATUS_NOT_A_CAPSULE,
         Error::CapsuleName(_) => DLPACK_HELPERS_STATUS_CAPSULE_NAME,
@@ -213,6 +221,7 @@ pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
             Fault::UnknownName => DLPACK_HELPERS_STATUS_UNKNOWN_NAME,
             Fault::UnsupportedStrides => DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES,
             Fault::OutOfMemory => DLPACK_HELPERS_STATUS_OUT_OF_MEMORY,
+            Fault::Copied => DLPACK_HELPERS_STATUS_COPIED_REJECTED,
         },
     }
 }
@@ -235,6 +244,7 @@ const STATUSES: &[(dlpack_helpers_status, &CStr, &CStr)] = &[
     (DLPACK_HELPERS_STATUS_DEVICE_ERROR, c"DEVICE_ERROR", c"RuntimeError"),
     (DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN, c"DEVICE_UNKNOWN", c"RuntimeError"),
     (DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE, c"INVALID_STREAM_TYPE", c"TypeError"),
+    (DLPACK_HELPERS_STATUS_NULL_WORK_STREAM, c"NULL_WORK_STREAM", c"BufferError"),
     (DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE, c"PYTHON_UNAVAILABLE", c"RuntimeError"),
     (DLPACK_HELPERS_STATUS_NOT_A_CAPSULE, c"NOT_A_CAPSULE", c"TypeError"),
     (DLPACK_HELPERS_STATUS_CAPSULE_NAME, c"CAPSULE_NAME", c"ValueError"),
@@ -265,6 +275,7 @@ const STATUSES: &[(dlpack_helpers_status, &CStr, &CStr)] = &[
     (DLPACK_HELPERS_STATUS_UNKNOWN_NAME, c"UNKNOWN_NAME", c"ValueError"),
     (DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES, c"UNSUPPORTED_STRIDES", c"BufferError"),
     (DLPACK_HELPERS_STATUS_OUT_OF_MEMORY, c"OUT_OF_MEMORY", c"MemoryError"),
+    (DLPACK_HELPERS_STATUS_COPIED_REJECTED, c"COPIED_REJECTED", c"BufferError"),
 ];
 
 fn lookup(
@@ -330,7 +341,7 @@ pub extern "C" fn dlpack_status_string(status: dlpack_helpers_status) -> *const 
 /// The Python exception type the array API and the DLPack Python specification prescribe for a
 /// status, for bindings that raise: `"BufferError"` (the data cannot be exported or imported as
 /// asked: unsupported version, no common version, a tensor that breaks a DLPack rule or the
-/// caller's requirements, codes 20–33 and 36), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
+/// caller's requirements, codes 20–33, 36 and 38), `"MemoryError"` (out of memory), `"TypeError"` (a keyword the producer does not
 /// understand, a stream object of the wrong type), `"ValueError"` (bad arguments, unknown names, a buffer too small), `"RuntimeError"` (internal error and unknown
 /// codes), `""` for `DLPACK_HELPERS_STATUS_OK`.
 ///

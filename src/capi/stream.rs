@@ -1061,6 +1061,99 @@ pub unsafe extern "C" fn dlpack_stream_synchronize(
     boundary::status(|| synchronize(device, stream as usize))
 }
 
+/// Release a versioned managed tensor after the work queued so far on a stream is done,
+/// without blocking: the consumer's side of "release after the last device use" (peer case 52:
+/// a consumer that called the deleter right after launching its kernel let a recycling producer
+/// free memory the kernel had yet to read).
+///
+/// - `tensor`: a `DLManagedTensorVersioned` of any major version (only its frozen `deleter`
+///   field is read, when the release runs). NULL: nothing happens (OK).
+/// - `device`: the device whose stream `stream` is; selects the runtime as for
+///   `dlpack_stream_wait` (CUDA for `kDLCUDA`/`kDLCUDAHost`/`kDLCUDAManaged`, HIP for
+///   `kDLROCM`/`kDLROCMHost`; contexts and current devices chosen the same way).
+/// - `stream`: the native stream of the last device use (`CUstream`, `hipStream_t`; NULL and
+///   CUDA's 0x1/0x2 for the default streams).
+///
+/// What happens: one pooled event (the pool `dlpack_stream_wait` uses) is recorded on `stream`
+/// on the calling thread, and the release is queued; this call returns at once. A completion
+/// thread of the library (started on first use, one per process) polls the event
+/// (`cuEventQuery`/`hipEventQuery`, never a blocking synchronize) and, once the work before it
+/// is done, calls the deleter exactly once, on that thread, then returns the event to its pool.
+/// If the runtime reports an error for the event (a context that can no longer run work), the
+/// deleter runs then. The deleter must therefore be callable from any thread (the DLPack Python
+/// specification requires it). At process exit (`atexit`) releases still pending are never run
+/// and no further runtime call is made: their memory goes with the process (no crash, no deleter
+/// racing the runtimes' teardown). Not for a process that `fork`s and keeps using releases in the
+/// child. A `kDLCPU` tensor (no streams) is released at once, on the calling thread.
+///
+/// Ownership: on OK the library owns the tensor (the caller must not touch it again); on any
+/// other status nothing was released and the caller still owns it (for example: synchronize the
+/// stream and call `dlpack_tensor_delete`).
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_BACKEND_UNAVAILABLE` (no built-in runtime for the device
+/// type or it did not load, a backend registered with `dlpack_stream_backend_register` for it,
+/// which has no event query, or the completion thread could not be started) or `_DEVICE_ERROR`
+/// (the event could not be created or recorded). Thread-safe.
+///
+/// @param[in] tensor May be NULL.
+/// @param[in] stream May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when the release is queued (or done: NULL tensor, `kDLCPU`)
+/// @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when no built-in runtime with events serves
+///   the device type, or the completion thread could not be started (the tensor is not released)
+/// @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the runtime failed to create or record the event
+///   (the tensor is not released)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_delete_after_stream(
+    tensor: *mut crate::abi::DLManagedTensorVersioned,
+    device: DLDevice,
+    stream: *mut c_void,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        if tensor.is_null() {
+            return Ok(());
+        }
+        let fam = stream::family(device.device_type);
+        if fam == Family::Cpu {
+            // SAFETY: the caller hands the tensor over (its contract); no streams to wait for.
+            unsafe { crate::capi::tensor::dlpack_tensor_delete(tensor) };
+            return Ok(());
+        }
+        if registered(device.device_type).is_some() {
+            return Err(Error::BackendUnavailable(format!(
+                "device type {} is served by a registered stream backend, which has no event \
+                 query: synchronize the stream (dlpack_stream_synchronize) and call \
+                 dlpack_tensor_delete instead",
+                device.device_type.0
+            )));
+        }
+        let token = match fam {
+            Family::Cuda => {
+                let (ctx, ev) = cuda::get()?.record(device, stream as usize)?;
+                crate::host::release::Token::Cuda(ctx, ev)
+            }
+            Family::Rocm => {
+                let (key, ev) = hip::get()?.record(device, stream as usize)?;
+                crate::host::release::Token::Hip(key, ev)
+            }
+            Family::Cpu | Family::Other => return Err(unavailable(device)),
+        };
+        let t = tensor as usize;
+        let release = Box::new(move || {
+            // SAFETY: the tensor handed over by the caller, released exactly once (this closure
+            // is called once, by the completion thread).
+            unsafe {
+                crate::capi::tensor::dlpack_tensor_delete(
+                    t as *mut crate::abi::DLManagedTensorVersioned,
+                )
+            }
+        });
+        crate::host::release::submit(crate::host::release::Pending { token, release })
+            .map_err(|(e, _unrun)| e)
+        // On Err the pending release is dropped unrun (the caller keeps the tensor); its event
+        // stays recorded and is not reused.
+    })
+}
+
 /// Load and initialize the built-in backend for a device type now, and say whether it works:
 /// CUDA (`libcuda.so.1`, override with the environment variable `DLPACK_HELPERS_CUDA_LIBRARY`)
 /// for `kDLCUDA`, `kDLCUDAHost`, `kDLCUDAManaged`; HIP (`libamdhip64.so`, override with

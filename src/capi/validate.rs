@@ -42,6 +42,10 @@ pub const DLPACK_HELPERS_VALIDATE_REJECT_BROADCAST: u32 = 512;
 pub const DLPACK_HELPERS_VALIDATE_REJECT_NEGATIVE_STRIDES: u32 = 1024;
 /// With `REQUIRE_WRITABLE`: assume legacy tensors are writable.
 pub const DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE: u32 = 2048;
+/// Refuse a tensor whose flags have `DLPACK_FLAG_BITMASK_IS_COPIED` (`COPIED_REJECTED`): for a
+/// consumer that needs the producer's own memory (it writes through it, or ties its release to
+/// its last device use, peer case 52). Legacy tensors have no flags and pass.
+pub const DLPACK_HELPERS_VALIDATE_REJECT_COPIED: u32 = 4096;
 /// With `REQUIRE_CPU_ACCESSIBLE`: a device type whose host access "depends"
 /// (`dlpack_device_host_access`) is answered from the tensor's memory, as by
 /// `dlpack_tensor_host_access` with the Level Zero context registered by
@@ -65,6 +69,7 @@ const _: () = assert!(
         && DLPACK_HELPERS_VALIDATE_REJECT_BROADCAST == validate::REJECT_BROADCAST
         && DLPACK_HELPERS_VALIDATE_REJECT_NEGATIVE_STRIDES == validate::REJECT_NEGATIVE_STRIDES
         && DLPACK_HELPERS_VALIDATE_LEGACY_WRITABLE == validate::LEGACY_WRITABLE
+        && DLPACK_HELPERS_VALIDATE_REJECT_COPIED == validate::REJECT_COPIED
 );
 
 /// What a caller requires beyond the DLPack rules. Zero-initialise it and set `struct_size` to
@@ -363,7 +368,8 @@ unsafe fn run_full(
 /// 10. `REQUIRE_CPU_ACCESSIBLE` (`NOT_CPU_ACCESSIBLE`); alignment options (`MISALIGNED`; peer
 ///     cases 40, 42); contiguity options (`NOT_CONTIGUOUS`; peer cases 30, 32, 33, 36);
 ///     `REJECT_BROADCAST` / `REJECT_NEGATIVE_STRIDES` (`UNSUPPORTED_STRIDES`);
-///     `REQUIRE_WRITABLE` (`READ_ONLY`; peer case 46).
+///     `REQUIRE_WRITABLE` (`READ_ONLY`; peer case 46); `REJECT_COPIED` (`COPIED_REJECTED`;
+///     peer case 52).
 ///
 /// - `tensor`: borrowed; its `shape` and `strides`, when non-NULL, must hold `ndim` elements
 ///   (the only thing that cannot be checked). `data` is never dereferenced.
@@ -408,6 +414,8 @@ unsafe fn run_full(
 ///   `REJECT_NEGATIVE_STRIDES` refuses the strides
 /// @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
 ///   read-only (or legacy without `LEGACY_WRITABLE`)
+/// @retval DLPACK_HELPERS_STATUS_COPIED_REJECTED when `REJECT_COPIED` is set and the tensor's
+///   flags have `DLPACK_FLAG_BITMASK_IS_COPIED`
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_validate(
     tensor: *const DLManagedTensorVersioned,
@@ -522,6 +530,8 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_validate(
 ///   `REJECT_NEGATIVE_STRIDES` refuses the strides
 /// @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
 ///   read-only (or legacy without `LEGACY_WRITABLE`)
+/// @retval DLPACK_HELPERS_STATUS_COPIED_REJECTED when `REJECT_COPIED` is set and `flags` has
+///   `DLPACK_FLAG_BITMASK_IS_COPIED`
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_dltensor_validate(
     tensor: *const DLTensor,

@@ -22,6 +22,8 @@ type Handle = *mut c_void;
 
 const CUDA_SUCCESS: CUresult = 0;
 const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
+/// `CUDA_ERROR_NOT_READY`: `cuEventQuery`'s "the work before the event is not done yet".
+const CUDA_ERROR_NOT_READY: CUresult = 600;
 /// `CU_EVENT_DISABLE_TIMING`: events used only for ordering are cheaper without timing.
 const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
 /// `CU_POINTER_ATTRIBUTE_MEMORY_TYPE`, `_IS_MANAGED`, `_DEVICE_ORDINAL`.
@@ -46,6 +48,9 @@ pub(crate) struct Cuda {
     event_record: unsafe extern "C" fn(Handle, Handle) -> CUresult,
     stream_wait_event: unsafe extern "C" fn(Handle, Handle, c_uint) -> CUresult,
     stream_synchronize: unsafe extern "C" fn(Handle) -> CUresult,
+    /// `cuEventQuery`: polled by the deferred release (`host::release`); every driver has it,
+    /// but a driver without it only loses that one use.
+    event_query: Option<unsafe extern "C" fn(Handle) -> CUresult>,
     /// `cuStreamGetCtx` (CUDA 9.2 and newer); without it the stream's context is not asked.
     stream_get_ctx: Option<unsafe extern "C" fn(Handle, *mut Handle) -> CUresult>,
     /// `cuPointerGetAttributes` (CUDA 7.0 and newer): the three attributes a classification needs
@@ -101,6 +106,7 @@ fn load() -> Result<Cuda, LoadError> {
         event_record: lib.sym(c"cuEventRecord")?,
         stream_wait_event: lib.sym(c"cuStreamWaitEvent")?,
         stream_synchronize: lib.sym(c"cuStreamSynchronize")?,
+        event_query: lib.sym_opt(c"cuEventQuery"),
         stream_get_ctx: lib.sym_opt(c"cuStreamGetCtx"),
         pointer_get_attributes: lib.sym(c"cuPointerGetAttributes")?,
         get_error_name: lib.sym_opt(c"cuGetErrorName"),
@@ -291,6 +297,74 @@ impl Cuda {
         // The wait captured the event's state: the event may be recorded again at once.
         self.events.give(entered.ctx, event);
         result
+    }
+
+    /// Record a pooled event on `stream` (the context chosen as for [`Cuda::wait`]) that stands
+    /// for the work queued there so far, for [`Cuda::event_done`] to poll. Returns `(context,
+    /// event)`; the event goes back to the pool with [`Cuda::recycle`] once it completed. Never
+    /// blocks the host.
+    pub(crate) fn record(&self, device: DLDevice, stream: usize) -> Result<(usize, usize), Error> {
+        if self.event_query.is_none() {
+            return Err(Error::BackendUnavailable(format!(
+                "the CUDA driver {} does not export cuEventQuery, so a release cannot wait for a \
+                 stream",
+                self.lib.path
+            )));
+        }
+        let entered = self.enter(device, stream)?;
+        let event = match self.events.take(entered.ctx) {
+            Some(e) => e,
+            None => {
+                let mut e: Handle = core::ptr::null_mut();
+                // SAFETY: valid out-pointer; documented flag.
+                let r = unsafe { (self.event_create)(&mut e, CU_EVENT_DISABLE_TIMING) };
+                self.check("cuEventCreate", r, device)?;
+                e as usize
+            }
+        };
+        // SAFETY: an event of the current context; the stream is the caller's live stream of
+        // this device (or a special value).
+        let r = unsafe { (self.event_record)(event as Handle, stream as Handle) };
+        if let Err(e) = self.check("cuEventRecord (release stream)", r, device) {
+            self.events.give(entered.ctx, event);
+            return Err(e);
+        }
+        Ok((entered.ctx, event))
+    }
+
+    /// Whether the work before an event from [`Cuda::record`] is done (`cuEventQuery`, inside
+    /// the event's context; never blocks). An error is the driver's (the context is unusable).
+    pub(crate) fn event_done(&self, ctx: usize, event: usize) -> Result<bool, Error> {
+        let query = self.event_query.ok_or_else(|| {
+            Error::BackendUnavailable("the CUDA driver does not export cuEventQuery".into())
+        })?;
+        // SAFETY: `ctx` is the context the event was created in (kept alive: primary contexts
+        // are never released, and a stream's context outlives the work queued on it).
+        let pushed = unsafe { (self.ctx_push)(ctx as Handle) };
+        if pushed != CUDA_SUCCESS {
+            return Err(Error::DeviceError(format!(
+                "cuCtxPushCurrent (release event's context) failed: {}",
+                self.error_name(pushed)
+            )));
+        }
+        // SAFETY: a live event of this library's pool.
+        let r = unsafe { query(event as Handle) };
+        let mut out: Handle = core::ptr::null_mut();
+        // SAFETY: pops the context pushed just above on this thread.
+        unsafe { (self.ctx_pop)(&mut out) };
+        match r {
+            CUDA_SUCCESS => Ok(true),
+            CUDA_ERROR_NOT_READY => Ok(false),
+            r => Err(Error::DeviceError(format!(
+                "cuEventQuery (release event) failed: {}",
+                self.error_name(r)
+            ))),
+        }
+    }
+
+    /// Give a completed event from [`Cuda::record`] back to its context's pool.
+    pub(crate) fn recycle(&self, ctx: usize, event: usize) {
+        self.events.give(ctx, event);
     }
 
     /// Block the host until all work queued on `stream` is complete.

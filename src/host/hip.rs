@@ -24,6 +24,8 @@ pub(crate) struct Hip {
     event_record: unsafe extern "C" fn(Handle, Handle) -> HipError,
     stream_wait_event: unsafe extern "C" fn(Handle, Handle, c_uint) -> HipError,
     stream_synchronize: unsafe extern "C" fn(Handle) -> HipError,
+    /// `hipEventQuery`: polled by the deferred release (`host::release`).
+    event_query: Option<unsafe extern "C" fn(Handle) -> HipError>,
     get_error_name: Option<unsafe extern "C" fn(HipError) -> *const c_char>,
     /// `hipPointerGetAttributes` (pointer classification; absent from very old runtimes).
     pointer_get_attributes:
@@ -50,6 +52,8 @@ pub(crate) struct PointerAttributes {
 /// `hipErrorInvalidValue`: what ROCm 5 (and some 6.x releases) answer for memory HIP does not
 /// know.
 const HIP_ERROR_INVALID_VALUE: HipError = 1;
+/// `hipErrorNotReady`: `hipEventQuery`'s "the work before the event is not done yet".
+const HIP_ERROR_NOT_READY: HipError = 600;
 
 // SAFETY: the HIP runtime is thread-safe; the struct holds function pointers and plain data.
 unsafe impl Send for Hip {}
@@ -95,6 +99,7 @@ fn load() -> Result<Hip, LoadError> {
         event_record: lib.sym(c"hipEventRecord")?,
         stream_wait_event: lib.sym(c"hipStreamWaitEvent")?,
         stream_synchronize: lib.sym(c"hipStreamSynchronize")?,
+        event_query: lib.sym_opt(c"hipEventQuery"),
         get_error_name: lib.sym_opt(c"hipGetErrorName"),
         pointer_get_attributes: lib.sym_opt(c"hipPointerGetAttributes"),
         runtime_version: None,
@@ -272,6 +277,60 @@ impl Hip {
                  runtime version {version}), which has no DLPack meaning"
             ))
         })
+    }
+
+    /// Record a pooled event on `stream` (the device chosen as for [`Hip::wait`]) standing for
+    /// the work queued there so far. Returns `(device, event)`; see [`Hip::event_done`] and
+    /// [`Hip::recycle`]. Never blocks the host.
+    pub(crate) fn record(&self, device: DLDevice, stream: usize) -> Result<(usize, usize), Error> {
+        if self.event_query.is_none() {
+            return Err(Error::BackendUnavailable(format!(
+                "the HIP runtime {} does not export hipEventQuery, so a release cannot wait for a \
+                 stream",
+                self.lib.path
+            )));
+        }
+        let entered = self.enter(device)?;
+        let key = entered.device as usize;
+        let event = match self.events.take(key) {
+            Some(e) => e,
+            None => {
+                let mut e: Handle = core::ptr::null_mut();
+                // SAFETY: valid out-pointer; documented flag.
+                let r = unsafe { (self.event_create)(&mut e, HIP_EVENT_DISABLE_TIMING) };
+                self.check("hipEventCreateWithFlags", r, device)?;
+                e as usize
+            }
+        };
+        // SAFETY: an event of the current device; the stream is the caller's live stream.
+        let r = unsafe { (self.event_record)(event as Handle, stream as Handle) };
+        if let Err(e) = self.check("hipEventRecord (release stream)", r, device) {
+            self.events.give(key, event);
+            return Err(e);
+        }
+        Ok((key, event))
+    }
+
+    /// Whether the work before an event from [`Hip::record`] is done (`hipEventQuery`; never
+    /// blocks).
+    pub(crate) fn event_done(&self, _key: usize, event: usize) -> Result<bool, Error> {
+        let query = self.event_query.ok_or_else(|| {
+            Error::BackendUnavailable("the HIP runtime does not export hipEventQuery".into())
+        })?;
+        // SAFETY: a live event of this library's pool.
+        match unsafe { query(event as Handle) } {
+            HIP_SUCCESS => Ok(true),
+            HIP_ERROR_NOT_READY => Ok(false),
+            r => Err(Error::DeviceError(format!(
+                "hipEventQuery (release event) failed: {}",
+                self.error_name(r)
+            ))),
+        }
+    }
+
+    /// Give a completed event from [`Hip::record`] back to its device's pool.
+    pub(crate) fn recycle(&self, key: usize, event: usize) {
+        self.events.give(key, event);
     }
 
     /// Block the host until all work queued on `stream` is complete.

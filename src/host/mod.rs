@@ -8,7 +8,8 @@
 //! - [`hip`]: the HIP runtime (`libamdhip64.so`): the same for ROCm;
 //! - [`level_zero`]: the Level Zero loader (`libze_loader.so.1`): USM pointer classes;
 //! - [`cpython`]: the CPython C API, resolved from the process with `dlsym` (never linked);
-//! - [`probe`]: reading bytes at a foreign integer address without faulting.
+//! - [`probe`]: reading bytes at a foreign integer address without faulting;
+//! - [`release`]: releases that wait for a stream (a completion thread polling pooled events).
 //!
 //! Raw pointers and foreign function pointers live here, but no export: only `capi` calls into
 //! this layer, and this layer imports only `rules` and `abi`.
@@ -19,3 +20,4 @@ pub(crate) mod dl;
 pub(crate) mod hip;
 pub(crate) mod level_zero;
 pub(crate) mod probe;
+pub(crate) mod release;

@@ -55,6 +55,10 @@ pub enum Error {
     /// A stream object of a type the device family does not define (Python's `TypeError`).
     #[error("{0}")]
     InvalidStreamType(String),
+    /// An exchange table's `current_work_stream` answered NULL for a device other than
+    /// `kDLCPU`: it did not name the stream the data is ordered on (peer case 53).
+    #[error("{0}")]
+    NullWorkStream(String),
     /// No Python interpreter in this process (the Python C API did not resolve at run time).
     #[error(
         "{0}: no Python interpreter in this process (the Python C API functions did not resolve at run time)"
@@ -146,6 +150,8 @@ pub enum Fault {
     UnsupportedStrides,
     /// Memory for a new managed tensor could not be allocated.
     OutOfMemory,
+    /// The caller refuses copies (`REJECT_COPIED`) and the tensor has `IS_COPIED`.
+    Copied,
 }
 
 impl Error {

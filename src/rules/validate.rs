@@ -51,8 +51,12 @@ pub const REJECT_BROADCAST: u32 = 1 << 9;
 pub const REJECT_NEGATIVE_STRIDES: u32 = 1 << 10;
 /// With `REQUIRE_WRITABLE`: treat legacy tensors (writability unknown) as writable.
 pub const LEGACY_WRITABLE: u32 = 1 << 11;
+/// Refuse a tensor whose flags have `DLPACK_FLAG_BITMASK_IS_COPIED` (peer case 52): a consumer
+/// that needs aliasing (it writes through the tensor, or keeps it past the producer's release)
+/// cannot use a copy. Legacy tensors have no flags and pass.
+pub const REJECT_COPIED: u32 = 1 << 12;
 /// Every option bit this version defines.
-pub const ALL_OPTIONS: u32 = (1 << 12) - 1;
+pub const ALL_OPTIONS: u32 = (1 << 13) - 1;
 
 /// The caller's requirements. All-zero is the default: every DLPack rule, nothing more.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -354,6 +358,17 @@ pub fn check_view_with(
             }
         }
     }
+    require(
+        o.flags & REJECT_COPIED == 0
+            || producer.flags().unwrap_or(0) & crate::abi::DLPACK_FLAG_BITMASK_IS_COPIED == 0,
+        Fault::Copied,
+        || {
+            "tensor->flags has DLPACK_FLAG_BITMASK_IS_COPIED: the producer handed over a copy, and \
+             the caller needs the producer's own memory (DLPACK_HELPERS_VALIDATE_REJECT_COPIED; peer \
+             case 52)"
+                .to_owned()
+        },
+    )?;
     Ok(l)
 }
 

@@ -6,6 +6,10 @@
  * Control (exported): fake_count(name), fake_fail(name, code) (0 clears), fake_reset_counts(),
  * fake_register_pointer(ptr, memory_type, managed, ordinal), fake_pointer_needs_context(on),
  * fake_last(name, &a, &b),
+ * cuEventQuery answers from the stream emulation (below): an event recorded on an emulated stream
+ * is complete once the work queued there before it ran (a stream held by cuStreamWaitValue32_v2
+ * on a flag is a gate the tests open), on any other stream at once; a complete event is free to
+ * be recorded again (as after cuStreamWaitEvent).
  * fake_set_stream_context(stream, ctx) (the stream belongs to that context, as a stream made by
  * cuStreamCreate inside it would: cuStreamGetCtx answers it, and cuEventRecord refuses an event
  * of another context on it, as the real driver does; any other stream belongs to the calling
@@ -35,7 +39,8 @@ static const char *names[NFN] = {
     "cuDeviceGetName", "cuCtxCreate_v2", "cuCtxDestroy_v2", "cuStreamCreate", "cuStreamDestroy_v2",
     "cuStreamQuery", "cuStreamWaitValue32_v2", "cuMemAlloc_v2", "cuMemFree_v2",
     "cuMemAllocHost_v2", "cuMemFreeHost", "cuMemHostRegister_v2", "cuMemHostUnregister",
-    "cuMemAllocManaged", "cuMemsetD32Async", "cuMemcpyDtoDAsync_v2", "cuMemcpyDtoH_v2", 0};
+    "cuMemAllocManaged", "cuMemsetD32Async", "cuMemcpyDtoDAsync_v2", "cuMemcpyDtoH_v2",
+    "cuEventQuery", 0};
 #include "recorder.h"
 
 #define NDEV 2
@@ -393,6 +398,20 @@ static void emu_drain(struct estream *s) {
   while (!idle(s)) usleep(50);
 }
 
+CUresult cuEventQuery(CUevent e) {
+  int f = enter("cuEventQuery", e, 0);
+  if (f) return f;
+  if (!current()) return 201;
+  if (e->ctx != current()) return 400; /* queried outside the event's context */
+  pthread_mutex_lock(&emu_lock);
+  int done = !e->stream || e->stream->done >= e->target;
+  pthread_mutex_unlock(&emu_lock);
+  if (!done) return 600; /* CUDA_ERROR_NOT_READY */
+  pthread_mutex_lock(&lock);
+  e->in_flight = 0;
+  pthread_mutex_unlock(&lock);
+  return 0;
+}
 CUresult cuCtxCreate_v2(CUcontext *c, unsigned flags, int dev) {
   int f = enter("cuCtxCreate_v2", 0, 0);
   if (f) return f;

@@ -8,7 +8,12 @@
  * for any address inside it (like the real runtime) and hipErrorInvalidValue for any other
  * address. FAKE_HIP_UNREGISTERED_SUCCESS=1 makes unknown memory answer hipSuccess with
  * hipMemoryTypeUnregistered instead (as some ROCm 6 releases do). hipRuntimeGetVersion reports
- * 6.0 (60032830). */
+ * 6.0 (60032830).
+ *
+ * Gates, for the deferred-release tests: fake_hip_gate(stream, closed) closes or opens a
+ * stream. An event recorded on a stream while its gate is closed stands for work that has not
+ * run: hipEventQuery answers hipErrorNotReady (600) for it until the gate opens; any other event
+ * is complete. A complete event is free to be recorded again. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,12 +27,36 @@ typedef struct fake_event *hipEvent_t;
 static const char *names[NFN] = {"hipInit", "hipGetDevice", "hipSetDevice",
                                  "hipEventCreateWithFlags", "hipEventRecord",
                                  "hipStreamWaitEvent", "hipStreamSynchronize",
-                                 "hipPointerGetAttributes", "hipRuntimeGetVersion", 0};
+                                 "hipPointerGetAttributes", "hipRuntimeGetVersion",
+                                 "hipEventQuery", 0};
 #include "recorder.h"
 
 #define NDEV 2
 static _Thread_local int current_device;
-struct fake_event { int device; int in_flight; pthread_t recorder; };
+struct fake_event { int device; int in_flight; pthread_t recorder; int gate; long opened; };
+struct gate { hipStream_t s; int closed; long opened; };
+#define NGATES 16
+static struct gate gates[NGATES];
+/* The gate of `s` (made on first use), under `lock`. */
+static struct gate *gate_of(hipStream_t s) {
+  for (int i = 0; i < NGATES; ++i)
+    if (gates[i].s == s) return &gates[i];
+  for (int i = 0; i < NGATES; ++i)
+    if (!gates[i].s) {
+      gates[i].s = s;
+      return &gates[i];
+    }
+  return 0;
+}
+void fake_hip_gate(hipStream_t s, int closed) {
+  pthread_mutex_lock(&lock);
+  struct gate *g = gate_of(s);
+  if (g) {
+    if (g->closed && !closed) ++g->opened;
+    g->closed = closed;
+  }
+  pthread_mutex_unlock(&lock);
+}
 
 const char *hipGetErrorName(hipError_t e) {
   switch (e) {
@@ -73,8 +102,22 @@ hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) {
   int busy = e->in_flight;
   e->in_flight = 1;
   e->recorder = pthread_self();
+  if (!busy) {
+    struct gate *g = gate_of(s);
+    e->gate = g && g->closed ? (int)(g - gates) + 1 : 0;
+    e->opened = g ? g->opened : 0;
+  }
   pthread_mutex_unlock(&lock);
   return busy ? 400 : 0;
+}
+hipError_t hipEventQuery(hipEvent_t e) {
+  int f = enter("hipEventQuery", e, 0);
+  if (f) return f;
+  pthread_mutex_lock(&lock);
+  int done = !e->gate || gates[e->gate - 1].opened > e->opened;
+  if (done) e->in_flight = 0;
+  pthread_mutex_unlock(&lock);
+  return done ? 0 : 600; /* hipErrorNotReady */
 }
 hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned flags) {
   int f = enter("hipStreamWaitEvent", s, e);

@@ -230,3 +230,85 @@ macro_rules! count_thread_allocations {
         }
     };
 }
+
+/// A managed tensor whose deleter counts its calls (and remembers the thread), for the deferred
+/// release tests: `Released::new()` gives a heap tensor the deleter frees; `wait_for(n)` blocks
+/// until the deleter ran `n` times in all (a condition variable, with a guard that fails the
+/// test instead of hanging if it never happens).
+pub mod released {
+    use dlpack_helpers::abi::{DLManagedTensorVersioned, DLPackVersion};
+    use std::sync::{Condvar, Mutex};
+
+    pub struct Counter {
+        pub runs: usize,
+        pub threads: Vec<std::thread::ThreadId>,
+    }
+    static COUNT: Mutex<Counter> = Mutex::new(Counter {
+        runs: 0,
+        threads: Vec::new(),
+    });
+    static CHANGED: Condvar = Condvar::new();
+
+    unsafe extern "C" fn deleter(t: *mut DLManagedTensorVersioned) {
+        // SAFETY: made by Box::into_raw in `new`, freed once here.
+        drop(unsafe { Box::from_raw(t) });
+        if std::env::var_os("DLPACK_RELEASE_CHILD").is_some() {
+            println!("deleter ran");
+        }
+        let mut c = COUNT.lock().unwrap_or_else(|e| e.into_inner());
+        c.runs += 1;
+        c.threads.push(std::thread::current().id());
+        CHANGED.notify_all();
+    }
+
+    /// A fresh versioned tensor (DLPack 1.3) with the counting deleter.
+    pub fn new() -> *mut DLManagedTensorVersioned {
+        // SAFETY: a C struct of integers, nullable pointers and an Option of a function
+        // pointer: all bits zero is a valid value.
+        let mut t: DLManagedTensorVersioned = unsafe { std::mem::zeroed() };
+        t.version = DLPackVersion { major: 1, minor: 3 };
+        t.deleter = Some(deleter);
+        Box::into_raw(Box::new(t))
+    }
+
+    /// How many times the deleter ran so far.
+    pub fn runs() -> usize {
+        COUNT.lock().unwrap_or_else(|e| e.into_inner()).runs
+    }
+
+    /// The threads the deleter ran on, in order.
+    pub fn threads() -> Vec<std::thread::ThreadId> {
+        COUNT
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .threads
+            .clone()
+    }
+
+    /// Block until the deleter ran `n` times in all.
+    pub fn wait_for(n: usize) {
+        let guard = std::time::Duration::from_secs(120);
+        let c = COUNT.lock().unwrap_or_else(|e| e.into_inner());
+        let (c, timeout) = CHANGED
+            .wait_timeout_while(c, guard, |c| c.runs < n)
+            .unwrap_or_else(|e| e.into_inner());
+        assert!(
+            !timeout.timed_out(),
+            "the deleter ran {} times, never {n}",
+            c.runs
+        );
+    }
+}
+
+/// Block until `cond()` holds (polling with `yield_now`), with a guard that fails the test
+/// instead of hanging: for waiting on another thread's progress, never for a duration.
+pub fn until(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "never happened: {what}"
+        );
+        std::thread::yield_now();
+    }
+}

@@ -12,7 +12,7 @@ use crate::ffi;
 use crate::tensor::Tensor;
 use core::ffi::{c_int, c_void};
 use core::ptr::null_mut;
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 struct Table(DLPackExchangeAPI);
@@ -64,6 +64,28 @@ fn ours<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Tensor>>
     })
 }
 
+/// Make the stream `current_work_stream` names (CUDA's legacy default stream) wait for a
+/// producer stream recorded at the Tensor's import, so that a no-sync consumer launching there
+/// sees the data ready (peer case 53). Nothing for any other Tensor.
+fn order_on_default(t: &Tensor) -> PyResult<()> {
+    let ready = t.ready();
+    if ready.kind != ffi::STREAM_HANDLE {
+        return Ok(());
+    }
+    let device = t.managed()?.dl_tensor.device;
+    let mut legacy = ffi::dlpack_helpers_stream {
+        kind: 0,
+        handle: null_mut(),
+    };
+    // SAFETY: plain values and a live out pointer.
+    let st = unsafe { ffi::dlpack_stream_decode(device, false, 0, 0, &mut legacy) };
+    if st != ffi::OK || legacy.kind != ffi::STREAM_LEGACY_DEFAULT {
+        return Ok(()); // no nameable stream: current_work_stream refuses this device
+    }
+    // SAFETY: the recorded stream of the tensor's device and the decoded legacy stream.
+    check(unsafe { ffi::dlpack_stream_wait(device, ready.handle, &legacy) })
+}
+
 /// `managed_tensor_from_py_object_no_sync`: a new view of the Tensor (the caller owns it).
 unsafe extern "C" fn from_py_object(
     obj: *mut c_void,
@@ -73,6 +95,7 @@ unsafe extern "C" fn from_py_object(
         // SAFETY: DLPack 1.3: a borrowed PyObject*, GIL held.
         let obj = unsafe { Bound::from_borrowed_ptr(py, obj.cast()) };
         let t = ours(&obj)?;
+        order_on_default(t.get())?;
         let cap = t.get().export_versioned(py)?;
         let mut mt = null_mut();
         // SAFETY: a fresh "dltensor_versioned" capsule; the consumer takes ownership.
@@ -133,18 +156,49 @@ unsafe extern "C" fn dltensor_from_py_object(obj: *mut c_void, out: *mut DLTenso
     })
 }
 
-/// `current_work_stream`: this package queues no device work, so it has no stream: NULL (the
-/// default stream) for every device.
+/// `current_work_stream` (peer case 53): the stream the data this table hands out is ordered
+/// on, per device family. `kDLCPU` (no streams): NULL. CUDA (`kDLCUDA`, `kDLCUDAHost`,
+/// `kDLCUDAManaged`): `CU_STREAM_LEGACY` (0x1), the legacy default stream: tensors imported
+/// through `__dlpack__` without a stream were ordered there by their producer, and
+/// `managed_tensor_from_py_object_no_sync` makes it wait for a producer stream recorded at a
+/// no-sync import before handing the tensor out. Every other device type (ROCm, whose default
+/// stream has no non-NULL handle, oneAPI, ...): this package cannot name a stream, so -1 with
+/// `BufferError` (never NULL, which a consumer would read as "the default stream").
 unsafe extern "C" fn current_work_stream(
-    _device_type: DLDeviceType,
-    _device_id: i32,
+    device_type: DLDeviceType,
+    device_id: i32,
     out: *mut *mut c_void,
 ) -> c_int {
-    if !out.is_null() {
+    guarded(|_py| {
+        let device = crate::abi::DLDevice {
+            device_type,
+            device_id,
+        };
+        let mut s = ffi::dlpack_helpers_stream {
+            kind: 0,
+            handle: null_mut(),
+        };
+        // `None` decoded for the device: NONE for kDLCPU, LEGACY_DEFAULT (0x1) for CUDA.
+        // SAFETY: plain values and a live out pointer.
+        let st = unsafe { ffi::dlpack_stream_decode(device, false, 0, 0, &mut s) };
+        let answer = match (st, s.kind) {
+            (ffi::OK, ffi::STREAM_NONE) => null_mut(),
+            (ffi::OK, ffi::STREAM_LEGACY_DEFAULT) => s.handle,
+            _ => {
+                return Err(PyBufferError::new_err(format!(
+                    "dlpack_helpers.Tensor cannot name the stream its data is ordered on for \
+                     device ({}, {}): import it with __dlpack__(stream=...) instead",
+                    device_type.0, device_id
+                )))
+            }
+        };
+        if out.is_null() {
+            return Err(PyValueError::new_err("out_current_stream is NULL"));
+        }
         // SAFETY: the caller's out pointer.
-        unsafe { *out = null_mut() };
-    }
-    0
+        unsafe { *out = answer };
+        Ok(())
+    })
 }
 
 unsafe extern "C" fn free_buffer(ctx: *mut c_void) {

@@ -27,6 +27,12 @@ pub const IMPORTED_LEGACY: u32 = 0x1;
 pub const IMPORTED_AFTER_RETRY: u32 = 0x2;
 pub const IMPORTED_EXCHANGE_API: u32 = 0x4;
 pub const NAME_MAX: usize = 32;
+/// `DLPACK_HELPERS_STREAM_*` kinds and `DLPACK_HELPERS_SYNC_*` values this package reads.
+pub const STREAM_NO_SYNC: i32 = 0;
+pub const STREAM_NONE: i32 = 1;
+pub const STREAM_LEGACY_DEFAULT: i32 = 2;
+pub const STREAM_HANDLE: i32 = 5;
+pub const SYNC_STREAM_WAIT: i32 = 1;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -141,6 +147,26 @@ extern "C" {
         out: *mut *mut DLManagedTensorVersioned,
         out_how: *mut u32,
     ) -> status;
+    pub fn dlpack_object_import_with_stream(
+        obj: *mut c_void,
+        request: *const dlpack_helpers_import_request,
+        out: *mut *mut DLManagedTensorVersioned,
+        out_how: *mut u32,
+        out_stream: *mut dlpack_helpers_stream,
+    ) -> status;
+    pub fn dlpack_stream_decode(
+        device: DLDevice,
+        has_stream: bool,
+        stream: i64,
+        flags: u32,
+        out: *mut dlpack_helpers_stream,
+    ) -> status;
+    pub fn dlpack_stream_wait(
+        device: DLDevice,
+        producer_stream: *mut c_void,
+        consumer_stream: *const dlpack_helpers_stream,
+    ) -> status;
+    pub fn dlpack_stream_synchronize(device: DLDevice, stream: *mut c_void) -> status;
     pub fn dlpack_object_query_device(obj: *mut c_void, flags: u32, out: *mut DLDevice) -> status;
     pub fn dlpack_capsule_import(
         capsule: *mut c_void,

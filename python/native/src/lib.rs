@@ -134,7 +134,10 @@ fn is_cpu_accessible(obj_or_device: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// - ``use_exchange_api``: when the producer's type publishes a C exchange API
 ///   (``__dlpack_c_exchange_api__``, DLPack 1.3) and no ``stream``, ``dl_device`` or ``copy``
 ///   is given, take the tensor from it (no ``__dlpack__`` call, no stream synchronisation: for
-///   device memory the data is ordered on the producer's current stream). Default True.
+///   device memory the data is ordered on the producer's current stream, which is asked from
+///   the table's ``current_work_stream`` and kept: later ``__dlpack__(stream=s)`` exports make
+///   ``s`` wait for it; a table that cannot name it is not used, ``__dlpack__`` is). Default
+///   True.
 ///
 /// A producer that raises ``TypeError`` for ``max_version`` is retried without it (unless
 /// ``dl_device`` or ``copy`` was given; peer case 21). A raw capsule (``"dltensor"`` or
@@ -192,6 +195,11 @@ fn import_tensor(
     }
     let mut mt: *mut DLManagedTensorVersioned = null_mut();
     let mut how = 0u32;
+    // A raw capsule says nothing about streams: no ordering known.
+    let mut ready = ffi::dlpack_helpers_stream {
+        kind: ffi::STREAM_NO_SYNC,
+        handle: null_mut(),
+    };
     if let Ok(cap) = obj.cast::<PyCapsule>() {
         if max_version.is_some()
             || stream.is_some()
@@ -214,10 +222,19 @@ fn import_tensor(
             )
         })?;
     } else {
-        // SAFETY: borrowed object, request and out pointers valid for the call, GIL held.
-        check(unsafe { ffi::dlpack_object_import(obj.as_ptr().cast(), &req, &mut mt, &mut how) })?;
+        // SAFETY: borrowed object, request and out pointers valid for the call, GIL held. The
+        // stream the data is ordered on is kept for later exports (peer case 53).
+        check(unsafe {
+            ffi::dlpack_object_import_with_stream(
+                obj.as_ptr().cast(),
+                &req,
+                &mut mt,
+                &mut how,
+                &mut ready,
+            )
+        })?;
     }
-    Py::new(py, Tensor::new(mt, how))
+    Py::new(py, Tensor::with_stream(mt, how, ready))
 }
 
 /// The address of ``dlpack_get_info`` in the library this module is linked against (for the

@@ -37,6 +37,10 @@ pub struct Tensor {
     /// `dlpack_capsule_new` that owns `mt` (its destructor calls the deleter); views reference it.
     owner: AtomicPtr<pyo3::ffi::PyObject>,
     how: u32,
+    /// The stream the data is ordered on (`dlpack_object_import_with_stream`): a recorded
+    /// producer stream (`STREAM_HANDLE`) is waited for by every later export with a stream
+    /// (peer case 53); the default streams order with blocking streams implicitly.
+    ready: ffi::dlpack_helpers_stream,
     shape: OnceLock<Py<PyTuple>>,
     dtype: OnceLock<Py<DType>>,
     device: OnceLock<Py<Device>>,
@@ -55,10 +59,24 @@ impl Drop for Tensor {
 
 impl Tensor {
     pub fn new(mt: *mut DLManagedTensorVersioned, how: u32) -> Self {
+        let none = ffi::dlpack_helpers_stream {
+            kind: ffi::STREAM_NO_SYNC,
+            handle: null_mut(),
+        };
+        Self::with_stream(mt, how, none)
+    }
+
+    /// A Tensor whose data is ordered on `ready` (see the field).
+    pub fn with_stream(
+        mt: *mut DLManagedTensorVersioned,
+        how: u32,
+        ready: ffi::dlpack_helpers_stream,
+    ) -> Self {
         Tensor {
             mt: AtomicPtr::new(mt),
             owner: AtomicPtr::new(null_mut()),
             how,
+            ready,
             shape: OnceLock::new(),
             dtype: OnceLock::new(),
             device: OnceLock::new(),
@@ -357,7 +375,11 @@ impl Tensor {
     ///   does not allow there, for example any integer for a CPU tensor); for a ``kDLOneAPI``
     ///   tensor also a queue object exposing ``addressof_ref()`` (dpctl's ``SyclQueue``, decoded
     ///   by ``dlpack_python_stream_decode``); any other non-integer is ``TypeError``. This
-    ///   package queues no device work, so it has nothing to make the stream wait for.
+    ///   package queues no device work; a tensor imported through a producer's C exchange API
+    ///   is ordered on the producer's stream recorded at the import, and the consumer's stream
+    ///   is made to wait for it (``dlpack_stream_wait``: one event record and one stream wait,
+    ///   no host block; ``RuntimeError`` when the device's runtime is unavailable). Tensors
+    ///   imported through ``__dlpack__`` are ordered on the stream the import asked for.
     ///
     /// ``TypeError``/``ValueError`` for a malformed argument (the message names it); in-place
     /// exports reference the private owner, never this Tensor.
@@ -420,6 +442,11 @@ impl Tensor {
 }
 
 impl Tensor {
+    /// The stream the data is ordered on, as recorded at the import.
+    pub fn ready(&self) -> ffi::dlpack_helpers_stream {
+        self.ready
+    }
+
     /// A versioned in-place (or copied, as the plan says) export with max_version 1.3.
     pub fn export_versioned<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let req = ffi::dlpack_helpers_export_request {
@@ -466,6 +493,18 @@ impl Tensor {
         })?;
         // SAFETY: written on OK.
         let plan = unsafe { plan.assume_init() };
+        // Peer case 53: data imported through a producer's no-sync export is ordered on the
+        // producer's stream recorded then; the consumer's stream waits for it (no host block),
+        // and a host copy waits on the host first.
+        if self.ready.kind == ffi::STREAM_HANDLE {
+            if plan.copy {
+                // SAFETY: the recorded stream of the tensor's device; plain values.
+                check(unsafe { ffi::dlpack_stream_synchronize(src, self.ready.handle) })?;
+            } else if plan.sync == ffi::SYNC_STREAM_WAIT {
+                // SAFETY: the recorded stream and the consumer's decoded stream, of `src`.
+                check(unsafe { ffi::dlpack_stream_wait(src, self.ready.handle, &plan.stream) })?;
+            }
+        }
         let mut out: *mut c_void = null_mut();
         if plan.copy {
             let (tensor, buffer, shape) = host_copy(py, &mt.dl_tensor, plan.device)?;

@@ -343,14 +343,12 @@ pub(crate) fn find(
     find_table(api, obj).and_then(check_all)
 }
 
-/// The import function of a table (`managed_tensor_from_py_object_no_sync`).
-pub(crate) type ImportFn =
-    unsafe extern "C" fn(*mut c_void, *mut *mut DLManagedTensorVersioned) -> core::ffi::c_int;
-
-/// The import function of `type(obj)`'s exchange API, or None when the type has no usable one
+/// The exchange API of `type(obj)` when it can serve an import (its
+/// `managed_tensor_from_py_object_no_sync` is non-NULL), or None when the type has no usable one
 /// (the import then falls back to `__dlpack__`); `Err` only for a Python exception that must
 /// stay set (`PythonErrorSet`). Decision (issue 12): an import needs only
-/// `managed_tensor_from_py_object_no_sync`, the one function it calls; a table whose other
+/// `managed_tensor_from_py_object_no_sync`, the one function it calls (and, for a recording
+/// import of device memory, `current_work_stream`, checked there); a table whose other
 /// pointers are NULL (apache-tvm-ffi publishes a DLPack 1.3 table with a NULL
 /// `managed_tensor_allocator`) still serves imports. `dlpack_exchange_api_find`, which hands
 /// the whole table to a caller, keeps checking every required pointer.
@@ -360,7 +358,7 @@ pub(crate) type ImportFn =
 pub(crate) fn find_import(
     api: &'static Api,
     obj: *mut PyObject,
-) -> Result<Option<ImportFn>, Error> {
+) -> Result<Option<*const DLPackExchangeAPI>, Error> {
     // SAFETY: GIL held; never fails.
     let ty = unsafe { (api.PyObject_Type)(obj) };
     let hit = fast_get(ty as usize);
@@ -378,16 +376,22 @@ pub(crate) fn find_import(
         },
     };
     // SAFETY: a major-1 table (`select`).
-    Ok(unsafe { (*t).managed_tensor_from_py_object_no_sync })
+    Ok(unsafe { (*t).managed_tensor_from_py_object_no_sync }.map(|_| t))
 }
 
-/// Import through a checked table's `managed_tensor_from_py_object_no_sync`.
+/// Import through the `managed_tensor_from_py_object_no_sync` of a table from [`find_import`].
 pub(crate) fn import_no_sync(
     api: &'static Api,
-    f: ImportFn,
+    t: *const DLPackExchangeAPI,
     obj: *mut PyObject,
     keep: bool,
 ) -> Result<*mut DLManagedTensorVersioned, Error> {
+    // SAFETY: a major-1 table whose import function `find_import` checked non-NULL.
+    let Some(f) = (unsafe { (*t).managed_tensor_from_py_object_no_sync }) else {
+        return Err(Error::ExchangeApiInvalid(
+            "managed_tensor_from_py_object_no_sync is NULL".into(),
+        ));
+    };
     let mut out: *mut DLManagedTensorVersioned = core::ptr::null_mut();
     // SAFETY: the producer's export for an object of the type the table was found on; GIL held.
     let rc = unsafe { f(obj, &mut out) };
@@ -472,6 +476,161 @@ pub unsafe extern "C" fn dlpack_exchange_api_find(
         let t = find(api, obj)?;
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(t) };
+        Ok(())
+    })
+}
+
+/// Flag of `dlpack_exchange_api_current_work_stream`: read a NULL answer for a CUDA or ROCm
+/// device as that device's default stream (CUDA: the legacy default stream, kind
+/// `DLPACK_HELPERS_STREAM_LEGACY_DEFAULT`; ROCm: the NULL stream, `_DEFAULT`) instead of
+/// refusing it. For a caller that knows its producer names its default stream NULL (PyTorch's
+/// table does on the default stream). Other device types' NULL is refused either way.
+pub const DLPACK_HELPERS_WORK_STREAM_NULL_IS_DEFAULT: u32 = 0x1;
+
+/// The stream a table's `current_work_stream` names for `device`, decoded (peer case 53): the
+/// consumer-side rule shared by `dlpack_exchange_api_current_work_stream` and the recording
+/// import. `keep`: leave an ordinary Python exception set (`PythonErrorSet`) instead of
+/// clearing it into a `PRODUCER_*` error.
+///
+/// # Safety
+/// `t` is a major-1 table; the GIL is held when Python is in the process.
+pub(crate) unsafe fn work_stream(
+    t: *const DLPackExchangeAPI,
+    device: crate::abi::DLDevice,
+    null_is_default: bool,
+    keep: bool,
+) -> Result<crate::rules::stream::Stream, Error> {
+    use crate::rules::stream::{self as st, Family, Kind, Stream};
+    // SAFETY: a major-1 table (caller contract).
+    let Some(f) = (unsafe { (*t).current_work_stream }) else {
+        return Err(Error::ExchangeApiInvalid(
+            "the exchange API table has a NULL current_work_stream, which DLPack 1.3 says may \
+             not be NULL"
+                .into(),
+        ));
+    };
+    let mut out: *mut c_void = core::ptr::null_mut();
+    // SAFETY: the producer's function with its documented arguments and a live out-pointer.
+    let rc = unsafe { f(device.device_type, device.device_id, &mut out) };
+    if rc != 0 {
+        return Err(match cpython::get() {
+            // SAFETY: GIL held (caller contract); the producer set an exception (DLPack 1.3).
+            Some(api) => unsafe { api.failure(keep) },
+            None => Error::ProducerError(format!(
+                "current_work_stream returned {rc} for device ({}, {})",
+                device.device_type.0, device.device_id
+            )),
+        });
+    }
+    let h = out as usize;
+    let fam = st::family(device.device_type);
+    Ok(match (fam, h) {
+        (Family::Cpu, _) => Stream::new(Kind::None, 0),
+        (Family::Cuda, 0) | (Family::Rocm, 0) | (Family::Other, 0) => {
+            if null_is_default && fam == Family::Cuda {
+                Stream::new(Kind::LegacyDefault, st::CUDA_STREAM_LEGACY)
+            } else if null_is_default && fam == Family::Rocm {
+                Stream::new(Kind::Default, 0)
+            } else {
+                return Err(Error::NullWorkStream(format!(
+                    "the exchange API table's current_work_stream answered NULL for device ({}, \
+                     {}); NULL names a stream only for kDLCPU, so the stream the data is ordered \
+                     on is unknown (peer case 53; a producer that cannot name it must return -1 \
+                     with an exception)",
+                    device.device_type.0, device.device_id
+                )));
+            }
+        }
+        (Family::Cuda, st::CUDA_STREAM_LEGACY) => Stream::new(Kind::LegacyDefault, h),
+        (Family::Cuda, st::CUDA_STREAM_PER_THREAD) => Stream::new(Kind::PerThreadDefault, h),
+        (_, h) => Stream::new(Kind::Handle, h),
+    })
+}
+
+/// Ask an exchange API table for the producer's current work stream on a device, the stream a
+/// consumer launches on after a no-sync import from that table (DLPack 1.3 `current_work_stream`,
+/// need N0), and refuse an answer that names nothing (peer case 53: tvm-ffi PR #690 and #466,
+/// where a table answered success and NULL for devices whose stream it could not name, so
+/// consumers launched on the default stream while the producer worked on another).
+///
+/// - `api`: a major-1 table (from `dlpack_exchange_api_find`, or a producer's table in C).
+/// - `device`: the device of the data (`dl_tensor.device` of the imported tensor).
+/// - `flags`: `DLPACK_HELPERS_WORK_STREAM_NULL_IS_DEFAULT` and/or
+///   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`; other bits are `_INVALID_ARGUMENT`.
+/// - `out_stream`: receives the stream, decoded: `kDLCPU` → kind `DLPACK_HELPERS_STREAM_NONE`
+///   (whatever the table answered: no streams); CUDA 0x1 → `_LEGACY_DEFAULT`, 0x2 →
+///   `_PER_THREAD_DEFAULT`; any other non-NULL answer → `_HANDLE`. Written only on OK.
+///
+/// Rules: NULL off `kDLCPU` is `DLPACK_HELPERS_STATUS_NULL_WORK_STREAM` (never "the default
+/// stream"), unless `DLPACK_HELPERS_WORK_STREAM_NULL_IS_DEFAULT` maps it to CUDA's legacy default
+/// stream or ROCm's NULL stream. A table answering -1 has set a Python exception: in the default
+/// mode an ordinary one is cleared and becomes `_PRODUCER_ERROR` / `_PRODUCER_BUFFER_ERROR` /
+/// `_PRODUCER_TYPE_ERROR` with its message; with `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR` (or
+/// for an exception that does not derive from `Exception`) it is left set and the status is
+/// `_PYTHON_ERROR_SET`. Without Python in the process, -1 is `_PRODUCER_ERROR`. The caller holds
+/// the GIL when Python is in the process (DLPack 1.3: every table function is called with it).
+/// Thread-safety: as the producer's function.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `api` or `out_stream` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the table's major version is not 1
+/// @retval DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID when the table's `current_work_stream` is
+///   NULL
+/// @retval DLPACK_HELPERS_STATUS_NULL_WORK_STREAM when it answered NULL for a device other than
+///   `kDLCPU` (and the NULL is not read as the default stream)
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when it returned -1 (its exception, cleared, is in
+///   the message; also without Python)
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when it returned -1 with a `BufferError`
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when it returned -1 with a `TypeError`
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when it returned -1 and the exception is left set
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_exchange_api_current_work_stream(
+    api: *const DLPackExchangeAPI,
+    device: crate::abi::DLDevice,
+    flags: u32,
+    out_stream: *mut crate::capi::stream::dlpack_helpers_stream,
+) -> dlpack_helpers_status {
+    use super::import::DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR;
+    boundary::status(|| {
+        let out = out_ptr(out_stream, "out_stream")?;
+        if api.is_null() {
+            return Err(Error::NullPointer("api"));
+        }
+        let known =
+            DLPACK_HELPERS_WORK_STREAM_NULL_IS_DEFAULT | DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR;
+        if flags & !known != 0 {
+            return Err(Error::invalid(format!(
+                "flags has unknown bits 0x{:x} (known: DLPACK_HELPERS_WORK_STREAM_NULL_IS_DEFAULT, \
+                 DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR)",
+                flags & !known
+            )));
+        }
+        // SAFETY: a non-NULL table (caller contract); the header is readable in every major.
+        let v = unsafe { (*api).header.version };
+        if v.major != 1 {
+            return Err(Error::UnsupportedVersion {
+                what: "api->header.version",
+                found: v,
+                supported: 1,
+            });
+        }
+        // SAFETY: a major-1 table; GIL per the caller contract.
+        let s = unsafe {
+            work_stream(
+                api,
+                device,
+                flags & DLPACK_HELPERS_WORK_STREAM_NULL_IS_DEFAULT != 0,
+                flags & DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR != 0,
+            )
+        }?;
+        // SAFETY: non-NULL caller storage.
+        unsafe {
+            out.write(crate::capi::stream::dlpack_helpers_stream {
+                kind: s.kind.as_raw(),
+                handle: s.handle as *mut c_void,
+            })
+        };
         Ok(())
     })
 }

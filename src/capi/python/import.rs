@@ -9,6 +9,7 @@ use crate::capi::error::dlpack_helpers_status;
 use crate::host::cpython::{self, Api, ExcClass, Owned, PyObject};
 use crate::rules::Error;
 use crate::rules::python::{self as rules, Keywords};
+use crate::rules::stream::{Kind, Stream};
 use core::ffi::{CStr, c_long, c_void};
 
 use crate::capi::stream::{
@@ -366,6 +367,42 @@ pub(crate) fn import(
     obj: *mut PyObject,
     req: &dlpack_helpers_import_request,
 ) -> Result<(*mut DLManagedTensorVersioned, u32), Error> {
+    import_ordered(api, obj, req, false).map(|(t, how, _)| (t, how))
+}
+
+/// The stream a tensor imported through `__dlpack__` is ordered on: the request's `stream`
+/// decoded for the tensor's device (`None` → CUDA's legacy default stream, ROCm's NULL stream,
+/// `kDLCPU`'s "none"; -1 → no sync). A value this library's rules refuse is "no sync": no
+/// ordering it can name.
+fn ordered_by_request(
+    api: &'static Api,
+    req: &dlpack_helpers_import_request,
+    t: *mut DLManagedTensorVersioned,
+) -> Stream {
+    // SAFETY: an accepted major-1 tensor.
+    let device = unsafe { (*t).dl_tensor.device };
+    let obj = if req.stream.is_null() {
+        api._Py_NoneStruct
+    } else {
+        req.stream.cast()
+    };
+    match super::stream::decode_object(api, obj, device, Default::default()) {
+        Ok(s) => Stream::new(
+            Kind::from_raw(s.kind).unwrap_or(Kind::NoSync),
+            s.handle as usize,
+        ),
+        Err(_) => Stream::new(Kind::NoSync, 0),
+    }
+}
+
+/// `import`, and with `want_stream` the stream the data is ordered on (see
+/// `dlpack_object_import_with_stream`); without it the stream is not computed (`NoSync`).
+pub(crate) fn import_ordered(
+    api: &'static Api,
+    obj: *mut PyObject,
+    req: &dlpack_helpers_import_request,
+    want_stream: bool,
+) -> Result<(*mut DLManagedTensorVersioned, u32, Stream), Error> {
     let max = if req.max_version == DLPackVersion::new(0, 0) {
         DLPackVersion::CURRENT
     } else {
@@ -398,9 +435,41 @@ pub(crate) fn import(
     {
         // Only the import function of the table is needed here (see `exchange::find_import`);
         // any other answer falls back to `__dlpack__`, except an exception that must stay set.
-        if let Some(f) = exchange::find_import(api, obj)? {
-            return exchange::import_no_sync(api, f, obj, keep)
-                .map(|t| (t, DLPACK_HELPERS_IMPORTED_EXCHANGE_API));
+        if let Some(table) = exchange::find_import(api, obj)? {
+            let t = exchange::import_no_sync(api, table, obj, keep)?;
+            if !want_stream {
+                return Ok((
+                    t,
+                    DLPACK_HELPERS_IMPORTED_EXCHANGE_API,
+                    Stream::new(Kind::NoSync, 0),
+                ));
+            }
+            // SAFETY: an accepted major-1 tensor.
+            let device = unsafe { (*t).dl_tensor.device };
+            if crate::rules::stream::family(device.device_type) == crate::rules::stream::Family::Cpu
+            {
+                // No streams: nothing to ask the producer.
+                return Ok((
+                    t,
+                    DLPACK_HELPERS_IMPORTED_EXCHANGE_API,
+                    Stream::new(Kind::None, 0),
+                ));
+            }
+            // Peer case 53: a no-sync export is ordered on the producer's current work stream;
+            // record it. An answer that names nothing (NULL off kDLCPU, -1 with an ordinary
+            // exception, a NULL function) releases the tensor and falls back to `__dlpack__`,
+            // which orders the data on the requested stream.
+            // SAFETY: a major-1 table; GIL held.
+            match unsafe { exchange::work_stream(table, device, false, false) } {
+                Ok(s) => return Ok((t, DLPACK_HELPERS_IMPORTED_EXCHANGE_API, s)),
+                Err(e) => {
+                    // SAFETY: ours since `import_no_sync`; released once, not touched again.
+                    unsafe { crate::capi::tensor::dlpack_tensor_delete(t) };
+                    if matches!(e, Error::PythonErrorSet(_)) {
+                        return Err(e);
+                    }
+                }
+            }
         }
     }
     let mut kw = rules::first_attempt(!req.stream.is_null(), req.has_dl_device, copy_given);
@@ -450,7 +519,12 @@ pub(crate) fn import(
     if legacy {
         how |= DLPACK_HELPERS_IMPORTED_LEGACY;
     }
-    Ok((t, how))
+    let s = if want_stream {
+        ordered_by_request(api, req, t)
+    } else {
+        Stream::new(Kind::NoSync, 0)
+    };
+    Ok((t, how, s))
 }
 
 /// Import any Python object implementing DLPack: the C counterpart of `from_dlpack`'s first half.
@@ -552,6 +626,100 @@ pub unsafe extern "C" fn dlpack_object_import(
         // SAFETY: non-NULL caller storage; `out_how` optional.
         unsafe {
             out.write(t);
+            if !out_how.is_null() {
+                out_how.write(how);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `dlpack_object_import`, and the stream the imported data is ordered on: what a consumer
+/// must wait for (or launch on) before using device memory, and what a re-exporting producer
+/// must order later exports on (peer case 53: tvm-ffi PR #690 and #466).
+///
+/// - `obj`, `request`, `out_tensor`, `out_how`: as for `dlpack_object_import`.
+/// - `out_stream`: receives the stream (written only on OK):
+///   - through the type's C exchange API (`DLPACK_HELPERS_IMPORT_EXCHANGE_API`: the producer's
+///     no-sync export): for a `kDLCPU` tensor kind `DLPACK_HELPERS_STREAM_NONE`; for any other
+///     device the producer's current work stream, asked from the same table's
+///     `current_work_stream` for the tensor's device right after the import and decoded as by
+///     `dlpack_exchange_api_current_work_stream` (`_HANDLE`, or CUDA's `_LEGACY_DEFAULT` /
+///     `_PER_THREAD_DEFAULT` for 0x1 / 0x2). When the table cannot name it (it answers NULL off
+///     `kDLCPU`, or -1 with an exception deriving from `Exception`, which is cleared, or its
+///     function is NULL), the tensor is released and the object is imported through
+///     `__dlpack__` instead (no tensor is ever returned with an ordering nobody knows); a
+///     non-`Exception` exception stays set (`_PYTHON_ERROR_SET`, the tensor released);
+///   - through `__dlpack__`: the producer ordered the data on the stream the request passed, so
+///     that stream decoded for the tensor's device as by `dlpack_python_stream_decode` (no
+///     `stream`: CUDA's legacy default stream, ROCm's NULL stream `_DEFAULT`, `kDLCPU`'s
+///     `_NONE`; `stream=-1`: `_NO_SYNC`, no ordering at all; a value this library's rules
+///     refuse also `_NO_SYNC`).
+///
+/// `dlpack_object_import` stays as it was: it never asks the table for a stream.
+/// Statuses, GIL, ownership and Python exceptions as for `dlpack_object_import`.
+///
+/// @param[in] request May be NULL.
+/// @param[out] out_how May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj`, `out_tensor` or `out_stream` is NULL
+/// @retval DLPACK_HELPERS_STATUS_NO_DLPACK_METHOD when `obj` has no `__dlpack__` (`AttributeError`)
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when the producer raised `BufferError`
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when the producer raised `TypeError` and no
+///   retry applies
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the producer raised another exception (the
+///   message starts with its type)
+/// @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when `__dlpack__` returned no DLPack capsule
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor received has a major other
+///   than 1 (it was released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when the versioned tensor received has flag bits
+///   its declared version does not define (it was released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
+/// @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
+///   `used_` capsule
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor, which is released)
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor,
+///   which is released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor, which
+///   is released)
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor, which is
+///   released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code (a legacy tensor, which is released)
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device (a legacy tensor, which is released)
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
+///   (the tensor is released)
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception is left set: with
+///   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, or one not deriving from `Exception`
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_object_import_with_stream(
+    obj: *mut c_void,
+    request: *const dlpack_helpers_import_request,
+    out_tensor: *mut *mut DLManagedTensorVersioned,
+    out_how: *mut u32,
+    out_stream: *mut crate::capi::stream::dlpack_helpers_stream,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_tensor, "out_tensor")?;
+        let out_s = out_ptr(out_stream, "out_stream")?;
+        if obj.is_null() {
+            return Err(Error::NullPointer("obj"));
+        }
+        let api = cpython::require("dlpack_object_import_with_stream")?;
+        // SAFETY: a non-NULL request is a live struct (caller contract).
+        let req = unsafe { request.as_ref() }.copied().unwrap_or_default();
+        let (t, how, s) = import_ordered(api, obj, &req, true)?;
+        // SAFETY: non-NULL caller storage; `out_how` optional.
+        unsafe {
+            out.write(t);
+            out_s.write(crate::capi::stream::dlpack_helpers_stream {
+                kind: s.kind.as_raw(),
+                handle: s.handle as *mut c_void,
+            });
             if !out_how.is_null() {
                 out_how.write(how);
             }

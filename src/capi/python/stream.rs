@@ -56,7 +56,7 @@ fn is_instance(api: &'static Api, obj: *mut PyObject, ty: *mut PyObject) -> Resu
     Ok(r == 1)
 }
 
-fn decode_object(
+pub(crate) fn decode_object(
     api: &'static Api,
     obj: *mut PyObject,
     device: DLDevice,

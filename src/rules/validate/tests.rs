@@ -645,3 +645,22 @@ mod fast_path {
         ));
     }
 }
+
+/// Peer case 52: `REJECT_COPIED` refuses an `IS_COPIED` tensor with its own fault; without the
+/// option a copy validates, and legacy tensors (no flags) pass it.
+#[test]
+fn case_52_reject_copied() {
+    let r = Requirements {
+        flags: REJECT_COPIED,
+        ..D
+    };
+    let s: &[i64] = &[1];
+    let copied = v((1, 3), DLPACK_FLAG_BITMASK_IS_COPIED);
+    assert_eq!(
+        fault(validate(copied, BASE, F32, &[2], Some(s), 0, &r)),
+        Fault::Copied
+    );
+    assert!(validate(copied, BASE, F32, &[2], Some(s), 0, &D).is_ok());
+    assert!(validate(v((1, 3), 0), BASE, F32, &[2], Some(s), 0, &r).is_ok());
+    assert!(validate(Declared::Legacy, BASE, F32, &[2], Some(s), 0, &r).is_ok());
+}
