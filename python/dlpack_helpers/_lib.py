@@ -228,6 +228,8 @@ PROTOTYPES = {
     "dlpack_tensor_set_flags": (status_t, (PV, c_uint64, c_uint64)),
     "dlpack_tensor_writability": (status_t, (PV, P(c_int32))),
     "dlpack_legacy_tensor_writability": (status_t, (PL, P(c_int32))),
+    # issue 25: stated vs assumed READ_ONLY
+    "dlpack_tensor_read_only_origin": (status_t, (PV, P(c_int32))),
     "dlpack_dltensor_layout": (status_t, (P(DLTensor), c_uint64, P(Layout))),
     "dlpack_tensor_layout": (status_t, (PV, P(Layout))),
     "dlpack_compact_strides": (status_t, (c_int32, P(ctypes.c_int64), c_bool, P(ctypes.c_int64))),
