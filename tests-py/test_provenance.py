@@ -26,7 +26,8 @@ from dlpack_helpers._lib import lib
 from producers import Counter
 
 PV = POINTER(_lib.DLManagedTensorVersioned)
-ORIGIN_NONE, ORIGIN_STATED, ORIGIN_LEGACY = 0, 1, 2  # DLPACK_HELPERS_READ_ONLY_ORIGIN_*
+ORIGIN_NONE, ORIGIN_STATED, ORIGIN_LEGACY = (_lib.READ_ONLY_ORIGIN_NONE, _lib.READ_ONLY_ORIGIN_STATED,
+                                             _lib.READ_ONLY_ORIGIN_LEGACY)
 BAD_PRODUCER_RESULT = 68
 
 
