@@ -622,6 +622,11 @@ typedef struct dlpack_helpers_version_choice {
 typedef int32_t dlpack_helpers_writability;
 
 /**
+ * Answer of `dlpack_tensor_read_only_origin`: one of `DLPACK_HELPERS_READ_ONLY_ORIGIN_*`.
+ */
+typedef int32_t dlpack_helpers_read_only_origin;
+
+/**
  * The layout of a tensor, as computed by `dlpack_dltensor_layout` and the validators.
  * Byte positions are relative to `tensor.data` and include `byte_offset`.
  */
@@ -1318,6 +1323,27 @@ typedef struct dlpack_helpers_import_request {
 #define DLPACK_HELPERS_WRITABILITY_UNKNOWN 2
 
 /**
+ * `READ_ONLY` is clear: whoever made the tensor states (or a caller asserted, with
+ * `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`) that it may be written.
+ */
+#define DLPACK_HELPERS_READ_ONLY_ORIGIN_NONE 0
+
+/**
+ * `READ_ONLY` is set and stated: by the producer of a versioned tensor, or by the caller of a
+ * conversion that passed it in `flags`. It is never dropped without the caller's opt-in.
+ */
+#define DLPACK_HELPERS_READ_ONLY_ORIGIN_STATED 1
+
+/**
+ * `READ_ONLY` is set because this library wrapped a legacy `DLManagedTensor`, which cannot say
+ * whether its memory may be written (peer case 50): "writability unknown", read as read-only
+ * toward versioned consumers. Re-exporting such a tensor as legacy states exactly what its
+ * producer stated, so `dlpack_versioned_to_legacy` converts it without the bit and a legacy
+ * `dlpack_capsule_new_view` may be given its flags without `READ_ONLY`.
+ */
+#define DLPACK_HELPERS_READ_ONLY_ORIGIN_LEGACY 2
+
+/**
  * Host access that could not be established: no backend could classify the tensor's memory
  * (returned only by the per-tensor calls, never by `dlpack_device_host_access`).
  */
@@ -1745,6 +1771,34 @@ dlpack_helpers_status dlpack_tensor_writability(const struct DLManagedTensorVers
  */
 dlpack_helpers_status dlpack_legacy_tensor_writability(const DLManagedTensor *tensor,
                                                        dlpack_helpers_writability *out_writability);
+
+/**
+ * Where a versioned tensor's `DLPACK_FLAG_BITMASK_READ_ONLY` comes from: clear
+ * (`DLPACK_HELPERS_READ_ONLY_ORIGIN_NONE`), stated by its producer
+ * (`DLPACK_HELPERS_READ_ONLY_ORIGIN_STATED`), or assumed by this library when it wrapped a
+ * legacy tensor (`DLPACK_HELPERS_READ_ONLY_ORIGIN_LEGACY`: `dlpack_legacy_to_versioned`,
+ * `dlpack_legacy_tensor_wrap` without `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`, and the legacy
+ * capsules of `dlpack_capsule_import` and `dlpack_object_import`).
+ *
+ * The answer needs no DLPack flag bit (this library defines none): the wrapper is recognised by
+ * its deleter, which only this library's wrappers carry, and the assumption is recorded in the
+ * wrapper's own allocation. A wrapper made by another copy of the library in the same process
+ * (a static and a shared copy) answers STATED, the stricter reading. A caller that cleared the
+ * bit with `dlpack_tensor_set_flags` gets NONE; one that set it again gets LEGACY back only if
+ * the wrapper assumed it in the first place.
+ *
+ * - `tensor`: any versioned managed tensor, borrowed; its major version is checked first.
+ * - `out_origin`: receives one of `DLPACK_HELPERS_READ_ONLY_ORIGIN_*` on OK.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION` (major not 1; nothing but
+ * `version` read); `NULL_POINTER`. Thread-safe (reads only).
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_origin` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+ */
+dlpack_helpers_status dlpack_tensor_read_only_origin(const struct DLManagedTensorVersioned *tensor,
+                                                     dlpack_helpers_read_only_origin *out_origin);
 
 /**
  * Compute the layout of a `DLTensor`: element count, bytes, contiguity, broadcast and negative
@@ -2242,7 +2296,10 @@ dlpack_helpers_status dlpack_tensor_create(void *data,
  *   `DLPACK_FLAG_BITMASK_READ_ONLY` as well: a legacy struct cannot say whether its memory may
  *   be written, and this signature has no way to assert that it may (peer case 50: writability
  *   is never invented). To assert it, call `dlpack_legacy_tensor_wrap` with
- *   `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`.
+ *   `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`. A `READ_ONLY` added this way (not in `flags`) is
+ *   recorded as assumed: `dlpack_tensor_read_only_origin` answers
+ *   `DLPACK_HELPERS_READ_ONLY_ORIGIN_LEGACY`, and `dlpack_versioned_to_legacy` converts the
+ *   wrapper back to legacy without refusing it.
  * - `out_tensor`: receives the wrapper. Its `shape` and `strides` are copies in the wrapper's
  *   own allocation (compact row-major strides when the legacy tensor had NULL strides), its
  *   `manager_ctx` is `legacy`, its version 1.3.
@@ -2317,9 +2374,12 @@ dlpack_helpers_status dlpack_legacy_tensor_wrap(DLManagedTensor *legacy,
  *   `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`. On OK the wrapper owns it (its deleter calls
  *   `tensor`'s deleter exactly once); on failure the caller still owns it.
  * - `options`: `DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY` or 0. The legacy struct has no flags:
- *   a read-only tensor is refused (`READ_ONLY`) unless that bit is given; a padded sub-byte
- *   tensor is always refused (`INVALID_FLAGS`: legacy sub-byte data reads as packed);
- *   `IS_COPIED` is dropped.
+ *   a tensor whose producer stated `READ_ONLY` is refused (`READ_ONLY`) unless that bit is
+ *   given; a tensor whose `READ_ONLY` this library assumed when it wrapped a legacy tensor
+ *   (`dlpack_tensor_read_only_origin` answers `DLPACK_HELPERS_READ_ONLY_ORIGIN_LEGACY`) is
+ *   converted back without the bit: the legacy consumer gets exactly what the legacy producer
+ *   stated, no more (issue 25). A padded sub-byte tensor is always refused (`INVALID_FLAGS`:
+ *   legacy sub-byte data reads as packed); `IS_COPIED` is dropped.
  * - `out_dropped_flags`: may be NULL; receives the flag bits the legacy form does not carry.
  * - `out_tensor`: receives the wrapper (`shape`/`strides` copied into its own allocation,
  *   `manager_ctx` = `tensor`).
@@ -2347,7 +2407,7 @@ dlpack_helpers_status dlpack_legacy_tensor_wrap(DLManagedTensor *legacy,
  *   pointer-addressed device
  * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
  *   define, or the tensor is padded sub-byte (the legacy form reads it as packed)
- * @retval DLPACK_HELPERS_STATUS_READ_ONLY when the tensor is read-only and
+ * @retval DLPACK_HELPERS_STATUS_READ_ONLY when the tensor's producer stated read-only and
  *   `DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY` is not given
  */
 dlpack_helpers_status dlpack_versioned_to_legacy(struct DLManagedTensorVersioned *tensor,
@@ -3154,7 +3214,12 @@ dlpack_helpers_status dlpack_legacy_capsule_consume(void *capsule, DLManagedTens
  *   (`BufferError`, as NumPy raises for a read-only array asked for the legacy struct; peer
  *   case 50), as `dlpack_versioned_to_legacy` does. The documented opt-in is to clear
  *   `READ_ONLY` in `flags` yourself, which states that the consumer may write (or that you
- *   accept it might). `IS_SUBBYTE_TYPE_PADDED` on a sub-byte dtype is refused with
+ *   accept it might). For a view of a tensor whose `READ_ONLY` this library assumed when it
+ *   wrapped a legacy tensor (`dlpack_tensor_read_only_origin` answers
+ *   `DLPACK_HELPERS_READ_ONLY_ORIGIN_LEGACY`), clearing it is the rule, not a risk: the legacy
+ *   consumer then gets exactly what the legacy producer stated (issue 25). A producer's stated
+ *   `READ_ONLY` is never to be cleared this way: copy the data instead (the array API's
+ *   `copy=None` allows it), as the `dlpack_helpers` package does. `IS_SUBBYTE_TYPE_PADDED` on a sub-byte dtype is refused with
  *   `INVALID_FLAGS` (legacy sub-byte data reads as packed); on other dtypes it means nothing
  *   and is dropped, as is `IS_COPIED` (the legacy struct cannot say "copied"; a consumer then
  *   assumes shared memory, the safe reading).
@@ -3221,6 +3286,11 @@ dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
  * that points at mapped memory of another kind is still read as a table, so the integer form
  * remains a pointer the producer vouches for (prefer the DLPack 1.3 capsule). The DLPack 1.3
  * capsule's pointer is trusted as capsules are.
+ *
+ * A type that defines `__dlpack__` in a class that comes before the table's class in its MRO
+ * (a subclass overriding `__dlpack__`, say of `torch.Tensor`) is answered
+ * `_NO_EXCHANGE_API`: the table was written for the base class and would skip the override
+ * (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read.
  *
  * The answer about the type (a table, or why there is none) is cached per type for the life
  * of the process (the spec makes the attribute a static property of the type; the cache keeps
@@ -3460,6 +3530,9 @@ dlpack_helpers_status dlpack_object_import_with_stream(void *obj,
  *
  * - `obj`: any Python object (`PyObject *`), borrowed.
  * - `out_device`: receives the pair; device types unknown to this library are passed through.
+ *   A device id of `None` is read as 0 for `kDLCPU` (PaddlePaddle 3.3 answers `(kDLCPU,
+ *   None)`; a CPU has one device) and is `_BAD_PRODUCER_RESULT` for every other device type
+ *   (issue 25).
  *
  * Returns OK; `_NO_DLPACK_METHOD` (`AttributeError`); `_PRODUCER_BUFFER_ERROR`,
  * `_PRODUCER_TYPE_ERROR`, `_PRODUCER_ERROR` (the method raised); `_BAD_PRODUCER_RESULT` (not a

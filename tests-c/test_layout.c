@@ -538,12 +538,35 @@ TEST(case_50_legacy_writability_is_never_invented) {
   CHECK_STATUS(dlpack_tensor_writability(v, &w), DLPACK_HELPERS_STATUS_OK);
   CHECK_EQ_INT(w, DLPACK_HELPERS_WRITABILITY_READ_ONLY);
   CHECK_STATUS(dlpack_tensor_validate(v, &req, NULL), DLPACK_HELPERS_STATUS_READ_ONLY);
-  /* Mirror: back to legacy is refused (BufferError) unless READ_ONLY is dropped explicitly. */
+  /* Issue 25: this READ_ONLY was assumed (the legacy producer stated nothing), and the library
+   * says so; back to legacy it goes as it came, stating exactly what the producer stated. */
+  dlpack_helpers_read_only_origin origin = -1;
+  CHECK_STATUS(dlpack_tensor_read_only_origin(v, &origin), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(origin, DLPACK_HELPERS_READ_ONLY_ORIGIN_LEGACY);
   DLManagedTensor *l = NULL;
+  CHECK_STATUS(dlpack_versioned_to_legacy(v, 0, NULL, &l), DLPACK_HELPERS_STATUS_OK);
+  CHECK(l->dl_tensor.data == (void *)buffer && l->manager_ctx == (void *)v);
+  dlpack_legacy_tensor_delete(l); /* releases v, then the original legacy tensor, once */
+  CHECK_EQ_INT(legacy_deleted, 1);
+  /* A READ_ONLY the caller states in `flags` is stated: never dropped without the opt-in. */
+  CHECK_STATUS(dlpack_legacy_to_versioned(&legacy, DLPACK_FLAG_BITMASK_READ_ONLY, &v), DLPACK_HELPERS_STATUS_OK);
+  CHECK_STATUS(dlpack_tensor_read_only_origin(v, &origin), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(origin, DLPACK_HELPERS_READ_ONLY_ORIGIN_STATED);
   CHECK_STATUS(dlpack_versioned_to_legacy(v, 0, NULL, &l), DLPACK_HELPERS_STATUS_READ_ONLY);
   CHECK(strcmp(dlpack_status_python_exception(DLPACK_HELPERS_STATUS_READ_ONLY), "BufferError") == 0);
+  /* Cleared by the caller: NONE; set again: LEGACY only where the wrapper assumed it. */
+  CHECK_STATUS(dlpack_tensor_set_flags(v, 0, DLPACK_FLAG_BITMASK_READ_ONLY), DLPACK_HELPERS_STATUS_OK);
+  CHECK_STATUS(dlpack_tensor_read_only_origin(v, &origin), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(origin, DLPACK_HELPERS_READ_ONLY_ORIGIN_NONE);
   dlpack_tensor_delete(v);
-  CHECK_EQ_INT(legacy_deleted, 1);
+  CHECK_EQ_INT(legacy_deleted, 2);
+  CHECK_STATUS(dlpack_legacy_to_versioned(&legacy, 0, &v), DLPACK_HELPERS_STATUS_OK);
+  CHECK_STATUS(dlpack_tensor_set_flags(v, 0, DLPACK_FLAG_BITMASK_READ_ONLY), DLPACK_HELPERS_STATUS_OK);
+  CHECK_STATUS(dlpack_tensor_set_flags(v, DLPACK_FLAG_BITMASK_READ_ONLY, 0), DLPACK_HELPERS_STATUS_OK);
+  CHECK_STATUS(dlpack_tensor_read_only_origin(v, &origin), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(origin, DLPACK_HELPERS_READ_ONLY_ORIGIN_LEGACY);
+  dlpack_tensor_delete(v);
+  CHECK_EQ_INT(legacy_deleted, 3);
   /* The explicit assertion: exactly the caller's flags. */
   CHECK_STATUS(dlpack_legacy_tensor_wrap(&legacy, 0, DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, &v),
                DLPACK_HELPERS_STATUS_OK);
@@ -553,10 +576,10 @@ TEST(case_50_legacy_writability_is_never_invented) {
   CHECK_STATUS(dlpack_tensor_validate(v, &req, NULL), DLPACK_HELPERS_STATUS_OK);
   CHECK_STATUS(dlpack_versioned_to_legacy(v, 0, NULL, &l), DLPACK_HELPERS_STATUS_OK);
   dlpack_legacy_tensor_delete(l);
-  CHECK_EQ_INT(legacy_deleted, 2);
+  CHECK_EQ_INT(legacy_deleted, 4);
   v = NULL;
   CHECK_STATUS(dlpack_legacy_tensor_wrap(&legacy, 0, 0x80, &v), DLPACK_HELPERS_STATUS_INVALID_ARGUMENT);
-  CHECK(v == NULL && legacy_deleted == 2);
+  CHECK(v == NULL && legacy_deleted == 4);
   /* The new status is named and mapped. */
   CHECK(strcmp(dlpack_status_string(DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET), "PYTHON_ERROR_SET") == 0);
   CHECK(strcmp(dlpack_status_python_exception(DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET), "RuntimeError") == 0);
@@ -603,6 +626,10 @@ TEST(versioned_to_legacy_reports_flags) {
   DLManagedTensor *l = NULL;
   uint64_t dropped = 77;
   m.flags = DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED;
+  /* A producer's own tensor: its READ_ONLY is stated (issue 25), whatever it looks like. */
+  dlpack_helpers_read_only_origin origin = -1;
+  CHECK_STATUS(dlpack_tensor_read_only_origin(&m, &origin), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(origin, DLPACK_HELPERS_READ_ONLY_ORIGIN_STATED);
   CHECK_STATUS(dlpack_versioned_to_legacy(&m, 0, &dropped, &l), DLPACK_HELPERS_STATUS_READ_ONLY);
   CHECK(l == NULL && dropped == 77 && versioned_deleted == 0);
   CHECK_STATUS(dlpack_versioned_to_legacy(&m, DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY, &dropped, &l),

@@ -49,7 +49,10 @@ def test_case_18_read_only_view_is_never_legacy_but_a_copy_may_be():
     with dh.import_tensor(arr) as t:
         assert t.readonly
         with pytest.raises(BufferError, match="read-only"):
-            t.__dlpack__()
+            t.__dlpack__(copy=False)
+        implicit = t.__dlpack__()  # copy=None: a copy (issue 25), never the read-only memory
+        assert _is_legacy(implicit)
+        np.testing.assert_array_equal(np.from_dlpack(_Cap(implicit)), arr)
         cap = t.__dlpack__(copy=True)  # a fresh, writable copy: the legacy struct can carry it
         assert _is_legacy(cap)
         np.testing.assert_array_equal(np.from_dlpack(_Cap(cap)), arr)

@@ -1,8 +1,10 @@
 """Peer case 50 (numpy/numpy #20337) through the package: the legacy ``DLManagedTensor`` cannot say
 read-only, so a tensor that arrived through it is read-only in ``Tensor.readonly`` and in every
-re-export (NumPy arrays, PyArrow tensors, versioned capsules), it is never re-exported through the
-legacy struct (which could not say read-only either), and "came from legacy" is reported for
-producer objects and raw capsules alike. A versioned writable tensor stays writable."""
+re-export toward versioned consumers (NumPy arrays, PyArrow tensors, versioned capsules), its
+read-only bit is reported as assumed, and it goes back through the legacy struct in place (issue 25:
+it states exactly what its producer stated); "came from legacy" is reported for producer objects
+and raw capsules alike. A versioned writable tensor stays writable; a stated read-only one reaches
+a legacy consumer only as a copy."""
 import gc
 import warnings
 
@@ -81,9 +83,11 @@ def test_case_50_every_re_export_of_a_legacy_import_is_read_only(source):
     assert not pa.Tensor.from_dlpack(t).is_mutable
     with dh.import_tensor(t.__dlpack__(max_version=(1, 3))) as again:
         assert again.readonly
-    # the legacy struct cannot say read-only: no in-place legacy re-export (NumPy's policy too)
-    with pytest.raises(BufferError):
-        t.__dlpack__()
+    # issue 25: toward a legacy consumer it goes back in place, stating what its producer stated
+    # (nothing), and comes back read-only (assumed) again
+    assert t.readonly_origin == "assumed"
+    with dh.import_tensor(t.__dlpack__()) as back:
+        assert back.data_ptr == t.data_ptr and back.readonly and back.readonly_origin == "assumed"
     t.release()
     del a, t
     gc.collect()
@@ -124,8 +128,12 @@ def test_case_50_versioned_read_only_stays_read_only():
     src = np.arange(4.0)
     src.flags.writeable = False
     with dh.import_tensor(src) as t:
-        assert t.readonly and not t.how & IMPORTED_LEGACY
+        assert t.readonly and not t.how & IMPORTED_LEGACY and t.readonly_origin == "stated"
         assert not np.from_dlpack(t).flags.writeable
         assert not pa.Tensor.from_dlpack(t).is_mutable
         with pytest.raises(BufferError):
-            t.__dlpack__()  # never through the legacy struct without an opt-in
+            t.__dlpack__(copy=False)  # never in place through the legacy struct
+        with dh.import_tensor(t.__dlpack__()) as copied:  # copy=None: a copy, its own memory
+            assert copied.data_ptr != t.data_ptr
+            copied_values = np.from_dlpack(copied)
+            np.testing.assert_array_equal(copied_values, src)

@@ -13,7 +13,8 @@ SCALARS = {
     "dlpack_helpers_export_kind": c_int32, "dlpack_helpers_host_access": c_int32, "int32_t": c_int32,
     "uint32_t": c_uint32, "uint64_t": c_uint64, "bool": c_bool, "size_t": c_size_t,
     "DLPackVersion": _lib.DLPackVersion, "DLDevice": _lib.DLDevice, "int64_t": ctypes.c_int64,
-    "DLDeviceType": c_int32, "dlpack_helpers_writability": c_int32, "DLDataType": _lib.DLDataType,
+    "DLDeviceType": c_int32, "dlpack_helpers_writability": c_int32, "dlpack_helpers_read_only_origin": c_int32,
+    "DLDataType": _lib.DLDataType,
     "dlpack_helpers_stream_kind": c_int32,
 }
 STRUCTS = {
@@ -28,7 +29,8 @@ STRUCTS = {
     "dlpack_helpers_stream_backend_ex": _lib.StreamBackendEx, "dlpack_helpers_pointer_info": _lib.PointerInfo,
     "dlpack_helpers_host_access": c_int32,
     "dlpack_helpers_validate_options": _lib.ValidateOptions, "uint64_t": c_uint64, "size_t": c_size_t,
-    "dlpack_helpers_writability": c_int32, "DLDataType": _lib.DLDataType,
+    "dlpack_helpers_writability": c_int32, "dlpack_helpers_read_only_origin": c_int32,
+    "DLDataType": _lib.DLDataType,
 }
 
 
@@ -117,7 +119,10 @@ def test_constants_match_the_header():
                   ("STREAM_SYCL_QUEUE", "STREAM_SYCL_QUEUE"), ("STREAM_ZE_COMMAND_QUEUE", "STREAM_ZE_COMMAND_QUEUE"),
                   ("STREAM_ZE_COMMAND_LIST", "STREAM_ZE_COMMAND_LIST"), ("HOST_ACCESS_UNKNOWN", "HOST_ACCESS_UNKNOWN"),
                   ("STREAM_HANDLE", "STREAM_HANDLE"), ("STREAM_NONE", "STREAM_NONE"),
-                  ("WORK_STREAM_NULL_IS_DEFAULT", "WORK_STREAM_NULL_IS_DEFAULT")]:
+                  ("WORK_STREAM_NULL_IS_DEFAULT", "WORK_STREAM_NULL_IS_DEFAULT"),
+                  ("READ_ONLY_ORIGIN_NONE", "READ_ONLY_ORIGIN_NONE"),
+                  ("READ_ONLY_ORIGIN_STATED", "READ_ONLY_ORIGIN_STATED"),
+                  ("READ_ONLY_ORIGIN_LEGACY", "READ_ONLY_ORIGIN_LEGACY")]:
         assert int(consts["DLPACK_HELPERS_" + c], 0) == getattr(_lib, py), c
 
 

@@ -67,9 +67,13 @@ def test_case_18_read_only_numpy_is_versioned_with_read_only():
     with dh.import_tensor(arr) as t:
         assert t.how & _lib.IMPORTED_LEGACY == 0
         assert t.readonly
-        # Policy (as NumPy): the legacy export of a read-only tensor is refused.
-        with pytest.raises(BufferError):
-            t.__dlpack__()
+        # Issue 25: a stated read-only never leaves in place through the legacy struct: a copy
+        # under copy=None (the consumer's own buffer), BufferError under copy=False.
+        assert t.readonly_origin == "stated"
+        with pytest.raises(BufferError, match="stated read-only"):
+            t.__dlpack__(copy=False)
+        with dh.import_tensor(t.__dlpack__()) as copied:
+            assert copied.data_ptr != t.data_ptr and copied.how & _lib.IMPORTED_LEGACY
         back = np.from_dlpack(t)
         assert not back.flags.writeable
 

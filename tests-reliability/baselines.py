@@ -583,6 +583,7 @@ BASELINES = {
     "dlpack_tensor_set_flags": lambda c: _b_on_tensor(c, set=1, clear=2),
     "dlpack_tensor_writability": lambda c: _b_on_tensor(c, out_writability=ctypes.c_int32()),
     "dlpack_legacy_tensor_writability": lambda c: _b_on_tensor(c, True, out_writability=ctypes.c_int32()),
+    "dlpack_tensor_read_only_origin": lambda c: _b_on_tensor(c, out_origin=ctypes.c_int32()),
     "dlpack_dltensor_layout": lambda c: _b_on_dltensor(c, flags=0, out_layout=_out_struct()),
     "dlpack_tensor_layout": lambda c: _b_on_tensor(c, out_layout=_out_struct()),
     "dlpack_compact_strides": lambda c: Case({"ndim": 2, "shape": int64s(3, 4), "column_major": False,

@@ -156,16 +156,37 @@ fn case_50_legacy_writability_is_never_invented() {
     assert_eq!(writability(out), DLPACK_HELPERS_WRITABILITY_WRITABLE);
     assert_eq!(require_writable(out), DLPACK_HELPERS_STATUS_OK);
 
-    // The mirror: READ_ONLY → legacy is refused (BufferError) unless dropped explicitly.
+    // Issue 25: a READ_ONLY the wrap assumed goes back to legacy as it came (no opt-in).
+    let mut assumed = core::ptr::null_mut();
+    let mut back = core::ptr::null_mut();
+    let mut dropped = 0u64;
+    assert_eq!(
+        // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
+        // values.
+        unsafe { dlpack_legacy_to_versioned(&mut legacy(l.dl_tensor), 0, &mut assumed) },
+        0
+    );
+    assert_eq!(
+        // SAFETY: `assumed` is the live tensor made above; out-pointers are live locals.
+        unsafe { dlpack_versioned_to_legacy(assumed, 0, &mut dropped, &mut back) },
+        0
+    );
+    // SAFETY: `back` is the live tensor made above (status OK), released exactly once, here.
+    unsafe { dlpack_legacy_tensor_delete(back) };
+    // The mirror: a stated READ_ONLY → legacy is refused (BufferError) unless dropped explicitly.
     let mut ro = core::ptr::null_mut();
     assert_eq!(
         // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
         // values.
-        unsafe { dlpack_legacy_to_versioned(&mut legacy(l.dl_tensor), 0, &mut ro) },
+        unsafe {
+            dlpack_legacy_to_versioned(
+                &mut legacy(l.dl_tensor),
+                DLPACK_FLAG_BITMASK_READ_ONLY,
+                &mut ro,
+            )
+        },
         0
     );
-    let mut back = core::ptr::null_mut();
-    let mut dropped = 0u64;
     assert_eq!(
         // SAFETY: the pointer arguments are NULL or point to live locals; the rest are plain
         // values.

@@ -230,6 +230,8 @@ PROTOTYPES = {
     "dlpack_tensor_set_flags": (status_t, (PV, c_uint64, c_uint64)),
     "dlpack_tensor_writability": (status_t, (PV, P(c_int32))),
     "dlpack_legacy_tensor_writability": (status_t, (PL, P(c_int32))),
+    # issue 25: stated vs assumed READ_ONLY
+    "dlpack_tensor_read_only_origin": (status_t, (PV, P(c_int32))),
     "dlpack_dltensor_layout": (status_t, (P(DLTensor), c_uint64, P(Layout))),
     "dlpack_tensor_layout": (status_t, (PV, P(Layout))),
     "dlpack_compact_strides": (status_t, (c_int32, P(ctypes.c_int64), c_bool, P(ctypes.c_int64))),
@@ -283,6 +285,7 @@ STREAM_NO_SYNC, STREAM_NONE, STREAM_LEGACY_DEFAULT, STREAM_DEFAULT, STREAM_HANDL
 WORK_STREAM_NULL_IS_DEFAULT = 0x1
 HOST_ACCESS_NEVER, HOST_ACCESS_ALWAYS, HOST_ACCESS_DEPENDS, HOST_ACCESS_UNKNOWN = 0, 1, 2, 3
 FLAG_READ_ONLY, FLAG_IS_COPIED, FLAG_IS_SUBBYTE_TYPE_PADDED = 1, 2, 4
+READ_ONLY_ORIGIN_NONE, READ_ONLY_ORIGIN_STATED, READ_ONLY_ORIGIN_LEGACY = 0, 1, 2  # issue 25
 
 _NAMES = {"linux": "libdlpack_helpers.so", "darwin": "libdlpack_helpers.dylib", "win32": "dlpack_helpers.dll"}
 

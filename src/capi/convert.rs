@@ -50,6 +50,10 @@ struct Block<T> {
     head: T,
     source: Source,
     ndim: usize,
+    /// Set only by `wrap_legacy` when it added `READ_ONLY` itself (the legacy producer stated
+    /// nothing and the caller did not assert writability): the library's record of "read-only
+    /// assumed, not stated", read by [`read_only_assumed`]. No DLPack flag bit carries it.
+    assumed_read_only: bool,
 }
 
 fn block_layout<T>(ndim: usize) -> Layout {
@@ -67,6 +71,7 @@ fn block_layout<T>(ndim: usize) -> Layout {
 fn alloc_block<T>(
     head: T,
     source: Source,
+    assumed_read_only: bool,
     shape: &[i64],
     strides: Option<&[i64]>,
     fix: impl FnOnce(&mut T, *mut i64, *mut i64),
@@ -115,6 +120,7 @@ fn alloc_block<T>(
             head,
             source,
             ndim: n,
+            assumed_read_only,
         });
         fix(&mut (*b).head, sp, tp);
     }
@@ -155,6 +161,36 @@ unsafe extern "C" fn versioned_deleter(p: *mut DLManagedTensorVersioned) {
 unsafe extern "C" fn legacy_deleter(p: *mut DLManagedTensor) {
     // SAFETY: as `versioned_deleter`.
     boundary::value((), || unsafe { free_and_release(p) })
+}
+
+/// Whether `t`'s `READ_ONLY` was assumed by this library's legacy → versioned wrap
+/// (`wrap_legacy`) rather than stated: `t` is a wrapper this copy of the library allocated (its
+/// deleter is this library's block deleter, the only way the block is recognised: nothing is
+/// read past the frozen prefix of a tensor that is not ours), its block records the assumption,
+/// and `t->flags` still has `READ_ONLY` (a caller that cleared it has stated writability itself).
+/// Any other tensor, including one wrapped by another copy of the library (a static and a shared
+/// copy in one process), answers false: the stated reading, never a weaker one.
+///
+/// # Safety
+/// `t` is NULL or a managed tensor whose frozen prefix (`version`, `manager_ctx`, `deleter`) and,
+/// for major 1, `flags` are readable.
+pub(crate) unsafe fn read_only_assumed(t: *const DLManagedTensorVersioned) -> bool {
+    if t.is_null() {
+        return false;
+    }
+    // SAFETY: caller contract: the frozen prefix is readable in every major.
+    let deleter = unsafe { addr_of!((*t).deleter).read() };
+    let ours = versioned_deleter as unsafe extern "C" fn(*mut DLManagedTensorVersioned);
+    if deleter.map(|d| d as usize) != Some(ours as usize) {
+        return false;
+    }
+    let b = t.cast::<Block<DLManagedTensorVersioned>>();
+    // SAFETY: our deleter is installed only on blocks from `alloc_block::<DLManagedTensorVersioned>`
+    // (major 1, so `flags` is at the mirrored offset); the block lives while `t` does.
+    unsafe {
+        addr_of!((*b).assumed_read_only).read()
+            && addr_of!((*t).flags).read() & DLPACK_FLAG_BITMASK_READ_ONLY != 0
+    }
 }
 
 /// The strides to store: the view's own, or compact row-major for NULL strides.
@@ -229,6 +265,8 @@ pub(crate) fn wrap_legacy(
     // SAFETY: caller contract.
     let m = unsafe { nonnull(legacy.cast_const(), "legacy") }?;
     check_known(flags, "flags")?;
+    // READ_ONLY added here (not stated by the caller, not asserted away) is recorded as assumed.
+    let assumed = !writable && flags & DLPACK_FLAG_BITMASK_READ_ONLY == 0;
     let flags = if writable {
         flags
     } else {
@@ -247,6 +285,7 @@ pub(crate) fn wrap_legacy(
     alloc_block(
         head,
         Source::Legacy(legacy),
+        assumed,
         view.shape,
         view.strides,
         |h, s, r| {
@@ -348,6 +387,7 @@ pub unsafe extern "C" fn dlpack_tensor_create(
                 release,
                 ctx: release_ctx,
             },
+            false,
             view.shape,
             view.strides,
             |h, s, r| {
@@ -374,7 +414,10 @@ pub unsafe extern "C" fn dlpack_tensor_create(
 ///   `DLPACK_FLAG_BITMASK_READ_ONLY` as well: a legacy struct cannot say whether its memory may
 ///   be written, and this signature has no way to assert that it may (peer case 50: writability
 ///   is never invented). To assert it, call `dlpack_legacy_tensor_wrap` with
-///   `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`.
+///   `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`. A `READ_ONLY` added this way (not in `flags`) is
+///   recorded as assumed: `dlpack_tensor_read_only_origin` answers
+///   `DLPACK_HELPERS_READ_ONLY_ORIGIN_LEGACY`, and `dlpack_versioned_to_legacy` converts the
+///   wrapper back to legacy without refusing it.
 /// - `out_tensor`: receives the wrapper. Its `shape` and `strides` are copies in the wrapper's
 ///   own allocation (compact row-major strides when the legacy tensor had NULL strides), its
 ///   `manager_ctx` is `legacy`, its version 1.3.
@@ -476,9 +519,12 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_wrap(
 ///   `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`. On OK the wrapper owns it (its deleter calls
 ///   `tensor`'s deleter exactly once); on failure the caller still owns it.
 /// - `options`: `DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY` or 0. The legacy struct has no flags:
-///   a read-only tensor is refused (`READ_ONLY`) unless that bit is given; a padded sub-byte
-///   tensor is always refused (`INVALID_FLAGS`: legacy sub-byte data reads as packed);
-///   `IS_COPIED` is dropped.
+///   a tensor whose producer stated `READ_ONLY` is refused (`READ_ONLY`) unless that bit is
+///   given; a tensor whose `READ_ONLY` this library assumed when it wrapped a legacy tensor
+///   (`dlpack_tensor_read_only_origin` answers `DLPACK_HELPERS_READ_ONLY_ORIGIN_LEGACY`) is
+///   converted back without the bit: the legacy consumer gets exactly what the legacy producer
+///   stated, no more (issue 25). A padded sub-byte tensor is always refused (`INVALID_FLAGS`:
+///   legacy sub-byte data reads as packed); `IS_COPIED` is dropped.
 /// - `out_dropped_flags`: may be NULL; receives the flag bits the legacy form does not carry.
 /// - `out_tensor`: receives the wrapper (`shape`/`strides` copied into its own allocation,
 ///   `manager_ctx` = `tensor`).
@@ -506,7 +552,7 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_wrap(
 ///   pointer-addressed device
 /// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
 ///   define, or the tensor is padded sub-byte (the legacy form reads it as packed)
-/// @retval DLPACK_HELPERS_STATUS_READ_ONLY when the tensor is read-only and
+/// @retval DLPACK_HELPERS_STATUS_READ_ONLY when the tensor's producer stated read-only and
 ///   `DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY` is not given
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_versioned_to_legacy(
@@ -532,7 +578,11 @@ pub unsafe extern "C" fn dlpack_versioned_to_legacy(
         let Declared::Versioned { flags: f, .. } = producer else {
             unreachable!("versioned")
         };
-        let checked = if options & DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY != 0 {
+        // A READ_ONLY this library assumed when it wrapped a legacy tensor goes back to legacy
+        // as it came: the legacy consumer learns exactly what the legacy producer stated.
+        // SAFETY: `tensor` is a managed tensor of major 1 (versioned_parts checked it).
+        let assumed = unsafe { read_only_assumed(tensor) };
+        let checked = if options & DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY != 0 || assumed {
             f & !DLPACK_FLAG_BITMASK_READ_ONLY
         } else {
             f
@@ -551,6 +601,7 @@ pub unsafe extern "C" fn dlpack_versioned_to_legacy(
         let p = alloc_block(
             head,
             Source::Versioned(tensor),
+            false,
             view.shape,
             view.strides,
             |h, s, r| {

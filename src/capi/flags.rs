@@ -156,3 +156,66 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_writability(
         Ok(())
     })
 }
+
+// ---- issue 25: where a tensor's READ_ONLY comes from (stated or assumed) ----
+
+/// Answer of `dlpack_tensor_read_only_origin`: one of `DLPACK_HELPERS_READ_ONLY_ORIGIN_*`.
+pub type dlpack_helpers_read_only_origin = i32;
+/// `READ_ONLY` is clear: whoever made the tensor states (or a caller asserted, with
+/// `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`) that it may be written.
+pub const DLPACK_HELPERS_READ_ONLY_ORIGIN_NONE: dlpack_helpers_read_only_origin = 0;
+/// `READ_ONLY` is set and stated: by the producer of a versioned tensor, or by the caller of a
+/// conversion that passed it in `flags`. It is never dropped without the caller's opt-in.
+pub const DLPACK_HELPERS_READ_ONLY_ORIGIN_STATED: dlpack_helpers_read_only_origin = 1;
+/// `READ_ONLY` is set because this library wrapped a legacy `DLManagedTensor`, which cannot say
+/// whether its memory may be written (peer case 50): "writability unknown", read as read-only
+/// toward versioned consumers. Re-exporting such a tensor as legacy states exactly what its
+/// producer stated, so `dlpack_versioned_to_legacy` converts it without the bit and a legacy
+/// `dlpack_capsule_new_view` may be given its flags without `READ_ONLY`.
+pub const DLPACK_HELPERS_READ_ONLY_ORIGIN_LEGACY: dlpack_helpers_read_only_origin = 2;
+
+/// Where a versioned tensor's `DLPACK_FLAG_BITMASK_READ_ONLY` comes from: clear
+/// (`DLPACK_HELPERS_READ_ONLY_ORIGIN_NONE`), stated by its producer
+/// (`DLPACK_HELPERS_READ_ONLY_ORIGIN_STATED`), or assumed by this library when it wrapped a
+/// legacy tensor (`DLPACK_HELPERS_READ_ONLY_ORIGIN_LEGACY`: `dlpack_legacy_to_versioned`,
+/// `dlpack_legacy_tensor_wrap` without `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`, and the legacy
+/// capsules of `dlpack_capsule_import` and `dlpack_object_import`).
+///
+/// The answer needs no DLPack flag bit (this library defines none): the wrapper is recognised by
+/// its deleter, which only this library's wrappers carry, and the assumption is recorded in the
+/// wrapper's own allocation. A wrapper made by another copy of the library in the same process
+/// (a static and a shared copy) answers STATED, the stricter reading. A caller that cleared the
+/// bit with `dlpack_tensor_set_flags` gets NONE; one that set it again gets LEGACY back only if
+/// the wrapper assumed it in the first place.
+///
+/// - `tensor`: any versioned managed tensor, borrowed; its major version is checked first.
+/// - `out_origin`: receives one of `DLPACK_HELPERS_READ_ONLY_ORIGIN_*` on OK.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`; `UNSUPPORTED_VERSION` (major not 1; nothing but
+/// `version` read); `NULL_POINTER`. Thread-safe (reads only).
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_origin` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_read_only_origin(
+    tensor: *const DLManagedTensorVersioned,
+    out_origin: *mut dlpack_helpers_read_only_origin,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_origin, "out_origin")?;
+        // SAFETY: a non-NULL tensor is a managed tensor (caller contract).
+        let (f, _) = unsafe { checked_flags(tensor) }?;
+        let origin = if f & crate::abi::DLPACK_FLAG_BITMASK_READ_ONLY == 0 {
+            DLPACK_HELPERS_READ_ONLY_ORIGIN_NONE
+        // SAFETY: non-NULL, major 1 (checked_flags).
+        } else if unsafe { crate::capi::convert::read_only_assumed(tensor) } {
+            DLPACK_HELPERS_READ_ONLY_ORIGIN_LEGACY
+        } else {
+            DLPACK_HELPERS_READ_ONLY_ORIGIN_STATED
+        };
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(origin) };
+        Ok(())
+    })
+}

@@ -98,6 +98,9 @@ python_api! {
     PyInterpreterState_Get: unsafe extern "C" fn() -> *mut c_void,
     PyObject_IsInstance: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> c_int,
     PyNumber_Index: unsafe extern "C" fn(*mut PyObject) -> *mut PyObject,
+    // Issue 25: which class of a type's MRO defines `__dlpack__` / the exchange table (never
+    // fails: an error is cleared and reads as "no").
+    PyMapping_HasKeyString: unsafe extern "C" fn(*mut PyObject, *const c_char) -> c_int,
     PyLong_Type: *mut PyObject,
     PyBool_Type: *mut PyObject,
     _Py_NoneStruct: *mut PyObject;

@@ -48,6 +48,28 @@ pub fn classify(name: &[u8]) -> CapsuleState {
     }
 }
 
+/// The device id a `__dlpack_device__` answer of `(device_type, None)` stands for (issue 25):
+/// `Some(0)` for `kDLCPU` only (Paddle 3.3 answers `(kDLCPU, None)`; a CPU has one device, so
+/// `None` can mean nothing else), `None` (no answer: the result stays `BAD_PRODUCER_RESULT`) for
+/// every other device type, where guessing device 0 could send a consumer to the wrong GPU.
+pub fn none_device_id(device_type: crate::abi::DLDeviceType) -> Option<i32> {
+    (device_type == crate::abi::DLDeviceType::kDLCPU).then_some(0)
+}
+
+/// Whether a type's C exchange API may stand in for its `__dlpack__` (issue 25): the positions,
+/// in the type's MRO, of the first class whose own `__dict__` defines `__dlpack__` and of the
+/// first that defines the exchange-API attribute. A class that defines `__dlpack__` *before* the
+/// table's class (a subclass overriding it, say of `torch.Tensor`) has its own export, which the
+/// table (written for the base class) would skip: then the table is not used. When either is
+/// unknown (no class defines it in its `__dict__`: a metaclass property, say) the table is used,
+/// as the DLPack 1.3 specification lets a consumer do.
+pub fn table_may_replace_dlpack(dlpack_owner: Option<usize>, table_owner: Option<usize>) -> bool {
+    match (dlpack_owner, table_owner) {
+        (Some(d), Some(t)) => d >= t,
+        _ => true,
+    }
+}
+
 /// Which keywords a consumer passes to `__dlpack__` in one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Keywords {
@@ -173,6 +195,29 @@ pub fn check_table_address(what: &str, addr: u64, align: usize) -> Result<usize,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 25: a subclass that overrides `__dlpack__` keeps it; the class of the table (or a
+    /// base below it) defining `__dlpack__` lets the table stand in.
+    #[test]
+    fn table_stands_in_only_for_its_own_classes_dlpack() {
+        assert!(table_may_replace_dlpack(Some(0), Some(0))); // torch.Tensor itself
+        assert!(table_may_replace_dlpack(Some(1), Some(1))); // a plain subclass
+        assert!(table_may_replace_dlpack(Some(2), Some(1))); // __dlpack__ from a base
+        assert!(!table_may_replace_dlpack(Some(0), Some(1))); // an override
+        assert!(table_may_replace_dlpack(None, Some(0)));
+        assert!(table_may_replace_dlpack(Some(0), None));
+    }
+
+    /// Issue 25: `(kDLCPU, None)` is CPU device 0; `None` with any other device type is no
+    /// answer (never a guessed device 0).
+    #[test]
+    fn none_device_id_only_for_cpu() {
+        use crate::abi::DLDeviceType;
+        assert_eq!(none_device_id(DLDeviceType::kDLCPU), Some(0));
+        for t in [2, 3, 4, 7, 8, 10, 13, 14, 0, -1, 1000] {
+            assert_eq!(none_device_id(DLDeviceType(t)), None, "{t}");
+        }
+    }
 
     fn refused(addr: u64) -> String {
         match check_table_address("x", addr, 8) {

@@ -23,6 +23,11 @@ pub const COPY_ALWAYS: i32 = 1;
 pub const COPY_NEVER: i32 = 2;
 pub const IMPORT_EXCHANGE_API: u32 = 0x1;
 pub const IMPORT_KEEP_PYTHON_ERROR: u32 = 0x2;
+/// `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` (issue 25: `import_tensor(legacy_writable=True)`).
+pub const IMPORT_LEGACY_WRITABLE: u32 = 0x4;
+/// `DLPACK_HELPERS_READ_ONLY_ORIGIN_*` (issue 25).
+pub const READ_ONLY_ORIGIN_NONE: i32 = 0;
+pub const READ_ONLY_ORIGIN_LEGACY: i32 = 2;
 pub const IMPORTED_LEGACY: u32 = 0x1;
 pub const IMPORTED_AFTER_RETRY: u32 = 0x2;
 pub const IMPORTED_EXCHANGE_API: u32 = 0x4;
@@ -126,6 +131,10 @@ extern "C" {
         out_access: *mut i32,
     ) -> status;
     pub fn dlpack_tensor_delete(tensor: *mut DLManagedTensorVersioned);
+    pub fn dlpack_tensor_read_only_origin(
+        tensor: *const DLManagedTensorVersioned,
+        out_origin: *mut i32,
+    ) -> status;
     pub fn dlpack_capsule_new(
         tensor: *mut DLManagedTensorVersioned,
         out: *mut *mut c_void,

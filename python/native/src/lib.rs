@@ -138,6 +138,16 @@ fn is_cpu_accessible(obj_or_device: &Bound<'_, PyAny>) -> PyResult<bool> {
 ///   the table's ``current_work_stream`` and kept: later ``__dlpack__(stream=s)`` exports make
 ///   ``s`` wait for it; a table that cannot name it is not used, ``__dlpack__`` is). Default
 ///   True.
+///   It never replaces a ``__dlpack__`` that the object's class defines below the class that
+///   publishes the table (a subclass that overrides ``__dlpack__`` gets its override called).
+/// - ``legacy_writable``: the C option ``DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`` ("I know this
+///   producer's memory is writable"). A producer that hands over the legacy struct cannot say
+///   whether its memory may be written, so by default such a tensor is read-only
+///   (:attr:`Tensor.readonly_origin` ``"assumed"``). With ``True`` it is imported writable and
+///   every consumer of its re-exports may write into the producer's memory: pass it only when
+///   you know that is allowed (for example memory your own code allocated). Risk: writing into
+///   memory the producer shares or treats as immutable (a JAX array, a cached constant)
+///   corrupts it silently. Versioned tensors keep their own flags whatever this says.
 ///
 /// A producer that raises ``TypeError`` for ``max_version`` is retried without it (unless
 /// ``dl_device`` or ``copy`` was given; peer case 21). A raw capsule (``"dltensor"`` or
@@ -148,7 +158,8 @@ fn is_cpu_accessible(obj_or_device: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// when the producer cannot export or the version is unusable; ``TypeError`` for a result that is
 /// not a DLPack capsule.
 #[pyfunction]
-#[pyo3(signature = (obj, *, max_version=None, stream=None, dl_device=None, copy=None, use_exchange_api=true))]
+#[pyo3(signature = (obj, *, max_version=None, stream=None, dl_device=None, copy=None, use_exchange_api=true, legacy_writable=false))]
+#[allow(clippy::too_many_arguments)]
 fn import_tensor(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
@@ -157,6 +168,7 @@ fn import_tensor(
     dl_device: Option<&Bound<'_, PyAny>>,
     copy: Option<&Bound<'_, PyAny>>,
     use_exchange_api: bool,
+    legacy_writable: bool,
 ) -> PyResult<Py<Tensor>> {
     let max_version = args::given(max_version);
     let stream = args::given(stream);
@@ -167,11 +179,16 @@ fn import_tensor(
         has_dl_device: false,
         dl_device: DLDevice::default(),
         copy: args::copy(copy)?,
-        // Producer exceptions propagate unchanged; legacy tensors become read-only (no
-        // DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE: the legacy struct cannot say read-only).
+        // Producer exceptions propagate unchanged; legacy tensors become read-only unless the
+        // caller asserts DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE (the legacy struct cannot say).
         flags: ffi::IMPORT_KEEP_PYTHON_ERROR
             | if use_exchange_api {
                 ffi::IMPORT_EXCHANGE_API
+            } else {
+                0
+            }
+            | if legacy_writable {
+                ffi::IMPORT_LEGACY_WRITABLE
             } else {
                 0
             },
@@ -216,7 +233,7 @@ fn import_tensor(
         check(unsafe {
             ffi::dlpack_capsule_import(
                 cap.as_ptr().cast(),
-                ffi::IMPORT_KEEP_PYTHON_ERROR,
+                req.flags & (ffi::IMPORT_KEEP_PYTHON_ERROR | ffi::IMPORT_LEGACY_WRITABLE),
                 &mut mt,
                 &mut how,
             )
@@ -234,7 +251,19 @@ fn import_tensor(
             )
         })?;
     }
-    Py::new(py, Tensor::with_stream(mt, how, ready))
+    let t = Tensor::with_stream(mt, how, ready);
+    // A Tensor of a Tensor: the versioned hop between them states READ_ONLY, but if the source's
+    // was assumed (it came through the legacy struct), so is this one's (issue 25). Only for a
+    // view of the same memory (a copy is the consumer's own).
+    if let Ok(src) = obj.cast::<Tensor>() {
+        let src = src.get();
+        if src.read_only_origin().ok() == Some(ffi::READ_ONLY_ORIGIN_LEGACY)
+            && t.managed()?.dl_tensor.data == src.managed()?.dl_tensor.data
+        {
+            t.inherit_assumed_read_only();
+        }
+    }
+    Py::new(py, t)
 }
 
 /// The address of ``dlpack_get_info`` in the library this module is linked against (for the

@@ -9,7 +9,7 @@ use crate::ffi;
 use crate::values::{DType, Device};
 use core::ffi::c_void;
 use core::ptr::null_mut;
-use core::sync::atomic::{AtomicPtr, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering::Relaxed};
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyTuple};
@@ -41,6 +41,10 @@ pub struct Tensor {
     /// producer stream (`STREAM_HANDLE`) is waited for by every later export with a stream
     /// (peer case 53); the default streams order with blocking streams implicitly.
     ready: ffi::dlpack_helpers_stream,
+    /// Set by `import_tensor` when this Tensor views another `Tensor` whose `READ_ONLY` was
+    /// assumed (a legacy import): the versioned hop between them carries READ_ONLY as a stated
+    /// bit, but the fact is the first import's (issue 25).
+    assumed_read_only: AtomicBool,
     shape: OnceLock<Py<PyTuple>>,
     dtype: OnceLock<Py<DType>>,
     device: OnceLock<Py<Device>>,
@@ -77,6 +81,7 @@ impl Tensor {
             owner: AtomicPtr::new(null_mut()),
             how,
             ready,
+            assumed_read_only: AtomicBool::new(false),
             shape: OnceLock::new(),
             dtype: OnceLock::new(),
             device: OnceLock::new(),
@@ -107,6 +112,27 @@ impl Tensor {
         // SAFETY: valid until release (GIL held; nothing here runs Python code that could
         // release it while the reference is used).
         Ok(unsafe { &*p })
+    }
+
+    /// `DLPACK_HELPERS_READ_ONLY_ORIGIN_*` of the managed tensor (C
+    /// `dlpack_tensor_read_only_origin`), or LEGACY when it was inherited from another Tensor.
+    pub fn read_only_origin(&self) -> PyResult<i32> {
+        let mt = self.managed()?;
+        if mt.flags & FLAG_READ_ONLY == 0 {
+            return Ok(ffi::READ_ONLY_ORIGIN_NONE);
+        }
+        if self.assumed_read_only.load(Relaxed) {
+            return Ok(ffi::READ_ONLY_ORIGIN_LEGACY);
+        }
+        let mut out = -1;
+        // SAFETY: the live tensor this object owns; valid out pointer.
+        check(unsafe { ffi::dlpack_tensor_read_only_origin(mt, &mut out) })?;
+        Ok(out)
+    }
+
+    /// Record that this Tensor's READ_ONLY is the assumed one of the Tensor it views.
+    pub fn inherit_assumed_read_only(&self) {
+        self.assumed_read_only.store(true, Relaxed);
     }
 
     /// The owner capsule of the managed tensor (made on first use), borrowed.
@@ -238,6 +264,22 @@ impl Tensor {
         Ok(self.managed()?.flags & FLAG_READ_ONLY != 0)
     }
 
+    /// Where :attr:`readonly` comes from (C ``dlpack_tensor_read_only_origin``): ``None`` when
+    /// the tensor is writable; ``"stated"`` when its producer said read-only (a versioned
+    /// tensor with ``READ_ONLY``); ``"assumed"`` when it arrived through the legacy struct, which
+    /// cannot say whether the memory may be written, so this package assumed read-only (also
+    /// for a Tensor imported from such a Tensor). An assumed read-only tensor goes back to a
+    /// legacy consumer in place (it states what its producer stated); a stated one never does
+    /// (see :meth:`__dlpack__`).
+    #[getter]
+    fn readonly_origin(&self) -> PyResult<Option<&'static str>> {
+        Ok(match self.read_only_origin()? {
+            ffi::READ_ONLY_ORIGIN_NONE => None,
+            ffi::READ_ONLY_ORIGIN_LEGACY => Some("assumed"),
+            _ => Some("stated"),
+        })
+    }
+
     /// Where the memory is: a :class:`Device` (equal to the ``(device_type, device_id)``
     /// tuple).
     #[getter]
@@ -364,8 +406,15 @@ impl Tensor {
     ///
     /// - ``max_version`` (a ``(major, minor)`` tuple of ints) picks the struct: a versioned
     ///   capsule (``"dltensor_versioned"``, 1.3) for ``(1, x)`` or newer, the legacy
-    ///   ``"dltensor"`` for none or 0.x. A read-only tensor is never exported in place through
-    ///   the legacy struct (it cannot say read-only): ``BufferError``.
+    ///   ``"dltensor"`` for none or 0.x. The legacy struct cannot say read-only, so toward it
+    ///   (issue 25): a tensor whose read-only bit was *assumed* (``readonly_origin ==
+    ///   "assumed"``: it came through the legacy struct) is exported in place, stating what its
+    ///   producer stated; a tensor whose producer *stated* read-only is never exported in place:
+    ///   ``copy=None`` serves a compact copy of host-accessible memory (the consumer's buffer is
+    ///   its own, so no write can reach the producer's), ``copy=False`` is ``BufferError``.
+    ///   NumPy refuses both (``BufferError``); this package copies because the array API allows
+    ///   a producer to copy under ``copy=None`` and the consumers that read only the legacy
+    ///   struct (JAX, TensorFlow, Warp, ONNX Runtime) have no other way to receive the data.
     /// - ``dl_device``: the tensor's own device, or ``(kDLCPU, 0)`` (served in place for
     ///   host-accessible memory); any other device: ``BufferError``.
     /// - ``copy``: None copies only when needed, True always, False never (``BufferError``
@@ -507,37 +556,65 @@ impl Tensor {
         }
         let mut out: *mut c_void = null_mut();
         if plan.copy {
-            let (tensor, buffer, shape) = host_copy(py, &mt.dl_tensor, plan.device)?;
-            let mut t = tensor;
-            t.shape = shape.as_ptr() as *mut i64;
-            // SAFETY: `t` points into `buffer` (the owner); shape copied by the call.
-            check(unsafe {
-                ffi::dlpack_capsule_new_view(
-                    &t,
-                    plan.flags,
-                    buffer.as_ptr().cast(),
-                    plan.kind,
-                    &mut out,
-                )
-            })?;
+            return self.export_copy(py, mt, plan);
         } else {
-            if plan.kind == ffi::EXPORT_LEGACY && mt.flags & FLAG_READ_ONLY != 0 {
-                // Policy (as NumPy, peer case 18): the legacy struct cannot say read-only.
-                return Err(PyBufferError::new_err(
-                    "the tensor is read-only and max_version asks for the legacy struct, which cannot \
-                     signal read-only; pass max_version=(1, 0) or newer",
-                ));
+            // A view shares our memory: never IS_COPIED. It references the owner, not this Tensor.
+            let mut flags = mt.flags & !FLAG_IS_COPIED;
+            if plan.kind == ffi::EXPORT_LEGACY && flags & FLAG_READ_ONLY != 0 {
+                // Issue 25: the legacy struct cannot say read-only. An assumed READ_ONLY (the
+                // tensor came through the legacy struct) goes back as it came; a stated one is
+                // never lost: a copy under copy=None, BufferError under copy=False.
+                if self.read_only_origin()? == ffi::READ_ONLY_ORIGIN_LEGACY {
+                    flags &= !FLAG_READ_ONLY;
+                } else if req.copy == ffi::COPY_NEVER {
+                    return Err(PyBufferError::new_err(
+                        "the tensor's producer stated read-only, max_version asks for the legacy \
+                         struct (which cannot signal read-only) and copy=False forbids a copy; \
+                         pass max_version=(1, 0) or newer, or copy=None",
+                    ));
+                } else {
+                    if self.ready.kind == ffi::STREAM_HANDLE {
+                        // The copy reads on the host: wait for the recorded producer stream first
+                        // (a stream wait above orders only the consumer's stream).
+                        // SAFETY: the recorded stream of the tensor's device; plain values.
+                        check(unsafe { ffi::dlpack_stream_synchronize(src, self.ready.handle) })?;
+                    }
+                    return self.export_copy(py, mt, plan);
+                }
             }
             let mut tensor = mt.dl_tensor;
             tensor.device = plan.device; // host-accessible memory served to the CPU reports (1, 0)
-                                         // A view shares our memory: never IS_COPIED. It references the owner, not this Tensor.
-            let flags = mt.flags & !FLAG_IS_COPIED;
             let owner = self.owner()?;
             // SAFETY: `tensor` borrows our shape/strides (copied by the call); owner is alive.
             check(unsafe {
                 ffi::dlpack_capsule_new_view(&tensor, flags, owner.cast(), plan.kind, &mut out)
             })?;
         }
+        // SAFETY: a new reference on OK.
+        Ok(unsafe { Bound::from_owned_ptr(py, out.cast()) })
+    }
+
+    /// A compact host copy exported as the plan says (`plan.flags`: IS_COPIED on a versioned
+    /// export; a copy is the consumer's own, so never READ_ONLY).
+    fn export_copy<'py>(
+        &self,
+        py: Python<'py>,
+        mt: &DLManagedTensorVersioned,
+        plan: ffi::dlpack_helpers_export_plan,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut out: *mut c_void = null_mut();
+        let (tensor, buffer, shape) = host_copy(py, &mt.dl_tensor, plan.device)?;
+        let mut t = tensor;
+        t.shape = shape.as_ptr() as *mut i64;
+        let flags = if plan.kind == ffi::EXPORT_LEGACY {
+            0
+        } else {
+            plan.flags | FLAG_IS_COPIED
+        };
+        // SAFETY: `t` points into `buffer` (the owner); shape copied by the call.
+        check(unsafe {
+            ffi::dlpack_capsule_new_view(&t, flags, buffer.as_ptr().cast(), plan.kind, &mut out)
+        })?;
         // SAFETY: a new reference on OK.
         Ok(unsafe { Bound::from_owned_ptr(py, out.cast()) })
     }

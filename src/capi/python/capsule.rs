@@ -682,7 +682,12 @@ unsafe extern "C" fn view_legacy_deleter(t: *mut DLManagedTensor) {
 ///   (`BufferError`, as NumPy raises for a read-only array asked for the legacy struct; peer
 ///   case 50), as `dlpack_versioned_to_legacy` does. The documented opt-in is to clear
 ///   `READ_ONLY` in `flags` yourself, which states that the consumer may write (or that you
-///   accept it might). `IS_SUBBYTE_TYPE_PADDED` on a sub-byte dtype is refused with
+///   accept it might). For a view of a tensor whose `READ_ONLY` this library assumed when it
+///   wrapped a legacy tensor (`dlpack_tensor_read_only_origin` answers
+///   `DLPACK_HELPERS_READ_ONLY_ORIGIN_LEGACY`), clearing it is the rule, not a risk: the legacy
+///   consumer then gets exactly what the legacy producer stated (issue 25). A producer's stated
+///   `READ_ONLY` is never to be cleared this way: copy the data instead (the array API's
+///   `copy=None` allows it), as the `dlpack_helpers` package does. `IS_SUBBYTE_TYPE_PADDED` on a sub-byte dtype is refused with
 ///   `INVALID_FLAGS` (legacy sub-byte data reads as packed); on other dtypes it means nothing
 ///   and is dropped, as is `IS_COPIED` (the legacy struct cannot say "copied"; a consumer then
 ///   assumes shared memory, the safe reading).

@@ -152,6 +152,71 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<Head, Error> {
     ))
 }
 
+/// Refuse the table of a type whose MRO defines `__dlpack__` before the class that publishes the
+/// table (issue 25, `rules::table_may_replace_dlpack`): a subclass's own `__dlpack__` is called,
+/// never skipped. Reads `ty.__mro__` and each class's own `__dict__` (no descriptor runs); a
+/// failure to read them (an exotic metaclass) leaves the table usable, as the specification
+/// lets a consumer do.
+fn check_not_overridden(api: &'static Api, ty: *mut PyObject) -> Result<(), Error> {
+    // SAFETY: GIL held.
+    let Some(mro) = Owned::new(api, unsafe {
+        (api.PyObject_GetAttrString)(ty, c"__mro__".as_ptr())
+    }) else {
+        // SAFETY: GIL held; an ordinary exception is cleared, a non-Exception stays set.
+        unsafe { api.catch(false, |_| true) }?;
+        return Ok(());
+    };
+    // SAFETY: GIL held.
+    let n = unsafe { (api.PySequence_Size)(mro.as_ptr()) };
+    if n < 0 {
+        // SAFETY: GIL held.
+        unsafe { api.catch(false, |_| true) }?;
+        return Ok(());
+    }
+    let (mut dlpack_owner, mut table_owner) = (None, None);
+    for i in 0..n {
+        // SAFETY: GIL held, `i` in range.
+        let Some(cls) = Owned::new(api, unsafe { (api.PySequence_GetItem)(mro.as_ptr(), i) })
+        else {
+            // SAFETY: GIL held.
+            unsafe { api.catch(false, |_| true) }?;
+            return Ok(());
+        };
+        // SAFETY: GIL held.
+        let Some(dict) = Owned::new(api, unsafe {
+            (api.PyObject_GetAttrString)(cls.as_ptr(), c"__dict__".as_ptr())
+        }) else {
+            // SAFETY: GIL held.
+            unsafe { api.catch(false, |_| true) }?;
+            continue;
+        };
+        // SAFETY: GIL held; PyMapping_HasKeyString never raises.
+        let has = |k: &core::ffi::CStr| unsafe {
+            (api.PyMapping_HasKeyString)(dict.as_ptr(), k.as_ptr()) == 1
+        };
+        if dlpack_owner.is_none() && has(c"__dlpack__") {
+            dlpack_owner = Some(i as usize);
+        }
+        if table_owner.is_none()
+            && (has(c"__dlpack_c_exchange_api__") || has(c"__c_dlpack_exchange_api__"))
+        {
+            table_owner = Some(i as usize);
+        }
+        if dlpack_owner.is_some() && table_owner.is_some() {
+            break;
+        }
+    }
+    if rules::table_may_replace_dlpack(dlpack_owner, table_owner) {
+        return Ok(());
+    }
+    Err(Error::NoExchangeApi(
+        "the object's type overrides __dlpack__ below the class that publishes the exchange \
+         API table: the table (written for the base class) is not used, so the override is \
+         called"
+            .into(),
+    ))
+}
+
 /// The name of link `link` of a DLPack 1.2 table's chain, for messages.
 fn v12_link(link: usize) -> String {
     if link == 0 {
@@ -312,6 +377,7 @@ fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<*const DLPackExch
     // Foreign code: no lock held.
     let r = locate(api, ty.as_ptr())
         .and_then(select)
+        .and_then(|p| check_not_overridden(api, ty.as_ptr()).map(|()| p))
         .map(|p| p as usize);
     if !definitive(&r) {
         return r.map(|p| p as *const DLPackExchangeAPI);
@@ -431,6 +497,11 @@ pub(crate) fn import_no_sync(
 /// that points at mapped memory of another kind is still read as a table, so the integer form
 /// remains a pointer the producer vouches for (prefer the DLPack 1.3 capsule). The DLPack 1.3
 /// capsule's pointer is trusted as capsules are.
+///
+/// A type that defines `__dlpack__` in a class that comes before the table's class in its MRO
+/// (a subclass overriding `__dlpack__`, say of `torch.Tensor`) is answered
+/// `_NO_EXCHANGE_API`: the table was written for the base class and would skip the override
+/// (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read.
 ///
 /// The answer about the type (a table, or why there is none) is cached per type for the life
 /// of the process (the spec makes the attribute a static property of the type; the cache keeps

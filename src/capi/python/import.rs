@@ -768,6 +768,9 @@ fn as_i64(api: &'static Api, item: &Owned, keep: bool) -> Result<Option<i64>, Er
 ///
 /// - `obj`: any Python object (`PyObject *`), borrowed.
 /// - `out_device`: receives the pair; device types unknown to this library are passed through.
+///   A device id of `None` is read as 0 for `kDLCPU` (PaddlePaddle 3.3 answers `(kDLCPU,
+///   None)`; a CPU has one device) and is `_BAD_PRODUCER_RESULT` for every other device type
+///   (issue 25).
 ///
 /// Returns OK; `_NO_DLPACK_METHOD` (`AttributeError`); `_PRODUCER_BUFFER_ERROR`,
 /// `_PRODUCER_TYPE_ERROR`, `_PRODUCER_ERROR` (the method raised); `_BAD_PRODUCER_RESULT` (not a
@@ -877,6 +880,7 @@ fn query_device(
         return Err(bad());
     }
     let mut vals = [0i64; 2];
+    let mut id_is_none = false;
     for (i, slot) in vals.iter_mut().enumerate() {
         // SAFETY: GIL held.
         let item = Owned::new(api, unsafe {
@@ -885,10 +889,24 @@ fn query_device(
         let Some(item) = item else {
             return Err(read_failed());
         };
+        if i == 1 && item.as_ptr() == api._Py_NoneStruct {
+            id_is_none = true; // decided below, once the device type is known
+            continue;
+        }
         *slot = as_i64(api, &item, keep)?.ok_or_else(bad)?;
     }
     let dt = i32::try_from(vals[0]).map_err(|_| bad())?;
-    let id = i32::try_from(vals[1]).map_err(|_| bad())?;
+    let id = if id_is_none {
+        rules::none_device_id(DLDeviceType(dt)).ok_or_else(|| {
+            Error::BadProducerResult(format!(
+                "__dlpack_device__ returned ({dt}, None): a device id of None is read as 0 only \
+                 for kDLCPU (1), which has one device; for any other device type it names no \
+                 device"
+            ))
+        })?
+    } else {
+        i32::try_from(vals[1]).map_err(|_| bad())?
+    };
     // SAFETY: non-NULL caller storage.
     unsafe {
         out.write(DLDevice {
