@@ -81,7 +81,7 @@ setup_venv() {
 # The package's build inputs: every tracked or untracked (not ignored) file under these paths.
 package_inputs_hash() {
   git -C "$ROOT" ls-files -z --cached --others --exclude-standard -- \
-      pyproject.toml CMakeLists.txt cmake Cargo.toml Cargo.lock build.rs src include python README.md abi scripts/build \
+      pyproject.toml CMakeLists.txt cmake Cargo.toml Cargo.lock clib src include python README.md abi scripts/build \
     | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1
 }
 

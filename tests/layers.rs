@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 /// The parts, lowest first: a file may name its own part and the parts before it.
-const PARTS: [&str; 4] = ["abi", "rules", "host", "capi"];
+const PARTS: [&str; 5] = ["abi", "rules", "host", "capi", "safe"];
 
 fn rank(part: &str) -> Option<usize> {
     PARTS.iter().position(|p| *p == part)
