@@ -192,6 +192,19 @@ impl Managed {
         create(owner, data, len, shape, strides, 0)
     }
 
+    /// Another owner of the same memory: a new DLPack 1.3 tensor with the same device, dtype,
+    /// shape, strides, byte offset and flags, whose deleter drops a clone of `this`. The
+    /// memory is released when the last of `this` and its shares is gone. For handing one
+    /// tensor to several consumers (each takes its own managed tensor); nothing is copied but
+    /// the metadata. Errors: `OUT_OF_MEMORY`.
+    pub fn share(this: &std::sync::Arc<Managed>) -> Result<Managed> {
+        let t = *this.dl_tensor();
+        let flags = this.flags();
+        // SAFETY: `t` is the validated description of a live tensor, kept alive by the Arc
+        // clone that the new tensor owns.
+        unsafe { create_with_owner(Box::new(std::sync::Arc::clone(this)), &t, flags) }
+    }
+
     /// Convert to a legacy `DLManagedTensor` for a consumer that reads only the legacy struct
     /// (`dlpack_versioned_to_legacy`: the legacy tensor owns this one). `READ_ONLY` when the
     /// tensor is read-only (the legacy struct cannot carry the flag; `allow_read_only` drops
@@ -249,7 +262,7 @@ extern "C" fn drop_owner<O>(ctx: *mut c_void) {
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(owner)));
 }
 
-fn create<O, T: Element>(
+fn create<O: Send + 'static, T: Element>(
     owner: Box<O>,
     data: *mut T,
     len: usize,
@@ -284,19 +297,43 @@ fn create<O, T: Element>(
             "shape {shape:?} with strides {strides:?} reaches outside the owner's {len} elements"
         )));
     }
+    let t = DLTensor {
+        data: data.cast(),
+        device: DLDevice::CPU,
+        ndim,
+        dtype: T::DTYPE,
+        shape: shape.as_ptr().cast_mut(),
+        strides: strides.map_or(core::ptr::null_mut(), |s| s.as_ptr().cast_mut()),
+        byte_offset: 0,
+    };
+    // SAFETY: `shape`/`strides` hold `ndim` elements; `data` points into the boxed owner, whose
+    // heap address stays put until `drop_owner::<O>` frees it.
+    unsafe { create_with_owner(owner, &t, flags) }
+}
+
+/// `dlpack_tensor_create` of `t`'s description (copied) with `flags`, whose deleter drops
+/// `owner` once; on failure `owner` is dropped here.
+///
+/// # Safety
+/// `t.shape`/`t.strides` (when non-NULL) hold `t.ndim` elements; `t.data` stays valid while
+/// `owner` lives.
+unsafe fn create_with_owner<O: Send + 'static>(
+    owner: Box<O>,
+    t: &DLTensor,
+    flags: u64,
+) -> Result<Managed> {
     let ctx = Box::into_raw(owner).cast::<c_void>();
     let mut out: *mut DLManagedTensorVersioned = core::ptr::null_mut();
-    // SAFETY: `shape`/`strides` hold `ndim` elements (copied by the call); `data` points into
-    // the boxed owner, whose heap address stays put until `drop_owner::<O>` frees it.
+    // SAFETY: the caller's contract; the arrays are copied by the call.
     let s = unsafe {
         dlpack_tensor_create(
-            data.cast(),
-            DLDevice::CPU,
-            ndim,
-            shape.as_ptr(),
-            strides.map_or(core::ptr::null(), |s| s.as_ptr()),
-            T::DTYPE,
-            0,
+            t.data,
+            t.device,
+            t.ndim,
+            t.shape,
+            t.strides,
+            t.dtype,
+            t.byte_offset,
             flags,
             Some(drop_owner::<O>),
             ctx,

@@ -25,7 +25,7 @@ pub use element::Element;
 pub use error::{Error, Result};
 pub use managed::{LegacyManaged, Managed};
 #[cfg(feature = "pyo3")]
-pub use python::{ExportedCapsule, ImportOptions, Imported};
+pub use python::{DLPackExport, ImportOptions, Imported};
 pub use view::TensorRef;
 
 use crate::abi::{DLDataType, DLDevice, DLPackVersion};
