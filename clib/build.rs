@@ -27,7 +27,11 @@ fn main() {
     let root_version = root
         .lines()
         .find_map(|l| {
-            let v = l.strip_prefix("version")?.trim_start().strip_prefix('=')?.trim();
+            let v = l
+                .strip_prefix("version")?
+                .trim_start()
+                .strip_prefix('=')?
+                .trim();
             Some(v.trim_matches('"').to_string())
         })
         .expect("a version line in ../Cargo.toml");

@@ -109,7 +109,10 @@ fn main() -> Result<(), Error> {
     let none = negotiate(producer, None).unwrap_err(); // max_version=None: BufferError
     assert_eq!(none.status(), DLPACK_HELPERS_STATUS_NO_COMMON_VERSION);
     assert_eq!(none.python_exception(), "BufferError");
-    println!("negotiate: max_version=(1, 0) -> {got:?}; None -> {}", none.status_name());
+    println!(
+        "negotiate: max_version=(1, 0) -> {got:?}; None -> {}",
+        none.status_name()
+    );
 
     // 6. Decode CUDA stream integers: 1 is the legacy default stream, 0 is refused.
     let s = decode_stream(DLDevice::cuda(0), Some(1), DecodeOptions::default())?;

@@ -40,12 +40,19 @@ pub(crate) mod host;
 ///
 /// cbindgen:ignore
 pub mod rules;
+/// The safe Rust API (re-exported at the crate root): owners, views, errors, helpers.
+///
 /// cbindgen:ignore
 pub mod safe;
 
 pub use abi::{DLDataType, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned};
 pub use abi::{DLDataTypeCode, DLPackVersion, DLTensor};
 pub use safe::*;
+
+/// The Rust example of README.md, run as a doctest (`cargo test`).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 /// The status codes (`DLPACK_HELPERS_STATUS_*`) that [`Error::status`] returns.
 pub mod status {

@@ -1,5 +1,6 @@
-//! The source tree's four parts import only downward: `capi` (the exports) → `host` (what the
-//! library finds in the process at run time) → `rules` (pure rules) → `abi` (DLPack's structs).
+//! The source tree's parts import only downward: `safe` (the safe Rust API, on top of the exports)
+//! → `capi` (the exports) → `host` (what the library finds in the process at run time) → `rules`
+//! (pure rules) → `abi` (DLPack's structs).
 //!
 //! Reads every `.rs` file under `src/` as text and fails on any `crate::<part>` path (in a `use`
 //! line or inline) that names a part above the file's own, and on any `extern "C"` export

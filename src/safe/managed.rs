@@ -142,6 +142,33 @@ impl Managed {
         unsafe { self.view().as_mut_slice() }
     }
 
+    /// Whether the host can read this tensor's memory, asking the runtime when the device type
+    /// alone does not say (`dlpack_tensor_host_access` with the registered Level Zero context):
+    /// `Some(true)`/`Some(false)`, or `None` when nobody can tell (no runtime to ask). Errors:
+    /// `DEVICE_ERROR` (the driver call failed).
+    pub fn memory_host_access(&self) -> Result<Option<bool>> {
+        use crate::capi::device::{
+            DLPACK_HELPERS_HOST_ACCESS_ALWAYS, DLPACK_HELPERS_HOST_ACCESS_NEVER,
+        };
+        let mut a = 0;
+        // SAFETY: a live tensor of major 1; a valid out-pointer; NULL context: the registered one.
+        let s = unsafe {
+            crate::capi::pointer::dlpack_tensor_host_access(
+                self.as_raw(),
+                core::ptr::null_mut(),
+                &mut a,
+            )
+        };
+        if s != DLPACK_HELPERS_STATUS_OK {
+            return Err(Error::last(s));
+        }
+        Ok(match a {
+            DLPACK_HELPERS_HOST_ACCESS_ALWAYS => Some(true),
+            DLPACK_HELPERS_HOST_ACCESS_NEVER => Some(false),
+            _ => None,
+        })
+    }
+
     /// Wrap C-contiguous Rust storage as a writable 1.3 tensor on the CPU: `shape`'s product
     /// must equal `values.len()`. Nothing is copied but the metadata; the `Vec` is dropped when
     /// the tensor's deleter runs.
@@ -176,7 +203,14 @@ impl Managed {
         let owner = Box::new(owner);
         let s: &[T] = (*owner).as_ref();
         let (data, len) = (s.as_ptr().cast_mut(), s.len());
-        create(owner, data, len, shape, strides, DLPACK_FLAG_BITMASK_READ_ONLY)
+        create(
+            owner,
+            data,
+            len,
+            shape,
+            strides,
+            DLPACK_FLAG_BITMASK_READ_ONLY,
+        )
     }
 
     /// [`Managed::from_owner`] for an owner that lends its elements mutably

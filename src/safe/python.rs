@@ -274,7 +274,9 @@ impl DLPackExport {
             Some(s) if s.is_none() => None,
             Some(s) => {
                 if s.is_instance_of::<pyo3::types::PyBool>() {
-                    return Err(PyTypeError::new_err("stream must be an int or None, not bool"));
+                    return Err(PyTypeError::new_err(
+                        "stream must be an int or None, not bool",
+                    ));
                 }
                 Some(s.extract::<i64>()?)
             }

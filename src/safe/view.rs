@@ -152,7 +152,11 @@ impl<'a> TensorRef<'a> {
             requirements,
         )?;
         debug_assert_eq!(n, self.view.shape.len());
-        Ok(validate::check_view(&self.view, self.declared, requirements)?)
+        Ok(validate::check_view(
+            &self.view,
+            self.declared,
+            requirements,
+        )?)
     }
 
     /// How the host can reach the memory, from the device type alone (`dlpack_device_host_access`).
@@ -165,7 +169,7 @@ impl<'a> TensorRef<'a> {
     /// with the first element aligned for `T`.
     ///
     /// Errors: `NOT_CPU_ACCESSIBLE` (device memory, or a device type that does not guarantee host
-    /// access: ask [`crate::pointer_host_access`] for `kDLOneAPI`/`kDLCUDAManaged`…),
+    /// access: [`crate::Managed::memory_host_access`] asks the runtime for `kDLOneAPI`),
     /// `DTYPE_MISMATCH`, `NOT_CONTIGUOUS`, `MISALIGNED`.
     ///
     /// The slice aliases the producer's memory (DLPack is zero-copy): it is valid while the

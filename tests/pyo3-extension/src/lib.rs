@@ -3,9 +3,7 @@
 //! crate, and `#![deny(unsafe_code)]` checks the rest.
 #![deny(unsafe_code)]
 
-use dlpack_helpers::{
-    DLPackExport, DLPackVersion, Error, ImportOptions, Managed, TensorRef,
-};
+use dlpack_helpers::{DLPackExport, DLPackVersion, Error, ImportOptions, Managed, TensorRef};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,7 +27,11 @@ impl Drop for Counted {
 }
 
 fn arange(n: usize) -> Result<Managed, Error> {
-    Managed::from_owner_mut(Counted((0..n).map(|i| i as f64).collect()), &[n as i64], None)
+    Managed::from_owner_mut(
+        Counted((0..n).map(|i| i as f64).collect()),
+        &[n as i64],
+        None,
+    )
 }
 
 /// How many owners this module's tensors have dropped so far.
