@@ -63,6 +63,14 @@ def test_numpy_writable_is_written_in_place():
     assert a.tolist() == [0.0, 2.0, 4.0, 6.0]
 
 
+def test_copy_and_dl_device_reach_the_producer():
+    a = np.arange(3.0)
+    ext.double_in_place(a, copy=True)  # NumPy exports a copy: the original is untouched
+    assert a.tolist() == [0.0, 1.0, 2.0]
+    ext.double_in_place(a, copy=False, dl_device=(1, 0))  # no copy, on the CPU: shared memory
+    assert a.tolist() == [0.0, 2.0, 4.0]
+
+
 def test_legacy_capsule_is_read_only_unless_asserted():
     # NumPy without max_version exports the legacy struct: writability unknown -> READ_ONLY.
     a = np.arange(3.0)

@@ -3,7 +3,9 @@
 //! crate, and `#![deny(unsafe_code)]` checks the rest.
 #![deny(unsafe_code)]
 
-use dlpack_helpers::{DLPackExport, DLPackVersion, Error, ImportOptions, Managed, TensorRef};
+use dlpack_helpers::{
+    DLDevice, DLDeviceType, DLPackExport, DLPackVersion, Error, ImportOptions, Managed, TensorRef,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -116,10 +118,21 @@ fn sum_f64(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
     Ok(t.as_slice::<f64>()?.iter().sum())
 }
 
-/// Double a writable float64 tensor in place (a legacy or read-only one is `BufferError`).
+/// Double a writable float64 tensor in place (a legacy or read-only one is `BufferError`);
+/// `copy` and `dl_device` are passed to `__dlpack__` when given.
 #[pyfunction]
-fn double_in_place(obj: &Bound<'_, PyAny>) -> PyResult<()> {
-    let mut t = Managed::from_pyobject(obj)?;
+#[pyo3(signature = (obj, *, copy=None, dl_device=None))]
+fn double_in_place(
+    obj: &Bound<'_, PyAny>,
+    copy: Option<bool>,
+    dl_device: Option<(i32, i32)>,
+) -> PyResult<()> {
+    let opts = ImportOptions {
+        copy,
+        dl_device: dl_device.map(|(t, i)| DLDevice::new(DLDeviceType(t), i)),
+        ..ImportOptions::default()
+    };
+    let mut t = Managed::import_pyobject(obj, &opts)?.tensor;
     for x in t.as_mut_slice::<f64>()? {
         *x *= 2.0;
     }
