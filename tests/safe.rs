@@ -322,3 +322,14 @@ fn owners_are_send_and_sync() {
     send_sync::<TensorRef<'static>>();
     send_sync::<Error>();
 }
+
+#[test]
+fn pointer_device_never_guesses() {
+    let v = vec![0u8; 64];
+    match pointer_device(v.as_ptr() as usize) {
+        Ok(d) => assert_eq!(d, DLDevice::CPU, "a heap address is host memory"),
+        Err(e) => assert_eq!(e.status(), DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN, "{e}"),
+    }
+    let e = pointer_device(0).unwrap_err();
+    assert_eq!(e.status(), DLPACK_HELPERS_STATUS_NULL_POINTER);
+}

@@ -25,7 +25,7 @@ pub use element::Element;
 pub use error::{Error, Result};
 pub use managed::{LegacyManaged, Managed};
 #[cfg(feature = "pyo3")]
-pub use python::{DLPackExport, ImportOptions, Imported};
+pub use python::{DLPackExport, ImportOptions, Imported, dlpack_device};
 pub use view::TensorRef;
 
 use crate::abi::{DLDataType, DLDevice, DLPackVersion};
@@ -127,4 +127,20 @@ pub fn compact_strides(shape: &[i64], c_order: bool) -> Result<Vec<i64>> {
     let mut out = vec![0; shape.len()];
     crate::rules::layout::compact_strides(shape, c_order, &mut out)?;
     Ok(out)
+}
+
+/// The device that owns the memory at `address`, asked of the CUDA, HIP and Level Zero drivers
+/// loaded in the process (`dlpack_pointer_get_device`): CUDA pinned host memory is
+/// `(kDLCUDAHost, 0)`, device memory `(kDLCUDA, ordinal)`, …; `(kDLCPU, 0)` only when a backend
+/// was asked and none claims it. Errors: `DEVICE_UNKNOWN` (no backend could answer: a device is
+/// never guessed), `DEVICE_ERROR`, `NULL_POINTER` (address 0). Any address may be asked: the
+/// drivers look it up, nothing is read at it.
+pub fn pointer_device(address: usize) -> Result<DLDevice> {
+    let mut d = DLDevice::default();
+    // SAFETY: the export reads nothing at `address` (the drivers look it up) and writes `d`.
+    let s = unsafe { crate::capi::stream::dlpack_pointer_get_device(address as *const _, &mut d) };
+    if s != crate::capi::error::DLPACK_HELPERS_STATUS_OK {
+        return Err(Error::last(s));
+    }
+    Ok(d)
 }

@@ -239,6 +239,28 @@ impl Managed {
     }
 }
 
+/// `obj.__dlpack_device__()` as a [`DLDevice`] (`dlpack_object_query_device`), for choosing the
+/// `stream`/`dl_device` of an import: the producer's own exception is raised unchanged;
+/// `TypeError` when the result is not a pair of ints in `int32` range.
+pub fn dlpack_device(obj: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
+    let mut d = DLDevice::default();
+    // SAFETY: a live object, a valid out-pointer, the GIL held.
+    let s = unsafe {
+        crate::capi::python::import::dlpack_object_query_device(
+            obj.as_ptr().cast(),
+            DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR,
+            &mut d,
+        )
+    };
+    if s == DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET {
+        return Err(PyErr::fetch(obj.py()));
+    }
+    if s != DLPACK_HELPERS_STATUS_OK {
+        return Err(Error::last(s).into());
+    }
+    Ok(d)
+}
+
 /// A Python object exporting a [`Managed`] tensor through the DLPack protocol:
 /// `__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)` and
 /// `__dlpack_device__()`, so `numpy.from_dlpack(x)`, `torch.from_dlpack(x)` and the package's

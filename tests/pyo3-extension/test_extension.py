@@ -121,6 +121,24 @@ def test_producer_exception_is_kept_unchanged():
         ext.sum_f64(RaisesOwnError())
 
 
+def test_dlpack_device_query_keeps_the_producer_exception():
+    assert ext.device_of(np.arange(2.0)) == (1, 0)
+
+    class BadDevice:
+        def __dlpack_device__(self):
+            raise RaisesOwnError.Boom("no device for you")
+
+    with pytest.raises(RaisesOwnError.Boom, match="no device for you"):
+        ext.device_of(BadDevice())
+
+    class NotAPair:
+        def __dlpack_device__(self):
+            return "cpu"
+
+    with pytest.raises(TypeError):
+        ext.device_of(NotAPair())
+
+
 def test_missing_dlpack_is_attribute_error():
     with pytest.raises(AttributeError):
         ext.sum_f64(object())

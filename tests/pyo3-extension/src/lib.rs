@@ -139,6 +139,13 @@ fn double_in_place(
     Ok(())
 }
 
+/// `obj.__dlpack_device__()` as `(device_type, device_id)`.
+#[pyfunction]
+fn device_of(obj: &Bound<'_, PyAny>) -> PyResult<(i32, i32)> {
+    let d = dlpack_helpers::dlpack_device(obj)?;
+    Ok((d.device_type.0, d.device_id))
+}
+
 /// Import `obj` and hand the same memory back as a new `__dlpack__` object (a round trip).
 #[pyfunction]
 fn reexport<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, DLPackExport>> {
@@ -154,6 +161,7 @@ fn dlpack_rs_ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sum_f64, m)?)?;
     m.add_function(wrap_pyfunction!(double_in_place, m)?)?;
     m.add_function(wrap_pyfunction!(reexport, m)?)?;
+    m.add_function(wrap_pyfunction!(device_of, m)?)?;
     m.add_class::<DLPackExport>()?;
     Ok(())
 }
