@@ -325,7 +325,7 @@ fn owners_are_send_and_sync() {
 
 #[test]
 fn pointer_device_never_guesses() {
-    let v = vec![0u8; 64];
+    let v = Box::new([0u8; 64]); // heap memory
     match pointer_device(v.as_ptr() as usize) {
         Ok(d) => assert_eq!(d, DLDevice::CPU, "a heap address is host memory"),
         Err(e) => assert_eq!(e.status(), DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN, "{e}"),
