@@ -113,7 +113,7 @@ build_release() {
   need cc "a C compiler"
   echo "== cargo build --release --locked"
   cargo build --release --locked --quiet
-  # build.rs gives the shared library a SONAME (libdlpack_helpers.so.0.<minor>); programs linked
+  # clib/build.rs gives the shared library a SONAME (libdlpack_helpers.so.0.<minor>); programs linked
   # against target/release record that name, so it must resolve there too. Cargo makes no such
   # link: add it (an installed tree gets it from CMake).
   need readelf "binutils"
