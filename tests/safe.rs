@@ -106,6 +106,21 @@ fn read_only_owner_is_flagged_and_refuses_mutable_slices() {
 }
 
 #[test]
+fn adopted_or_shared_memory_gives_no_safe_mutable_slice() {
+    let t = Managed::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();
+    // SAFETY: `into_raw` just gave up ownership; from_raw takes it back.
+    let mut adopted = unsafe { Managed::from_raw(t.into_raw()) }.unwrap();
+    let e = adopted.as_mut_slice::<f64>().unwrap_err();
+    assert_eq!(e.status(), DLPACK_HELPERS_STATUS_READ_ONLY, "{e}");
+    // SAFETY: nothing else reaches this memory.
+    unsafe { adopted.as_mut_slice_unchecked::<f64>() }.unwrap()[0] = 3.0;
+    let arc = Arc::new(adopted);
+    let (mut a, mut b) = (Managed::share(&arc).unwrap(), Managed::share(&arc).unwrap());
+    assert!(a.as_mut_slice::<f64>().is_err() && b.as_mut_slice::<f64>().is_err());
+    assert_eq!(a.as_slice::<f64>().unwrap(), &[3.0, 2.0]);
+}
+
+#[test]
 fn writable_owner_is_written_through_the_tensor() {
     let mut t = Managed::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();
     t.as_mut_slice::<f64>().unwrap()[1] = 5.0;

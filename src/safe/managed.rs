@@ -42,6 +42,9 @@ use core::ptr::NonNull;
 /// case 20), one release (peer case 7), READ_ONLY honoured (peer case 50).
 pub struct Managed {
     ptr: NonNull<DLManagedTensorVersioned>,
+    /// Made here from storage this owner alone reaches (`from_vec`, `from_owner_mut`) and never
+    /// shared since: the one case where a safe `&mut [T]` of the elements is sound.
+    exclusive: bool,
 }
 
 // SAFETY: DLPack lets a managed tensor's deleter run on any thread (dlpack.h, and the Python
@@ -70,7 +73,10 @@ impl Managed {
             return Err(rules::Error::NullPointer("tensor").into());
         };
         // From here on the owner releases on every path.
-        let owner = Managed { ptr };
+        let owner = Managed {
+            ptr,
+            exclusive: false,
+        };
         // SAFETY: `version` is at the same offset in every major (frozen prefix).
         let v = unsafe { ptr.as_ref() }.version;
         version::check(v, "tensor->version")?;
@@ -134,11 +140,36 @@ impl Managed {
         self.view().as_slice()
     }
 
-    /// The elements for writing: as [`Managed::as_slice`], and `READ_ONLY` unless the producer
-    /// allows writing (versioned, `READ_ONLY` clear). `&mut self` makes the slice the only
-    /// reference this owner hands out.
+    /// The elements for writing, for a tensor this owner made from Rust storage
+    /// ([`Managed::from_vec`], [`Managed::from_owner_mut`]) and has not handed out: `&mut self`
+    /// then makes the slice the only reference to the memory. Errors: as [`Managed::as_slice`];
+    /// `READ_ONLY` for a tensor adopted from a producer or a [`Managed::share`] (its memory may
+    /// be reached by others: the producer, other shares; use
+    /// [`Managed::as_mut_slice_unchecked`]) and for a read-only one.
     pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T]> {
-        // SAFETY: `&mut self`: no other slice of this owner lives.
+        if !self.exclusive {
+            return Err(rules::Error::fault(
+                rules::Fault::ReadOnly,
+                "the tensor's memory is shared with its producer (adopted or shared tensor): \
+                 a safe &mut slice is only given for storage this owner made; see \
+                 Managed::as_mut_slice_unchecked",
+            )
+            .into());
+        }
+        // SAFETY: exclusive storage and `&mut self`: no other reference to the elements lives.
+        unsafe { self.view().as_mut_slice() }
+    }
+
+    /// The elements for writing, for any tensor whose producer allows writing (versioned,
+    /// `READ_ONLY` clear; a legacy tensor never does). Errors: as [`Managed::as_slice`],
+    /// `READ_ONLY`.
+    ///
+    /// # Safety
+    /// Nothing else reads or writes the elements while the slice lives: not the producer (for a
+    /// Python producer, hold the GIL and run no Python code that touches the array), not another
+    /// share of the same memory, not another thread.
+    pub unsafe fn as_mut_slice_unchecked<T: Element>(&mut self) -> Result<&mut [T]> {
+        // SAFETY: the caller's contract.
         unsafe { self.view().as_mut_slice() }
     }
 
@@ -342,7 +373,10 @@ fn create<O: Send + 'static, T: Element>(
     };
     // SAFETY: `shape`/`strides` hold `ndim` elements; `data` points into the boxed owner, whose
     // heap address stays put until `drop_owner::<O>` frees it.
-    unsafe { create_with_owner(owner, &t, flags) }
+    let mut m = unsafe { create_with_owner(owner, &t, flags) }?;
+    // The boxed owner moved into the tensor: only this owner reaches its elements.
+    m.exclusive = true;
+    Ok(m)
 }
 
 /// `dlpack_tensor_create` of `t`'s description (copied) with `flags`, whose deleter drops
