@@ -348,3 +348,28 @@ fn pointer_device_never_guesses() {
     let e = pointer_device(0).unwrap_err();
     assert_eq!(e.status(), DLPACK_HELPERS_STATUS_NULL_POINTER);
 }
+
+#[test]
+fn stream_helpers_answer_without_a_driver() {
+    use dlpack_helpers::rules::stream::{DecodeOptions, Kind};
+    // CPU: no backend is needed, and none exists.
+    let e = check_stream_backend(DLDeviceType::kDLCPU).unwrap_err();
+    assert_eq!(e.status(), DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE, "{e}");
+    // SAFETY: kDLCPU has no streams: nothing is handed to a driver.
+    unsafe { synchronize_stream(DLDevice::CPU, 0) }.unwrap();
+    let none = decode_stream(DLDevice::CPU, None, DecodeOptions::default()).unwrap();
+    assert_eq!(none.kind, Kind::None);
+    // SAFETY: a `None` consumer stream: a no-op that loads no runtime.
+    unsafe { wait_stream(DLDevice::CPU, 0, none) }.unwrap();
+    // CUDA's legacy default stream: waits when a driver is present, else says why not.
+    let legacy = decode_stream(DLDevice::cuda(0), Some(1), DecodeOptions::default()).unwrap();
+    // Same stream (0 and 0x1 are both the legacy default): a no-op without any driver.
+    // SAFETY: both handles are CUDA's legacy default stream.
+    unsafe { wait_stream(DLDevice::cuda(0), 0, legacy) }.unwrap();
+    // The per-thread default stream (0x2) waiting into the legacy one needs the driver.
+    // SAFETY: both handles are CUDA's special default-stream values.
+    match unsafe { wait_stream(DLDevice::cuda(0), 2, legacy) } {
+        Ok(()) => {}
+        Err(e) => assert_eq!(e.status(), DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE, "{e}"),
+    }
+}

@@ -144,3 +144,55 @@ pub fn pointer_device(address: usize) -> Result<DLDevice> {
     }
     Ok(d)
 }
+
+fn check(status: i32) -> Result<()> {
+    if status == crate::capi::error::DLPACK_HELPERS_STATUS_OK {
+        Ok(())
+    } else {
+        Err(Error::last(status))
+    }
+}
+
+/// Load and initialise the stream backend for `device_type` now and say whether it works
+/// (`dlpack_stream_backend_check`): CUDA for `kDLCUDA`/`kDLCUDAHost`/`kDLCUDAManaged`, HIP for
+/// `kDLROCM`/`kDLROCMHost`, or a backend registered in this copy of the library. Errors:
+/// `BACKEND_UNAVAILABLE` with the library and the reason (also for `kDLCPU`, which needs none).
+pub fn check_stream_backend(device_type: crate::abi::DLDeviceType) -> Result<()> {
+    // SAFETY: a plain query; it takes no pointer.
+    check(unsafe { crate::capi::stream::dlpack_stream_backend_check(device_type) })
+}
+
+/// Make the consumer's stream wait, without blocking the host, for the work queued so far on the
+/// producer's stream (`dlpack_stream_wait`): what a producer does for `__dlpack__(stream=…)`.
+/// `consumer` comes from [`decode_stream`] or [`resolve_export`]'s plan; `producer_stream` is the
+/// producer's native handle (`CUstream`, `hipStream_t`; 0 for the default stream). Nothing
+/// happens, and no runtime is loaded, for a `NoSync`/`None` consumer or when both name the same
+/// stream. Errors: `BACKEND_UNAVAILABLE`, `DEVICE_ERROR` (the driver's error, named),
+/// `INVALID_STREAM_TYPE`, `INVALID_STREAM`.
+///
+/// # Safety
+/// Both handles are live streams of `device`'s runtime (or the special values a decode gives,
+/// such as CUDA's 0x1/0x2): the library hands them to the driver, which cannot check them.
+pub unsafe fn wait_stream(
+    device: DLDevice,
+    producer_stream: usize,
+    consumer: Stream,
+) -> Result<()> {
+    let c = crate::capi::stream::dlpack_helpers_stream {
+        kind: consumer.kind.as_raw(),
+        handle: consumer.handle as *mut core::ffi::c_void,
+    };
+    // SAFETY: the caller's contract for the handles; `c` lives for the call.
+    check(unsafe { crate::capi::stream::dlpack_stream_wait(device, producer_stream as *mut _, &c) })
+}
+
+/// Block the host until the work queued on `stream` (a native handle; 0 for the default
+/// stream) of `device` is done (`dlpack_stream_synchronize`); nothing for `kDLCPU`. Errors:
+/// `BACKEND_UNAVAILABLE`, `DEVICE_ERROR`.
+///
+/// # Safety
+/// `stream` is a live stream of `device`'s runtime (or 0, or a special value a decode gives).
+pub unsafe fn synchronize_stream(device: DLDevice, stream: usize) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check(unsafe { crate::capi::stream::dlpack_stream_synchronize(device, stream as *mut _) })
+}
