@@ -373,3 +373,22 @@ fn stream_helpers_answer_without_a_driver() {
         Err(e) => assert_eq!(e.status(), DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE, "{e}"),
     }
 }
+
+#[test]
+fn strided_views_are_read_in_row_major_order() {
+    let values: Vec<f32> = (0..6).map(|i| i as f32).collect(); // [[0, 1, 2], [3, 4, 5]]
+    let t = Managed::from_owner(values, &[3, 2], Some(&[1, 3])).unwrap(); // the transpose
+    assert!(t.as_slice::<f32>().is_err());
+    assert_eq!(
+        t.to_vec::<f32>().unwrap(),
+        vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    );
+    let b = Managed::from_owner(vec![7i64, 8], &[3, 2], Some(&[0, 1])).unwrap(); // broadcast
+    assert_eq!(b.to_vec::<i64>().unwrap(), vec![7, 8, 7, 8, 7, 8]);
+    let empty = Managed::from_vec(Vec::<u8>::new(), &[0, 4]).unwrap();
+    assert!(empty.to_vec::<u8>().unwrap().is_empty());
+    let scalar = Managed::from_vec(vec![9u16], &[]).unwrap();
+    assert_eq!(scalar.to_vec::<u16>().unwrap(), vec![9]);
+    let e = t.to_vec::<f64>().unwrap_err();
+    assert_eq!(e.status(), DLPACK_HELPERS_STATUS_DTYPE_MISMATCH);
+}

@@ -140,6 +140,11 @@ impl Managed {
         self.view().as_slice()
     }
 
+    /// The elements copied in row-major order, for any strides ([`TensorRef::to_vec`]).
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        self.view().to_vec()
+    }
+
     /// The elements for writing, for a tensor this owner made from Rust storage
     /// ([`Managed::from_vec`], [`Managed::from_owner_mut`]) and has not handed out: `&mut self`
     /// then makes the slice the only reference to the memory. Errors: as [`Managed::as_slice`];

@@ -195,6 +195,55 @@ impl<'a> TensorRef<'a> {
         Ok(unsafe { core::slice::from_raw_parts(first as *const T, l.numel as usize) })
     }
 
+    /// The elements copied into a `Vec` in row-major (C) order, for any strides (transposed,
+    /// sliced, broadcast, negative): the strided read [`TensorRef::as_slice`] refuses. The tensor
+    /// must be host-accessible, of dtype `T` and element-aligned. Errors: `NOT_CPU_ACCESSIBLE`,
+    /// `DTYPE_MISMATCH`, `MISALIGNED`, `OUT_OF_MEMORY` is not returned (allocation failure
+    /// aborts, as for any `Vec`).
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        let r = Requirements {
+            flags: validate::REQUIRE_CPU_ACCESSIBLE | validate::REQUIRE_DTYPE,
+            first_element_alignment: align_of::<T>() as u64,
+            dtype: T::DTYPE,
+            ..Requirements::default()
+        };
+        let l = self.validate(&r)?;
+        let n = l.numel as usize;
+        let mut out = Vec::with_capacity(n);
+        if n == 0 {
+            return Ok(out);
+        }
+        let shape = self.view.shape;
+        let compact;
+        let strides: &[i64] = match self.view.strides {
+            Some(s) => s,
+            None => {
+                compact = super::compact_strides(shape, true)?;
+                &compact
+            }
+        };
+        let first = (self.view.data + self.view.byte_offset as usize) as *const T;
+        let mut index = vec![0i64; shape.len()];
+        let mut offset = 0i64; // in elements, from the first element
+        for _ in 0..n {
+            // SAFETY: validated: host memory of dtype `T`, aligned, and every index within the
+            // extents lies within the tensor's byte range, which the producer keeps alive for
+            // `'a` (TensorRef's invariant); `offset` is the strided position of `index`.
+            out.push(unsafe { first.offset(offset as isize).read() });
+            // Next index, last dimension fastest.
+            for d in (0..shape.len()).rev() {
+                index[d] += 1;
+                offset += strides[d];
+                if index[d] < shape[d] {
+                    break;
+                }
+                offset -= strides[d] * shape[d];
+                index[d] = 0;
+            }
+        }
+        Ok(out)
+    }
+
     /// [`TensorRef::as_slice`] through a mutable reference, for an owner that may write: also
     /// `READ_ONLY` when the producer did not grant writing (a legacy tensor never does).
     ///

@@ -47,6 +47,12 @@ def test_numpy_strided_and_2d_metadata():
         ext.sum_f64(a)  # as_slice needs C-contiguous elements
 
 
+def test_any_strides_read_in_row_major_order():
+    a = np.arange(12.0).reshape(3, 4)
+    for v in (a[::-1], a[:, ::-2], a.T, a[1:, 1::2], np.broadcast_to(np.arange(3.0), (2, 3))):
+        assert ext.to_list_f64(v) == v.ravel().tolist(), v
+
+
 def test_numpy_readonly_is_read_only_and_refuses_writes():
     a = np.arange(4.0)
     a.flags.writeable = False

@@ -118,6 +118,12 @@ fn sum_f64(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
     Ok(t.as_slice::<f64>()?.iter().sum())
 }
 
+/// The elements of a float64 host tensor in row-major order, for any strides.
+#[pyfunction]
+fn to_list_f64(obj: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+    Ok(Managed::from_pyobject(obj)?.to_vec::<f64>()?)
+}
+
 /// Double a writable float64 tensor in place (a legacy or read-only one is `BufferError`);
 /// `copy` and `dl_device` are passed to `__dlpack__` when given.
 #[pyfunction]
@@ -167,6 +173,7 @@ fn dlpack_rs_ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(double_in_place, m)?)?;
     m.add_function(wrap_pyfunction!(reexport, m)?)?;
     m.add_function(wrap_pyfunction!(device_of, m)?)?;
+    m.add_function(wrap_pyfunction!(to_list_f64, m)?)?;
     m.add_class::<DLPackExport>()?;
     Ok(())
 }
