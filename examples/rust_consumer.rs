@@ -121,8 +121,10 @@ fn main() -> Result<(), Error> {
     assert_eq!(zero.status(), DLPACK_HELPERS_STATUS_INVALID_STREAM);
     println!("stream: 1 -> {:?}; 0 -> {}", s.kind, zero.status_name());
 
-    // Reading elements needs C-contiguity: the transpose is refused, a plain Vec is not.
+    // Reading elements: a slice needs C-contiguity (the transpose is refused), a copy in
+    // row-major order works for any strides.
     assert!(t.as_slice::<f32>().is_err());
+    assert_eq!(t.to_vec::<f32>()?, [1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
     let plain = Managed::from_vec(vec![1.0f32, 2.0, 3.0], &[3])?;
     assert_eq!(plain.as_slice::<f32>()?.iter().sum::<f32>(), 6.0);
 

@@ -198,8 +198,7 @@ impl<'a> TensorRef<'a> {
     /// The elements copied into a `Vec` in row-major (C) order, for any strides (transposed,
     /// sliced, broadcast, negative): the strided read [`TensorRef::as_slice`] refuses. The tensor
     /// must be host-accessible, of dtype `T` and element-aligned. Errors: `NOT_CPU_ACCESSIBLE`,
-    /// `DTYPE_MISMATCH`, `MISALIGNED`, `OUT_OF_MEMORY` is not returned (allocation failure
-    /// aborts, as for any `Vec`).
+    /// `DTYPE_MISMATCH`, `MISALIGNED` (an allocation failure aborts, as for any `Vec`).
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         let r = Requirements {
             flags: validate::REQUIRE_CPU_ACCESSIBLE | validate::REQUIRE_DTYPE,
