@@ -1,202 +1,138 @@
-//! Using dlpack-helpers from Rust: the crate's safe API (`dlpack_helpers::rules`) on the DLPack
-//! mirrors in `dlpack_helpers::abi`, in another Rust program.
+//! Using dlpack-helpers from Rust without `unsafe`: the seven steps an extension author takes,
+//! through the crate's safe API (`dlpack_helpers::{Managed, TensorRef, Error, …}`).
 //!
-//! A producer exports a `Vec<f64>` as a `DLManagedTensorVersioned` after negotiating the version
-//! the way `__dlpack__(max_version=…)` does; the consumer wraps the raw pointer in an owner that
-//! releases it exactly once (on drop, through the same `dlpack_tensor_delete` C users call),
-//! checks the version, decides host access from the device type, and reads the elements.
+//! 1. describe a strided view over a `Vec<f32>` (a producer: the tensor owns the `Vec`);
+//! 2. validate it against the caller's requirements;
+//! 3. compute its layout;
+//! 4. name its dtype and device;
+//! 5. negotiate `max_version` the way `__dlpack__(max_version=…)` does;
+//! 6. decode a CUDA `stream=` integer;
+//! 7. create a managed tensor whose deleter drops a Rust buffer exactly once, and release it.
+//!
+//! `#![forbid(unsafe_code)]` below makes the compiler prove that none of it needs `unsafe`.
+//! `scripts/test.d/60-packaging.sh` runs it twice: as this crate's example, and as the binary of
+//! `tests/rust-dependent/`, a separate crate depending on this one by path (which also shows
+//! that a dependent crate builds no `libdlpack_helpers.so`/`.a`).
 //!
 //! Run: `cargo run --release --example rust_consumer` (it exits non-zero if a step misbehaves).
+#![forbid(unsafe_code)]
 
-use dlpack_helpers::abi::{
-    DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensorVersioned, DLPackVersion,
-    DLTensor,
+use dlpack_helpers::rules::device::HostAccess;
+use dlpack_helpers::rules::layout::{BROADCAST, C_CONTIGUOUS, COMPACT};
+use dlpack_helpers::rules::stream::{DecodeOptions, Kind};
+use dlpack_helpers::rules::validate::{REQUIRE_C_CONTIGUOUS, REQUIRE_DTYPE, Requirements};
+use dlpack_helpers::rules::version::{Export, Exporter};
+use dlpack_helpers::status::{
+    DLPACK_HELPERS_STATUS_INVALID_STREAM, DLPACK_HELPERS_STATUS_NO_COMMON_VERSION,
+    DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS,
 };
-use dlpack_helpers::rules::device::{HostAccess, host_access, is_cpu_accessible};
-use dlpack_helpers::rules::version::{self, Compat, Export, Exporter};
-use dlpack_helpers::rules::{Error, info};
-use std::ffi::c_void;
-use std::ptr::NonNull;
+use dlpack_helpers::{
+    DLDataType, DLDevice, DLPackVersion, Error, Managed, decode_stream, host_access, negotiate,
+};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-static RELEASED: AtomicUsize = AtomicUsize::new(0);
-
-// ---- producer -------------------------------------------------------------------------------
-
-/// Everything the exported tensor points into; `manager_ctx` is this box.
-struct Exported {
-    managed: DLManagedTensorVersioned,
-    values: Vec<f64>,
-    shape: [i64; 1],
-    strides: [i64; 1],
+/// A Rust buffer that counts its drops: the tensor's deleter must drop it exactly once.
+struct Buffer {
+    values: Vec<f32>,
+    drops: Arc<AtomicUsize>,
 }
 
-unsafe extern "C" fn exported_deleter(tensor: *mut DLManagedTensorVersioned) {
-    RELEASED.fetch_add(1, Ordering::SeqCst);
-    // SAFETY: `manager_ctx` is the `Box<Exported>` leaked in `export`, released once by contract.
-    drop(unsafe { Box::from_raw((*tensor).manager_ctx.cast::<Exported>()) });
+impl AsMut<[f32]> for Buffer {
+    fn as_mut(&mut self) -> &mut [f32] {
+        &mut self.values
+    }
 }
 
-/// Export `values` for a consumer that reads up to `max_version` (`None`: `max_version=None`).
-fn export(
-    values: Vec<f64>,
-    max_version: Option<DLPackVersion>,
-) -> Result<*mut DLManagedTensorVersioned, Error> {
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn main() -> Result<(), Error> {
+    let lib = dlpack_helpers::info();
+    println!(
+        "dlpack-helpers {} reads DLPack {}.{}",
+        lib.version, lib.dlpack_version.major, lib.dlpack_version.minor
+    );
+
+    // 1. A strided view over a Vec<f32>: the 2 x 3 transpose of a 3 x 2 row-major matrix
+    //    (strides in elements). The tensor owns the Vec; nothing is copied.
+    let drops = Arc::new(AtomicUsize::new(0));
+    let buffer = Buffer {
+        values: (1..=6).map(|i| i as f32).collect(), // [[1, 2], [3, 4], [5, 6]]
+        drops: Arc::clone(&drops),
+    };
+    let t = Managed::from_owner_mut(buffer, &[2, 3], Some(&[1, 2]))?;
+    let view = t.view();
+
+    // 2. Validate: float32 is required and passes; C-contiguity is required and refused.
+    let f32_only = Requirements {
+        flags: REQUIRE_DTYPE,
+        dtype: DLDataType::F32,
+        ..Requirements::default()
+    };
+    view.validate(&f32_only)?;
+    let contiguous = Requirements {
+        flags: REQUIRE_C_CONTIGUOUS,
+        ..Requirements::default()
+    };
+    let refused = view.validate(&contiguous).unwrap_err();
+    assert_eq!(refused.status(), DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS);
+    println!("validate: float32 ok; C-contiguous refused: {refused}");
+
+    // 3. Layout: 6 elements, 24 bytes, compact (F-order) but not C-contiguous, no broadcast.
+    let layout = view.layout()?;
+    assert_eq!((layout.numel, layout.nbytes), (6, 24));
+    assert!(layout.has(COMPACT) && !layout.has(C_CONTIGUOUS) && !layout.has(BROADCAST));
+    println!(
+        "layout: {} elements, {} bytes, bytes {}..{}",
+        layout.numel, layout.nbytes, layout.lowest_byte, layout.end_byte
+    );
+
+    // 4. Names: Display on DLDataType and DLDevice.
+    assert_eq!(view.dtype().to_string(), "float32");
+    assert_eq!(view.device().to_string(), "cpu:0");
+    assert_eq!(host_access(view.device()), HostAccess::Always);
+    assert_eq!(host_access(DLDevice::cuda(0)), HostAccess::Never);
+    println!("names: {} on {}", view.dtype(), view.device());
+
+    // 5. Negotiate max_version: a 1.3 producer without the legacy struct.
     let producer = Exporter {
         version: DLPackVersion::CURRENT,
         exports_legacy: false,
         no_max_version_keyword: false,
     };
-    let Export::Versioned(v) = version::negotiate(producer, max_version)? else {
-        unreachable!("this producer does not export the legacy struct");
-    };
-    let n = values.len() as i64;
-    let mut e = Box::new(Exported {
-        managed: DLManagedTensorVersioned {
-            version: v,
-            manager_ctx: std::ptr::null_mut(),
-            deleter: Some(exported_deleter),
-            flags: 0,
-            dl_tensor: DLTensor {
-                data: std::ptr::null_mut(),
-                device: DLDevice {
-                    device_type: DLDeviceType::kDLCPU,
-                    device_id: 0,
-                },
-                ndim: 1,
-                dtype: DLDataType {
-                    code: DLDataTypeCode::kDLFloat.0,
-                    bits: 64,
-                    lanes: 1,
-                },
-                shape: std::ptr::null_mut(),
-                strides: std::ptr::null_mut(),
-                byte_offset: 0,
-            },
-        },
-        values,
-        shape: [n],
-        strides: [1],
-    });
-    e.managed.dl_tensor.data = e.values.as_mut_ptr().cast::<c_void>();
-    e.managed.dl_tensor.shape = e.shape.as_mut_ptr();
-    e.managed.dl_tensor.strides = e.strides.as_mut_ptr();
-    let raw = Box::into_raw(e);
-    // SAFETY: `raw` is a live box; the tensor records it as its context and points into it.
-    unsafe {
-        (*raw).managed.manager_ctx = raw.cast::<c_void>();
-        Ok(&raw mut (*raw).managed)
-    }
-}
-
-// ---- consumer -------------------------------------------------------------------------------
-
-/// Owns a received tensor: its deleter runs exactly once, when the owner is dropped.
-struct Owned(NonNull<DLManagedTensorVersioned>);
-
-impl Owned {
-    /// # Safety
-    /// `tensor` is a live managed tensor whose ownership moves to the returned value.
-    unsafe fn adopt(tensor: *mut DLManagedTensorVersioned) -> Option<Owned> {
-        NonNull::new(tensor).map(Owned)
-    }
-    fn version(&self) -> DLPackVersion {
-        // SAFETY: `version` is readable in a tensor of every major (DLPack 1.0).
-        unsafe { self.0.as_ref().version }
-    }
-    /// The tensor, only once its major version is one this library reads.
-    fn tensor(&self) -> Result<(&DLTensor, Compat), Error> {
-        let compat = version::check(self.version(), "tensor->version")?;
-        // SAFETY: major 1: the layout is the one `abi` mirrors.
-        Ok((unsafe { &self.0.as_ref().dl_tensor }, compat))
-    }
-}
-
-impl Drop for Owned {
-    fn drop(&mut self) {
-        // SAFETY: we own the tensor; `dlpack_tensor_delete` reads only the deleter, which is
-        // safe for any major, and calls it once.
-        unsafe { dlpack_helpers::capi::tensor::dlpack_tensor_delete(self.0.as_ptr()) }
-    }
-}
-
-fn sum(owned: &Owned) -> Result<f64, String> {
-    let (t, compat) = owned.tensor().map_err(|e| e.to_string())?;
-    if !is_cpu_accessible(t.device) {
-        return Err(format!(
-            "device type {} is not host memory ({:?})",
-            t.device.device_type.0,
-            host_access(t.device.device_type)
-        ));
-    }
-    if t.ndim != 1
-        || t.dtype
-            != (DLDataType {
-                code: DLDataTypeCode::kDLFloat.0,
-                bits: 64,
-                lanes: 1,
-            })
-    {
-        return Err("expected a 1-d float64 tensor".into());
-    }
-    // SAFETY: a 1-d CPU tensor of major 1: shape and strides hold one element each (strides are
-    // in elements, never NULL from DLPack 1.2 on), data + byte_offset is the first element.
-    let (n, stride, base) = unsafe {
-        (
-            *t.shape,
-            *t.strides,
-            t.data
-                .cast::<u8>()
-                .add(t.byte_offset as usize)
-                .cast::<f64>(),
-        )
-    };
+    let got = negotiate(producer, Some(DLPackVersion::new(1, 0)))?;
+    assert_eq!(got, Export::Versioned(DLPackVersion::CURRENT));
+    let none = negotiate(producer, None).unwrap_err(); // max_version=None: BufferError
+    assert_eq!(none.status(), DLPACK_HELPERS_STATUS_NO_COMMON_VERSION);
+    assert_eq!(none.python_exception(), "BufferError");
     println!(
-        "consumer: DLPack {}.{} ({compat:?}), {n} elements",
-        owned.version().major,
-        owned.version().minor
+        "negotiate: max_version=(1, 0) -> {got:?}; None -> {}",
+        none.status_name()
     );
-    // SAFETY: every index is inside the tensor described above.
-    Ok((0..n)
-        .map(|i| unsafe { *base.offset((i * stride) as isize) })
-        .sum())
-}
 
-fn main() {
-    let lib = info::info(0); // capability bits are a C-API matter; 0 here
-    println!(
-        "dlpack-helpers {} reads DLPack {}.{}",
-        lib.version, lib.dlpack_version.major, lib.dlpack_version.minor
-    );
-    assert_eq!(host_access(DLDeviceType::kDLCUDA), HostAccess::Never);
-    assert_eq!(host_access(DLDeviceType::kDLOneAPI), HostAccess::Depends);
+    // 6. Decode CUDA stream integers: 1 is the legacy default stream, 0 is refused.
+    let s = decode_stream(DLDevice::cuda(0), Some(1), DecodeOptions::default())?;
+    assert_eq!(s.kind, Kind::LegacyDefault);
+    let zero = decode_stream(DLDevice::cuda(0), Some(0), DecodeOptions::default()).unwrap_err();
+    assert_eq!(zero.status(), DLPACK_HELPERS_STATUS_INVALID_STREAM);
+    println!("stream: 1 -> {:?}; 0 -> {}", s.kind, zero.status_name());
 
-    // A consumer reading up to DLPack 1.0 gets the producer's 1.3 (same major).
-    let raw = export(
-        (1..=10).map(f64::from).collect(),
-        Some(DLPackVersion::new(1, 0)),
-    )
-    .expect("export");
-    // SAFETY: `raw` was just exported for us.
-    let owned = unsafe { Owned::adopt(raw) }.expect("non-NULL");
-    assert_eq!(sum(&owned), Ok(55.0));
-    drop(owned);
-    assert_eq!(RELEASED.load(Ordering::SeqCst), 1);
+    // Reading elements: a slice needs C-contiguity (the transpose is refused), a copy in
+    // row-major order works for any strides.
+    assert!(t.as_slice::<f32>().is_err());
+    assert_eq!(t.to_vec::<f32>()?, [1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
+    let plain = Managed::from_vec(vec![1.0f32, 2.0, 3.0], &[3])?;
+    assert_eq!(plain.as_slice::<f32>()?.iter().sum::<f32>(), 6.0);
 
-    // max_version=None from a producer without the legacy struct: BufferError, nothing exported.
-    let err = export(vec![1.0], None).unwrap_err();
-    println!("producer refused: {err}");
-    assert!(matches!(err, Error::NoCommonVersion(_)));
-
-    // A future major: refused, and only the deleter runs (when the owner drops).
-    let raw = export(vec![1.0, 2.0], Some(DLPackVersion::CURRENT)).expect("export");
-    // SAFETY: `raw` is live and ours; we pretend it came from a DLPack 2 producer.
-    unsafe { (*raw).version.major = 2 };
-    // SAFETY: `raw` is a live managed tensor that nothing else owns: `Owned` releases it once.
-    let owned = unsafe { Owned::adopt(raw) }.expect("non-NULL");
-    let refused = sum(&owned).unwrap_err();
-    println!("consumer refused: {refused}");
-    drop(owned);
-    assert_eq!(RELEASED.load(Ordering::SeqCst), 2);
+    // 7. Release: dropping the owner runs the deleter, which drops the Buffer exactly once.
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
+    drop(t);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    println!("release: the Rust buffer was dropped once");
     println!("rust_consumer: ok");
+    Ok(())
 }

@@ -81,7 +81,7 @@ setup_venv() {
 # The package's build inputs: every tracked or untracked (not ignored) file under these paths.
 package_inputs_hash() {
   git -C "$ROOT" ls-files -z --cached --others --exclude-standard -- \
-      pyproject.toml CMakeLists.txt cmake Cargo.toml Cargo.lock build.rs src include python README.md abi scripts/build \
+      pyproject.toml CMakeLists.txt cmake Cargo.toml Cargo.lock clib src include python README.md abi scripts/build \
     | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1
 }
 
@@ -113,7 +113,7 @@ build_release() {
   need cc "a C compiler"
   echo "== cargo build --release --locked"
   cargo build --release --locked --quiet
-  # build.rs gives the shared library a SONAME (libdlpack_helpers.so.0.<minor>); programs linked
+  # clib/build.rs gives the shared library a SONAME (libdlpack_helpers.so.0.<minor>); programs linked
   # against target/release record that name, so it must resolve there too. Cargo makes no such
   # link: add it (an installed tree gets it from CMake).
   need readelf "binutils"

@@ -119,6 +119,70 @@ pub struct DLDataType {
     pub lanes: u16,
 }
 
+impl DLDevice {
+    /// The host: `(kDLCPU, 0)`.
+    pub const CPU: DLDevice = DLDevice {
+        device_type: DLDeviceType::kDLCPU,
+        device_id: 0,
+    };
+    /// A device of `device_type` with ordinal `device_id`.
+    pub const fn new(device_type: DLDeviceType, device_id: i32) -> Self {
+        DLDevice {
+            device_type,
+            device_id,
+        }
+    }
+    /// CUDA device `id`: `(kDLCUDA, id)`.
+    pub const fn cuda(id: i32) -> Self {
+        DLDevice::new(DLDeviceType::kDLCUDA, id)
+    }
+    /// ROCm device `id`: `(kDLROCM, id)`.
+    pub const fn rocm(id: i32) -> Self {
+        DLDevice::new(DLDeviceType::kDLROCM, id)
+    }
+}
+
+impl DLDataType {
+    /// A dtype of `code` (a `DLDataTypeCode`), `bits` per lane and `lanes` lanes.
+    pub const fn new(code: DLDataTypeCode, bits: u8, lanes: u16) -> Self {
+        DLDataType {
+            code: code.0,
+            bits,
+            lanes,
+        }
+    }
+    /// `bool` (kDLBool, 8 bits).
+    pub const BOOL: Self = Self::new(DLDataTypeCode::kDLBool, 8, 1);
+    /// `int8`.
+    pub const I8: Self = Self::new(DLDataTypeCode::kDLInt, 8, 1);
+    /// `int16`.
+    pub const I16: Self = Self::new(DLDataTypeCode::kDLInt, 16, 1);
+    /// `int32`.
+    pub const I32: Self = Self::new(DLDataTypeCode::kDLInt, 32, 1);
+    /// `int64`.
+    pub const I64: Self = Self::new(DLDataTypeCode::kDLInt, 64, 1);
+    /// `uint8`.
+    pub const U8: Self = Self::new(DLDataTypeCode::kDLUInt, 8, 1);
+    /// `uint16`.
+    pub const U16: Self = Self::new(DLDataTypeCode::kDLUInt, 16, 1);
+    /// `uint32`.
+    pub const U32: Self = Self::new(DLDataTypeCode::kDLUInt, 32, 1);
+    /// `uint64`.
+    pub const U64: Self = Self::new(DLDataTypeCode::kDLUInt, 64, 1);
+    /// `float16`.
+    pub const F16: Self = Self::new(DLDataTypeCode::kDLFloat, 16, 1);
+    /// `float32`.
+    pub const F32: Self = Self::new(DLDataTypeCode::kDLFloat, 32, 1);
+    /// `float64`.
+    pub const F64: Self = Self::new(DLDataTypeCode::kDLFloat, 64, 1);
+    /// `bfloat16`.
+    pub const BF16: Self = Self::new(DLDataTypeCode::kDLBfloat, 16, 1);
+    /// `complex64` (two `float32`).
+    pub const C64: Self = Self::new(DLDataTypeCode::kDLComplex, 64, 1);
+    /// `complex128` (two `float64`).
+    pub const C128: Self = Self::new(DLDataTypeCode::kDLComplex, 128, 1);
+}
+
 /// `DLTensor`: size 48 on LP64. `strides` are in elements, `byte_offset` in bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]

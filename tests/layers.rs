@@ -1,5 +1,6 @@
-//! The source tree's four parts import only downward: `capi` (the exports) → `host` (what the
-//! library finds in the process at run time) → `rules` (pure rules) → `abi` (DLPack's structs).
+//! The source tree's parts import only downward: `safe` (the safe Rust API, on top of the exports)
+//! → `capi` (the exports) → `host` (what the library finds in the process at run time) → `rules`
+//! (pure rules) → `abi` (DLPack's structs).
 //!
 //! Reads every `.rs` file under `src/` as text and fails on any `crate::<part>` path (in a `use`
 //! line or inline) that names a part above the file's own, and on any `extern "C"` export
@@ -9,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 /// The parts, lowest first: a file may name its own part and the parts before it.
-const PARTS: [&str; 4] = ["abi", "rules", "host", "capi"];
+const PARTS: [&str; 5] = ["abi", "rules", "host", "capi", "safe"];
 
 fn rank(part: &str) -> Option<usize> {
     PARTS.iter().position(|p| *p == part)

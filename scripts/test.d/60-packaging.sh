@@ -170,6 +170,17 @@ echo "ok: pkg-config shared and static consumers"
 # ---- Rust and Python examples --------------------------------------------------------------------
 echo "== examples/rust_consumer.rs"
 cargo run --release --locked --quiet --example rust_consumer
+# The same program as a separate crate depending on this one by path (tests/rust-dependent): it
+# builds only the Rust library. Cargo builds every crate type a dependency lists, so a .so or .a
+# of ours in its target folder means the C crate types are back on the root package.
+echo "== tests/rust-dependent (a crate depending on dlpack-helpers by path)"
+RD="$ROOT/target/rust-dependent"
+rm -rf "$RD/debug/deps"/libdlpack_helpers*
+(cd tests/rust-dependent && cargo build --locked --quiet --target-dir "$RD")
+"$RD/debug/rust_consumer" | tail -n 1
+c_libs="$(find "$RD" -name 'libdlpack_helpers*.so' -o -name 'libdlpack_helpers*.a' -o -name 'libdlpack_helpers*.so.*')"
+[ -z "$c_libs" ] || fail "a dependent crate built the C library: $c_libs"
+echo "ok: a dependent crate builds the rlib only ($(find "$RD" -name 'libdlpack_helpers*.rlib' | wc -l) rlib, no .so/.a)"
 echo "== examples/python_ctypes.py (against the moved, installed library)"
 DLPACK_HELPERS_LIBRARY="$LIB/$SONAME" "$PY" examples/python_ctypes.py
 

@@ -1,4 +1,4 @@
-//! The panic boundary. Every export's body is one call of [`status`] or [`value`]: a panic
+//! The panic boundary. Every export's body is one call of `status` or `value`: a panic
 //! inside becomes `DLPACK_HELPERS_STATUS_PANIC` (or the function's documented fallback value)
 //! with a message, and never unwinds into C.
 

@@ -207,6 +207,16 @@ pub enum Refusal {
     CopyForbidden { from: DLDevice },
 }
 
+/// The message of the [`Error`] the refusal becomes (argument, value and rule), formatted only
+/// when asked.
+impl core::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Display::fmt(&Error::from(*self), f)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
 impl From<Refusal> for Error {
     #[cold]
     #[inline(never)]

@@ -191,6 +191,37 @@ pub fn dtype_name(dt: DLDataType) -> Result<Name, Error> {
     Ok(n)
 }
 
+/// `float32`, `bfloat16`, `int8x4`, …: the name [`dtype_name`] gives (the name
+/// `dlpack_dtype_format` writes); a dtype that does not validate prints as
+/// `dtype(code 99, bits 8, lanes 1)`.
+impl core::fmt::Display for DLDataType {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match dtype_name(*self) {
+            Ok(n) => f.write_str(n.as_str()),
+            Err(_) => write!(
+                f,
+                "dtype(code {}, bits {}, lanes {})",
+                self.code, self.bits, self.lanes
+            ),
+        }
+    }
+}
+
+/// `cpu:0`, `cuda:1`, …: the name [`device_name`] gives (as `dlpack_device_format`); a device
+/// without a name prints as `device(type 99, id 0)`.
+impl core::fmt::Display for DLDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match device_name(*self) {
+            Ok(n) => f.write_str(n.as_str()),
+            Err(_) => write!(
+                f,
+                "device(type {}, id {})",
+                self.device_type.0, self.device_id
+            ),
+        }
+    }
+}
+
 fn unknown(kind: &str, s: &str) -> Error {
     let shown: String = s.chars().take(40).collect();
     Error::fault(
