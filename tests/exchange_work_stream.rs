@@ -12,16 +12,21 @@ use dlpack_helpers::capi::error::*;
 use dlpack_helpers::capi::python::exchange::*;
 use dlpack_helpers::capi::python::import::DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR;
 use dlpack_helpers::capi::stream::*;
+use std::cell::Cell;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// What the table answers: `ANSWER` as the stream, or -1 when it is `usize::MAX`.
-static ANSWER: AtomicUsize = AtomicUsize::new(0);
-static ASKED: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// What the table answers: `ANSWER` as the stream, or -1 when it is `usize::MAX`. Per
+    /// thread: the export calls the table on the caller's thread, and the tests of this file run
+    /// in parallel, so a shared answer would let one test's -1 reach another's query.
+    static ANSWER: Cell<usize> = const { Cell::new(0) };
+    /// The device the table was last asked for, `(type << 16) | id`, on this thread.
+    static ASKED: Cell<usize> = const { Cell::new(0) };
+}
 
 unsafe extern "C" fn answer(t: DLDeviceType, id: i32, out: *mut *mut c_void) -> c_int {
-    ASKED.store(((t.0 as usize) << 16) | id as usize, Ordering::SeqCst);
-    let a = ANSWER.load(Ordering::SeqCst);
+    ASKED.set(((t.0 as usize) << 16) | id as usize);
+    let a = ANSWER.get();
     if a == usize::MAX {
         return -1;
     }
@@ -48,7 +53,7 @@ fn table(version: (u32, u32), f: bool) -> DLPackExchangeAPI {
 }
 
 fn ask(t: &DLPackExchangeAPI, device: (i32, i32), flags: u32, a: usize) -> (i32, i32, usize) {
-    ANSWER.store(a, Ordering::SeqCst);
+    ANSWER.set(a);
     let mut s = dlpack_helpers_stream {
         kind: -7,
         handle: 0x77 as *mut c_void,
@@ -70,14 +75,14 @@ fn case_53_current_work_stream_answers_per_device_type() {
     let ok = DLPACK_HELPERS_STATUS_OK;
     // kDLCPU: NULL is the only answer, "no streams".
     assert_eq!(ask(&t, (1, 0), 0, 0), (ok, DLPACK_HELPERS_STREAM_NONE, 0));
-    assert_eq!(ASKED.load(Ordering::SeqCst), 1 << 16);
+    assert_eq!(ASKED.get(), 1 << 16);
     // CUDA family: a handle, the named default streams, and NULL refused.
     for cuda in [2, 3, 13] {
         assert_eq!(
             ask(&t, (cuda, 1), 0, 0x1234),
             (ok, DLPACK_HELPERS_STREAM_HANDLE, 0x1234)
         );
-        assert_eq!(ASKED.load(Ordering::SeqCst), ((cuda as usize) << 16) | 1);
+        assert_eq!(ASKED.get(), ((cuda as usize) << 16) | 1);
         assert_eq!(
             ask(&t, (cuda, 0), 0, 0x1),
             (ok, DLPACK_HELPERS_STREAM_LEGACY_DEFAULT, 0x1)
