@@ -215,8 +215,21 @@ pub fn run(data: &[u8]) {
                 DLPACK_HELPERS_STATUS_NO_COMMON_VERSION,
                 DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD,
                 DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+                DLPACK_HELPERS_STATUS_INVALID_DEVICE,
             ],
         );
+        // Issue 22 (peer case 54): a negative id is refused, and only a negative id.
+        let negative = tensor_device.device_id < 0
+            || (request.has_dl_device && request.dl_device.device_id < 0);
+        if s == DLPACK_HELPERS_STATUS_INVALID_DEVICE {
+            assert!(
+                negative,
+                "INVALID_DEVICE for {request:?} on {tensor_device:?}"
+            );
+        }
+        if negative {
+            assert_ne!(s, DLPACK_HELPERS_STATUS_OK, "a negative device id resolved");
+        }
         let cpu = DLDevice {
             device_type: DLDeviceType::kDLCPU,
             device_id: 0,

@@ -28,7 +28,84 @@ const VALIDATION: &[dlpack_helpers_status] = &[
     DLPACK_HELPERS_STATUS_MISALIGNED,
     DLPACK_HELPERS_STATUS_READ_ONLY,
     DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES,
+    DLPACK_HELPERS_STATUS_INVALID_DEVICE,
 ];
+
+/// The producer helper `dlpack_tensor_create` and `dlpack_device_check` on the same
+/// description (issue 22, peer cases 54 and 55): a negative device id is always refused, an
+/// unassigned device type unless the caller opts in, and the opt-in bit is never stored.
+fn producer_paths(t: &DLTensor, flags: u64, allow: bool) {
+    use dlpack_helpers::capi::convert::*;
+    use dlpack_helpers::capi::device::*;
+    use dlpack_helpers::capi::tensor::dlpack_tensor_delete;
+    if t.ndim > 6 {
+        return;
+    }
+    let d = t.device;
+    let assigned = matches!(d.device_type.0, 1..=4 | 7..=18);
+    let c = dlpack_device_check(d, 0);
+    let ca = dlpack_device_check(d, DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE);
+    check_status(
+        "dlpack_device_check",
+        c,
+        &[DLPACK_HELPERS_STATUS_INVALID_DEVICE],
+    );
+    check_status(
+        "dlpack_device_check",
+        ca,
+        &[DLPACK_HELPERS_STATUS_INVALID_DEVICE],
+    );
+    assert_eq!(c == DLPACK_HELPERS_STATUS_OK, d.device_id >= 0 && assigned);
+    assert_eq!(ca == DLPACK_HELPERS_STATUS_OK, d.device_id >= 0);
+    let req = if allow {
+        flags | DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE
+    } else {
+        flags
+    };
+    let mut out = Out::<*mut DLManagedTensorVersioned>::new();
+    // SAFETY: non-NULL arrays hold at least `ndim` (<= 6) elements (the caller's arrays).
+    let s = unsafe {
+        dlpack_tensor_create(
+            t.data,
+            d,
+            t.ndim,
+            t.shape,
+            t.strides,
+            t.dtype,
+            t.byte_offset,
+            req,
+            None,
+            std::ptr::null_mut(),
+            out.ptr(),
+        )
+    };
+    let mut documented = VALIDATION.to_vec();
+    documented.extend([
+        DLPACK_HELPERS_STATUS_NULL_POINTER,
+        DLPACK_HELPERS_STATUS_OUT_OF_MEMORY,
+    ]);
+    check_status("dlpack_tensor_create", s, &documented);
+    if d.device_id < 0 || (!assigned && !allow) {
+        assert_ne!(
+            s, DLPACK_HELPERS_STATUS_OK,
+            "created on {d:?} (opt-in {allow})"
+        );
+    }
+    if s == DLPACK_HELPERS_STATUS_OK {
+        let p = out.get();
+        // SAFETY: a tensor the library just made.
+        unsafe {
+            assert_eq!(
+                (*p).flags & DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE,
+                0,
+                "the opt-in bit was stored"
+            );
+            dlpack_tensor_delete(p);
+        }
+    } else {
+        assert!(out.untouched(), "out_tensor written on failure");
+    }
+}
 
 fn dtype(input: &mut Input) -> DLDataType {
     let sel = input.u8();
@@ -137,6 +214,14 @@ pub fn run(data: &[u8]) {
     // SAFETY: non-NULL arrays hold at least `ndim` elements (checked above).
     let s = unsafe { dlpack_tensor_validate(&mt, opts, layout.ptr()) };
     check_status("dlpack_tensor_validate", s, VALIDATION);
+    // Issue 22 (peer case 54): a tensor with a negative device id never validates.
+    if mt.dl_tensor.device.device_id < 0 {
+        assert_ne!(
+            s, DLPACK_HELPERS_STATUS_OK,
+            "a negative device id validated"
+        );
+    }
+    producer_paths(&mt.dl_tensor, mt.flags, input.bool());
     if s == DLPACK_HELPERS_STATUS_OK {
         let mut l2 = Out::<dlpack_helpers_layout>::new();
         // SAFETY: as above.
@@ -169,21 +254,35 @@ pub fn run(data: &[u8]) {
     let size = input.u64() >> (input.u8() % 64);
     let mut fits = Out::<bool>::new();
     // SAFETY: as above.
-    let s = unsafe { dlpack_dltensor_fits_allocation(&mt.dl_tensor, mt.flags, base as *const c_void, size, fits.ptr()) };
+    let s = unsafe {
+        dlpack_dltensor_fits_allocation(
+            &mt.dl_tensor,
+            mt.flags,
+            base as *const c_void,
+            size,
+            fits.ptr(),
+        )
+    };
     check_status(
         "dlpack_dltensor_fits_allocation",
         s,
         &[VALIDATION, &[DLPACK_HELPERS_STATUS_OPAQUE_HANDLE]].concat(),
     );
     if s == DLPACK_HELPERS_STATUS_OK {
-        assert_eq!(layout_status, DLPACK_HELPERS_STATUS_OK, "fits answered for a tensor without a layout");
+        assert_eq!(
+            layout_status, DLPACK_HELPERS_STATUS_OK,
+            "fits answered for a tensor without a layout"
+        );
         let (l, f) = (layout.get(), fits.get());
         let origin = mt.dl_tensor.data as usize as i128;
         let want = l.numel == 0
             || (origin + l.lowest_byte as i128 >= base as i128
                 && origin + l.end_byte as i128 <= base as i128 + size as i128);
         if dlpack_device_is_pointer_addressed(mt.dl_tensor.device) {
-            assert_eq!(f, want, "fits_allocation disagrees with the layout's byte range");
+            assert_eq!(
+                f, want,
+                "fits_allocation disagrees with the layout's byte range"
+            );
         }
     } else {
         assert!(fits.untouched(), "out_fits written on failure");

@@ -397,6 +397,8 @@ pub struct dlpack_helpers_export_plan {
 ///   `_COPY_FORBIDDEN` (`BufferError`, peer case 47);
 /// - any other `dl_device`, including `(kDLCPU, id)` with `id != 0` → `_UNSUPPORTED_DEVICE`
 ///   (`BufferError`);
+/// - a negative `device_id` in `tensor_device` or `dl_device` → `_INVALID_DEVICE` (`ValueError`;
+///   peer case 54: an index-less device is not -1);
 /// - `flags`: `DLPACK_FLAG_BITMASK_IS_COPIED` for every copy of a versioned export; always 0 for
 ///   a legacy export (its struct has no flags), whatever `copy` is.
 ///
@@ -413,6 +415,8 @@ pub struct dlpack_helpers_export_plan {
 ///   NEVER (`BufferError`)
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `dl_device` is neither the tensor's device
 ///   nor `(kDLCPU, 0)` (`BufferError`)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `tensor_device.device_id` or the requested
+///   `dl_device.device_id` is negative (`ValueError`; peer case 54)
 /// @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION as `dlpack_version_negotiate`
 /// @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD as `dlpack_version_negotiate`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `producer_flags` has unknown bits or `copy`
@@ -505,6 +509,8 @@ unsafe extern "C" fn resolve_report(
 ///   NEVER (`BufferError`)
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `dl_device` is neither the tensor's device
 ///   nor `(kDLCPU, 0)` (`BufferError`)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `tensor_device.device_id` or the requested
+///   `dl_device.device_id` is negative (`ValueError`; peer case 54)
 /// @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION as `dlpack_version_negotiate`
 /// @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD as `dlpack_version_negotiate`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT as `dlpack_export_request_resolve`, and when both
@@ -1119,10 +1125,17 @@ pub(crate) fn backend_capabilities() -> u64 {
 /// that claims the memory answers: CUDA managed memory → `(kDLCUDAManaged, 0)` (peer case 12),
 /// CUDA pinned or registered host memory → `(kDLCUDAHost, 0)` (peer case 10), CUDA device
 /// memory → `(kDLCUDA, ordinal)`; HIP pinned host memory → `(kDLROCMHost, 0)`, HIP device and
-/// managed memory → `(kDLROCM, device)`; Level Zero USM → `(kDLOneAPI, -1)` (the SYCL ordinal is
-/// not established). `(kDLCPU, 0)` only when the memory is confirmed host memory: at least one
-/// backend was asked, none knows the pointer, and no backend that could own it was unreachable.
-/// Otherwise nothing is written and the status is `_DEVICE_UNKNOWN`, with a message naming the
+/// managed memory → `(kDLROCM, device)`; Level Zero USM device and shared memory →
+/// `(kDLOneAPI, ordinal)` where the device list registered with
+/// `dlpack_level_zero_context_set_devices` names its device, else `_DEVICE_ID_UNKNOWN` (also
+/// for USM host memory): the id is never answered as -1 (peer case 54). `(kDLCPU, 0)` when
+/// the memory is confirmed host memory: every backend that could own it was asked and none
+/// knows the pointer, or is absent from the process (a CPU-only process, where no CUDA, HIP or
+/// Level Zero runtime is loaded or loadable, gets `(kDLCPU, 0)` for any host pointer: memory of
+/// a runtime that is not in the process cannot exist in it; issue 22, peer case 55).
+/// Otherwise (a backend that could own it was unreachable: its override names a missing file,
+/// it failed to initialize, Level Zero is in use without a context, or was asked in one
+/// context only) nothing is written and the status is `_DEVICE_UNKNOWN`, with a message naming the
 /// backends asked and those that could not be: a device is never guessed (earlier builds
 /// answered `(kDLCPU, 0)` without a driver and for HIP memory, the "device memory called CPU"
 /// fault of the peer cases). `dlpack_pointer_classify` gives the same facts as
@@ -1132,13 +1145,15 @@ pub(crate) fn backend_capabilities() -> u64 {
 /// - `ptr`: any address inside the allocation (non-NULL).
 /// - `out_device`: receives the device.
 ///
-/// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER`, `_DEVICE_UNKNOWN` or `_DEVICE_ERROR` (a
-/// driver call failed). Thread-safe.
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER`, `_DEVICE_UNKNOWN`,
+/// `_DEVICE_ID_UNKNOWN` or `_DEVICE_ERROR` (a driver call failed). Thread-safe.
 ///
 /// @retval DLPACK_HELPERS_STATUS_OK on success
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `ptr` or `out_device` is NULL
-/// @retval DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN when no backend could be asked about the pointer
-///   (nothing is written)
+/// @retval DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN when a backend that could own the memory could not
+///   be asked, or Level Zero was asked in one context only (nothing is written)
+/// @retval DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN when the memory is Level Zero USM memory whose
+///   SYCL ordinal is not established (nothing is written)
 /// @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when a driver call failed
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_pointer_get_device(
@@ -1156,6 +1171,9 @@ pub unsafe extern "C" fn dlpack_pointer_get_device(
         )?;
         if v.class == crate::rules::pointer::MemoryClass::Unknown {
             return Err(crate::capi::pointer::unknown(ptr as usize, &v));
+        }
+        if !v.id_known {
+            return Err(crate::capi::pointer::id_unknown(ptr as usize, &v));
         }
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(v.device) };

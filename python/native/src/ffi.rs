@@ -27,6 +27,8 @@ pub const IMPORTED_LEGACY: u32 = 0x1;
 pub const IMPORTED_AFTER_RETRY: u32 = 0x2;
 pub const IMPORTED_EXCHANGE_API: u32 = 0x4;
 pub const NAME_MAX: usize = 32;
+pub const DEVICE_ALLOW_UNASSIGNED_TYPE: u32 = 0x1;
+pub const CREATE_ALLOW_UNASSIGNED_DEVICE: u64 = 1 << 63;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -195,6 +197,7 @@ extern "C" {
         out_len: *mut usize,
     ) -> status;
     pub fn dlpack_device_parse(name: *const c_char, out: *mut DLDevice) -> status;
+    pub fn dlpack_device_check(device: DLDevice, flags: u32) -> status;
 }
 
 extern "C" {

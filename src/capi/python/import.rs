@@ -515,8 +515,8 @@ pub(crate) fn import(
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
 /// @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
 ///   `used_` capsule
-/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
-///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor, which is released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM` (a legacy tensor, which is released)
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor,
 ///   which is released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor, which
@@ -526,6 +526,7 @@ pub(crate) fn import(
 ///   released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code (a legacy tensor, which is released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
 ///   pointer-addressed device (a legacy tensor, which is released)
 /// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
@@ -599,7 +600,8 @@ fn as_i64(api: &'static Api, item: &Owned, keep: bool) -> Result<Option<i64>, Er
 /// Call `obj.__dlpack_device__()` and decode the `(device_type, device_id)` pair.
 ///
 /// - `obj`: any Python object (`PyObject *`), borrowed.
-/// - `out_device`: receives the pair; device types unknown to this library are passed through.
+/// - `out_device`: receives the pair; device types unknown to this library are passed through,
+///   a negative `device_id` is refused (`_INVALID_DEVICE`, `ValueError`; peer case 54).
 ///
 /// Returns OK; `_NO_DLPACK_METHOD` (`AttributeError`); `_PRODUCER_BUFFER_ERROR`,
 /// `_PRODUCER_TYPE_ERROR`, `_PRODUCER_ERROR` (the method raised); `_BAD_PRODUCER_RESULT` (not a
@@ -616,6 +618,8 @@ fn as_i64(api: &'static Api, item: &Owned, keep: bool) -> Result<Option<i64>, Er
 /// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the method raised another exception
 /// @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when the result is not a pair of integers in
 ///   `int32` range
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the pair's `device_id` is negative (peer case
+///   54: an index-less device is not -1)
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception that does not derive from
 ///   `Exception` was raised: it is left set
@@ -646,6 +650,8 @@ pub unsafe extern "C" fn dlpack_object_get_device(
 /// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the method raised another exception
 /// @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when the result is not a pair of integers in
 ///   `int32` range
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the pair's `device_id` is negative (peer case
+///   54: an index-less device is not -1)
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception is left set: with
 ///   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, or one not deriving from `Exception`
@@ -721,12 +727,13 @@ fn query_device(
     }
     let dt = i32::try_from(vals[0]).map_err(|_| bad())?;
     let id = i32::try_from(vals[1]).map_err(|_| bad())?;
-    // SAFETY: non-NULL caller storage.
-    unsafe {
-        out.write(DLDevice {
-            device_type: DLDeviceType(dt),
-            device_id: id,
-        })
+    let d = DLDevice {
+        device_type: DLDeviceType(dt),
+        device_id: id,
     };
+    // Issue 22 (peer case 54): a negative id is never returned; unknown types pass through.
+    crate::rules::device::check_id(d, "__dlpack_device__()")?;
+    // SAFETY: non-NULL caller storage.
+    unsafe { out.write(d) };
     Ok(())
 }
