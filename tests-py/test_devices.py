@@ -50,12 +50,12 @@ def test_case_54_negative_device_ids_are_refused():
             t.__dlpack__(dl_device=pair)
         with pytest.raises(ValueError, match="INVALID_DEVICE"):
             dh.device(DeviceProducer(pair))
-        out = c_void_p()
+        out = _lib.PV()
         shape = (c_int64 * 1)(3)
         arr = np.arange(3.0)
         s = lib.dlpack_tensor_create(arr.ctypes.data, _lib.DLDevice(*pair), 1, shape, None,
-                                     _lib.DLDataType(2, 64, 1), 0, 0, None, None, byref(out))
-        assert s == status("INVALID_DEVICE") and not out.value
+                                     _lib.DLDataType(2, 64, 1), 0, 0, _lib.ReleaseFn(), None, byref(out))
+        assert s == status("INVALID_DEVICE") and not out
         assert lib.dlpack_status_python_exception(s) == b"ValueError"
     # The same paths take every non-negative id, and unknown types pass through consumers.
     assert dh.Device((14, 0)) == (14, 0) and dh.Device((99, 3)) == (99, 3)
