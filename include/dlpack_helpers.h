@@ -775,10 +775,11 @@ typedef struct dlpack_helpers_pointer_info {
    * 1 when `device.device_id` is established (every class but unknown, except Level Zero
    * memory whose device the registered list does not name and USM host memory), else 0:
    * `device.device_id` is then 0 and means nothing (`dlpack_pointer_get_device` answers
-   * `DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN`). Added after `answered_by`: a caller whose
-   * `struct_size` ends before it does not get it (issue 22).
+   * `DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN`). Added after `answered_by` (issue 22), 8 bytes
+   * wide so that it starts at the end of the earlier 48-byte struct: a caller built before it
+   * passes a `struct_size` that does not reach it and is not written to.
    */
-  int32_t device_id_known;
+  uint64_t device_id_known;
 } dlpack_helpers_pointer_info;
 
 /**

@@ -158,7 +158,7 @@ class PointerInfo(Structure):
     _fields_ = [
         ("struct_size", c_size_t), ("memory_class", c_int32), ("host_access", c_int32), ("device", DLDevice),
         ("native_device", c_void_p), ("backends_asked", c_uint32), ("backends_unreachable", c_uint32),
-        ("answered_by", c_uint32), ("device_id_known", c_int32),
+        ("answered_by", c_uint32), ("device_id_known", c_uint64),
     ]
 
 

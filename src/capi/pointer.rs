@@ -95,9 +95,10 @@ pub struct dlpack_helpers_pointer_info {
     /// 1 when `device.device_id` is established (every class but unknown, except Level Zero
     /// memory whose device the registered list does not name and USM host memory), else 0:
     /// `device.device_id` is then 0 and means nothing (`dlpack_pointer_get_device` answers
-    /// `DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN`). Added after `answered_by`: a caller whose
-    /// `struct_size` ends before it does not get it (issue 22).
-    pub device_id_known: i32,
+    /// `DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN`). Added after `answered_by` (issue 22), 8 bytes
+    /// wide so that it starts at the end of the earlier 48-byte struct: a caller built before it
+    /// passes a `struct_size` that does not reach it and is not written to.
+    pub device_id_known: u64,
 }
 
 static LEVEL_ZERO_CONTEXT: AtomicUsize = AtomicUsize::new(0);
@@ -451,7 +452,7 @@ pub unsafe extern "C" fn dlpack_pointer_classify(
             backends_asked: v.asked,
             backends_unreachable: v.unreachable,
             answered_by: v.answered_by,
-            device_id_known: i32::from(v.id_known),
+            device_id_known: u64::from(v.id_known),
         };
         type I = dlpack_helpers_pointer_info;
         const ENDS: [usize; 9] = [
@@ -463,7 +464,7 @@ pub unsafe extern "C" fn dlpack_pointer_classify(
             offset_of!(I, backends_asked) + 4,
             offset_of!(I, backends_unreachable) + 4,
             offset_of!(I, answered_by) + 4,
-            offset_of!(I, device_id_known) + 4,
+            offset_of!(I, device_id_known) + 8,
         ];
         // SAFETY: `out` holds `caller_size` bytes (checked above to cover `struct_size`).
         unsafe { crate::capi::boundary::write_struct_sized(out, &full, &ENDS, caller_size) };
