@@ -2641,6 +2641,7 @@ dlpack_helpers_status dlpack_legacy_tensor_host_access(const DLManagedTensor *te
  * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the value is not valid for the device (the
  *   array API's `ValueError`)
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
  */
 dlpack_helpers_status dlpack_stream_decode(DLDevice device,
                                            bool has_stream,
@@ -2672,6 +2673,7 @@ dlpack_helpers_status dlpack_stream_decode(DLDevice device,
  *   (Python's `TypeError`)
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `kind` is not one of the three queue-object
  *   kinds
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
  */
 dlpack_helpers_status dlpack_stream_decode_handle(DLDevice device,
                                                   dlpack_helpers_stream_kind kind,
@@ -2703,6 +2705,7 @@ dlpack_helpers_status dlpack_stream_decode_handle(DLDevice device,
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_has_stream` or `out_stream` is NULL
  * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the stream has no protocol integer on this
  *   device
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
  */
 dlpack_helpers_status dlpack_stream_encode(DLDevice device,
                                            void *native_stream,
@@ -2738,6 +2741,7 @@ dlpack_helpers_status dlpack_stream_encode(DLDevice device,
  *   `device`
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `stream->kind` is not a
  *   `DLPACK_HELPERS_STREAM_*` value
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
  */
 dlpack_helpers_status dlpack_stream_encode_decoded(DLDevice device,
                                                    const struct dlpack_helpers_stream *stream,
@@ -2934,6 +2938,7 @@ dlpack_helpers_status dlpack_stream_backend_register_ex(DLDeviceType device_type
  * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when a queue object is given for a device type
  *   other than `kDLOneAPI`
  * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when a queue object is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
  */
 dlpack_helpers_status dlpack_stream_wait(DLDevice device,
                                          void *producer_stream,
@@ -2954,6 +2959,7 @@ dlpack_helpers_status dlpack_stream_wait(DLDevice device,
  * @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when no backend serves the device type
  * @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the runtime reports an error (named in the
  *   message)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
  */
 dlpack_helpers_status dlpack_stream_synchronize(DLDevice device, void *stream);
 

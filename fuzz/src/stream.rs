@@ -23,7 +23,14 @@ fn decode(
         &[
             DLPACK_HELPERS_STATUS_INVALID_STREAM,
             DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+            DLPACK_HELPERS_STATUS_INVALID_DEVICE,
         ],
+    );
+    // Issue 22 (peer case 54): a negative device id is refused, and only that.
+    assert_eq!(
+        s == DLPACK_HELPERS_STATUS_INVALID_DEVICE,
+        device.device_id < 0,
+        "decode({device:?}, {has}, {value}, {flags:#x}) = {s}"
     );
     if s != DLPACK_HELPERS_STATUS_OK {
         assert!(
@@ -52,7 +59,7 @@ pub fn run(data: &[u8]) {
                 "stream {value} < -1 accepted: decode({device:?}, {flags:#x})"
             );
         }
-        if flags & !DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0 {
+        if flags & !DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0 && device.device_id >= 0 {
             assert_eq!(s, DLPACK_HELPERS_STATUS_INVALID_ARGUMENT);
         }
         if s == DLPACK_HELPERS_STATUS_OK {
@@ -76,7 +83,10 @@ pub fn run(data: &[u8]) {
                 check_status(
                     "dlpack_stream_encode",
                     e,
-                    &[DLPACK_HELPERS_STATUS_INVALID_STREAM],
+                    &[
+                        DLPACK_HELPERS_STATUS_INVALID_STREAM,
+                        DLPACK_HELPERS_STATUS_INVALID_DEVICE,
+                    ],
                 );
                 assert_eq!(
                     e, DLPACK_HELPERS_STATUS_OK,
@@ -96,8 +106,12 @@ pub fn run(data: &[u8]) {
         check_status(
             "dlpack_stream_encode",
             e,
-            &[DLPACK_HELPERS_STATUS_INVALID_STREAM],
+            &[
+                DLPACK_HELPERS_STATUS_INVALID_STREAM,
+                DLPACK_HELPERS_STATUS_INVALID_DEVICE,
+            ],
         );
+        assert!(device.device_id >= 0 || e == DLPACK_HELPERS_STATUS_INVALID_DEVICE);
         if e == DLPACK_HELPERS_STATUS_OK {
             let has = h.get();
             let value = if has { v.get() } else { 0 };
@@ -132,13 +146,16 @@ pub fn run(data: &[u8]) {
                 DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE,
                 DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
                 DLPACK_HELPERS_STATUS_NULL_POINTER,
+                DLPACK_HELPERS_STATUS_INVALID_DEVICE,
             ],
         );
         let object_kind = (DLPACK_HELPERS_STREAM_SYCL_QUEUE
             ..=DLPACK_HELPERS_STREAM_ZE_COMMAND_LIST)
             .contains(&kind);
-        let expect_ok =
-            object_kind && !handle.is_null() && hdev.device_type == DLDeviceType::kDLOneAPI;
+        let expect_ok = object_kind
+            && !handle.is_null()
+            && hdev.device_type == DLDeviceType::kDLOneAPI
+            && hdev.device_id >= 0;
         assert_eq!(
             e == DLPACK_HELPERS_STATUS_OK,
             expect_ok,

@@ -128,6 +128,7 @@ pub const DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM: u32 = 0x4;
 /// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the value is not valid for the device (the
 ///   array API's `ValueError`)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_decode(
     device: DLDevice,
@@ -137,6 +138,8 @@ pub unsafe extern "C" fn dlpack_stream_decode(
     out_stream: *mut dlpack_helpers_stream,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
+        // Issue 22 (peer case 54): no negative device id is accepted.
+        crate::rules::device::check_id(device, "device")?;
         let out = out_ptr(out_stream, "out_stream")?;
         if flags & !DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0 {
             return Err(Error::invalid(format!(
@@ -177,6 +180,7 @@ pub unsafe extern "C" fn dlpack_stream_decode(
 ///   (Python's `TypeError`)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `kind` is not one of the three queue-object
 ///   kinds
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_decode_handle(
     device: DLDevice,
@@ -185,6 +189,8 @@ pub unsafe extern "C" fn dlpack_stream_decode_handle(
     out_stream: *mut dlpack_helpers_stream,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
+        // Issue 22 (peer case 54): no negative device id is accepted.
+        crate::rules::device::check_id(device, "device")?;
         let out = out_ptr(out_stream, "out_stream")?;
         let k = Kind::from_raw(kind).ok_or_else(|| {
             Error::invalid(format!(
@@ -225,6 +231,7 @@ pub unsafe extern "C" fn dlpack_stream_decode_handle(
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_has_stream` or `out_stream` is NULL
 /// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the stream has no protocol integer on this
 ///   device
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_encode(
     device: DLDevice,
@@ -233,6 +240,8 @@ pub unsafe extern "C" fn dlpack_stream_encode(
     out_stream: *mut i64,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
+        // Issue 22 (peer case 54): no negative device id is accepted.
+        crate::rules::device::check_id(device, "device")?;
         let has = out_ptr(out_has_stream, "out_has_stream")?;
         let out = out_ptr(out_stream, "out_stream")?;
         let v = stream::encode(device, native_stream as usize)?;
@@ -275,6 +284,7 @@ pub unsafe extern "C" fn dlpack_stream_encode(
 ///   `device`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `stream->kind` is not a
 ///   `DLPACK_HELPERS_STREAM_*` value
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_encode_decoded(
     device: DLDevice,
@@ -283,6 +293,8 @@ pub unsafe extern "C" fn dlpack_stream_encode_decoded(
     out_stream: *mut i64,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
+        // Issue 22 (peer case 54): no negative device id is accepted.
+        crate::rules::device::check_id(device, "device")?;
         // SAFETY: caller contract: a non-NULL stream points to a live struct.
         let s = unsafe { nonnull(stream, "stream") }?.to_core("stream")?;
         let has = out_ptr(out_has_stream, "out_has_stream")?;
@@ -1031,6 +1043,7 @@ fn synchronize(device: DLDevice, stream_handle: usize) -> Result<(), Error> {
 /// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when a queue object is given for a device type
 ///   other than `kDLOneAPI`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when a queue object is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_wait(
     device: DLDevice,
@@ -1038,6 +1051,8 @@ pub unsafe extern "C" fn dlpack_stream_wait(
     consumer_stream: *const dlpack_helpers_stream,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
+        // Issue 22 (peer case 54): no negative device id is accepted.
+        crate::rules::device::check_id(device, "device")?;
         // SAFETY: caller contract.
         let c =
             unsafe { nonnull(consumer_stream, "consumer_stream") }?.to_core("consumer_stream")?;
@@ -1059,12 +1074,17 @@ pub unsafe extern "C" fn dlpack_stream_wait(
 /// @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when no backend serves the device type
 /// @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the runtime reports an error (named in the
 ///   message)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_synchronize(
     device: DLDevice,
     stream: *mut c_void,
 ) -> dlpack_helpers_status {
-    boundary::status(|| synchronize(device, stream as usize))
+    boundary::status(|| {
+        // Issue 22 (peer case 54): no negative device id is accepted.
+        crate::rules::device::check_id(device, "device")?;
+        synchronize(device, stream as usize)
+    })
 }
 
 /// Load and initialize the built-in backend for a device type now, and say whether it works:
