@@ -463,7 +463,7 @@ struct DLPackExchangeAPI;
  * defines flag bits 0-2 only and every other bit of a tensor's `flags` is refused, so this bit
  * is never confused with a stored flag. A negative `device_id` is refused with or without it.
  */
-#define DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE (1 << 63)
+#define DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE 9223372036854775808ull
 
 /**
  * Backend bit of `dlpack_helpers_pointer_info`: the CUDA driver.

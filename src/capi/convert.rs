@@ -179,7 +179,7 @@ const LENIENT: Requirements = Requirements {
 /// tensor this library makes declares DLPack 1.3, so they need the opt-in too. DLPack 1.3
 /// defines flag bits 0-2 only and every other bit of a tensor's `flags` is refused, so this bit
 /// is never confused with a stored flag. A negative `device_id` is refused with or without it.
-pub const DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE: u64 = 1 << 63;
+pub const DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE: u64 = 0x8000000000000000;
 
 /// Split a producer helper's `flags` argument into the tensor's flags (checked: DLPack 1.3 bits
 /// only) and the device opt-in, and apply the device rule (`rules::device::check`).
