@@ -176,6 +176,7 @@ pub fn run(data: &[u8]) {
                         DLPACK_HELPERS_STATUS_INVALID_FLAGS,
                         DLPACK_HELPERS_STATUS_INVALID_DTYPE,
                         DLPACK_HELPERS_STATUS_NULL_DATA,
+                        DLPACK_HELPERS_STATUS_INVALID_DEVICE,
                         DLPACK_HELPERS_STATUS_INVALID_NDIM,
                         DLPACK_HELPERS_STATUS_OVERFLOW,
                     ],
