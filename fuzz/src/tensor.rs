@@ -333,8 +333,14 @@ pub fn run(data: &[u8]) {
         s,
         &[
             DLPACK_HELPERS_STATUS_UNKNOWN_NAME,
-            DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+            DLPACK_HELPERS_STATUS_INVALID_DEVICE,
         ],
+    );
+    // Issue 22: a negative id is INVALID_DEVICE (checked before the type), and only that.
+    assert_eq!(
+        s == DLPACK_HELPERS_STATUS_INVALID_DEVICE,
+        dev.device_id < 0,
+        "device_format({dev:?}) = {s}"
     );
     if s == DLPACK_HELPERS_STATUS_OK {
         let mut back = Out::<DLDevice>::new();
