@@ -353,6 +353,14 @@ pub(crate) fn unknown(ptr: usize, v: &Verdict) -> Error {
 /// established (Level Zero USM; never answered as -1).
 #[cold]
 pub(crate) fn id_unknown(ptr: usize, v: &Verdict) -> Error {
+    if v.answered_by != pointer::BACKEND_LEVEL_ZERO {
+        return Error::DeviceIdUnknown(format!(
+            "pointer 0x{ptr:x} is on device type {} ({}), but the runtime answered a negative \
+             device ordinal, which is not an id: it is never passed on (peer case 54)",
+            v.device.device_type.0,
+            names(v.answered_by)
+        ));
+    }
     let why = if v.class == MemoryClass::PinnedHost {
         "it is USM host memory, which belongs to no device"
     } else if registered_devices(registered_context()).is_some() {
