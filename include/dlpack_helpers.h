@@ -538,7 +538,8 @@ struct DLPackExchangeAPI;
 /**
  * Status returned by every fallible function: 0 (`DLPACK_HELPERS_STATUS_OK`) is success, any
  * other value one of the fixed, positive `DLPACK_HELPERS_STATUS_*` codes. Out-parameters are
- * written only when the status is OK. `dlpack_last_error_message()` gives the details of a
+ * written only when the status is OK, with one exception: `BUFFER_TOO_SMALL` writes the length
+ * the result needs to the call's length out-parameter. `dlpack_last_error_message()` gives the details of a
  * failure and `dlpack_status_string()` names a code.
  */
 typedef int32_t dlpack_helpers_status;
