@@ -16,8 +16,9 @@
  *      rule or peer case it follows, then its contract: @param[in|out] lines for the pointers that
  *      may be NULL and one @retval line per status it returns:
  *      errors      dlpack_last_error_message, dlpack_status_string
- *      devices     dlpack_is_cpu_accessible, dlpack_device_host_access, dlpack_get_info
- *      release     dlpack_tensor_delete, dlpack_legacy_tensor_delete, dlpack_get_device
+ *      devices     dlpack_is_cpu_accessible, dlpack_device_host_access, dlpack_get_device,
+ *                  dlpack_device_check, dlpack_pointer_get_device, dlpack_get_info
+ *      release     dlpack_tensor_delete, dlpack_legacy_tensor_delete
  *      versions    dlpack_tensor_check_version, dlpack_version_check, dlpack_version_negotiate
  *      flags       dlpack_tensor_get_flags, dlpack_tensor_set_flags, dlpack_tensor_writability
  *      layout      dlpack_tensor_layout, dlpack_compact_strides, dlpack_dltensor_data_address
@@ -226,6 +227,12 @@ struct DLManagedTensorVersioned;
 struct DLPackExchangeAPI;
 /* ---- end of the DLPack ABI ---------------------------------------------------------------- */
 
+
+/**
+ * Option bit of `dlpack_device_check`: accept a device type DLPack 1.3 does not assign (the
+ * consumer rule: a consumer passes unknown types through).
+ */
+#define DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE 1
 
 /**
  * Capability bit of `dlpack_helpers_info.capabilities`: CUDA stream synchronization is
@@ -453,6 +460,19 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE 4
 
 /**
+ * A request bit of the `flags` argument of the producer helpers `dlpack_tensor_create` and
+ * `dlpack_capsule_new_view` (never stored in a tensor): make the tensor even on a device type
+ * DLPack 1.3 does not assign (0, 5, 6, 19 `kDLTPU`, 20 `kDLTPUHost`, 99, ...). Without it those
+ * helpers refuse such a device with `DLPACK_HELPERS_STATUS_INVALID_DEVICE` (peer case 55: a
+ * tensor made on type 0 because a device descriptor was missing), as they refuse an unknown
+ * dtype code. 19 and 20 were assigned on DLPack's main branch after 1.3 (JAX emits them); the
+ * tensor this library makes declares DLPack 1.3, so they need the opt-in too. DLPack 1.3
+ * defines flag bits 0-2 only and every other bit of a tensor's `flags` is refused, so this bit
+ * is never confused with a stored flag. A negative `device_id` is refused with or without it.
+ */
+#define DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE 9223372036854775808ull
+
+/**
  * Backend bit of `dlpack_helpers_pointer_info`: the CUDA driver.
  */
 #define DLPACK_HELPERS_BACKEND_CUDA 1
@@ -466,6 +486,11 @@ struct DLPackExchangeAPI;
  * Backend bit: the Level Zero loader.
  */
 #define DLPACK_HELPERS_BACKEND_LEVEL_ZERO 4
+
+/**
+ * The most devices `dlpack_level_zero_context_set_devices` takes.
+ */
+#define DLPACK_HELPERS_LEVEL_ZERO_MAX_DEVICES 4096
 
 /**
  * Flag for `dlpack_stream_decode` and `dlpack_export_request_resolve`: accept any stream integer
@@ -529,7 +554,8 @@ struct DLPackExchangeAPI;
 /**
  * Status returned by every fallible function: 0 (`DLPACK_HELPERS_STATUS_OK`) is success, any
  * other value one of the fixed, positive `DLPACK_HELPERS_STATUS_*` codes. Out-parameters are
- * written only when the status is OK. `dlpack_last_error_message()` gives the details of a
+ * written only when the status is OK, with one exception: `BUFFER_TOO_SMALL` writes the length
+ * the result needs to the call's length out-parameter. `dlpack_last_error_message()` gives the details of a
  * failure and `dlpack_status_string()` names a code.
  */
 typedef int32_t dlpack_helpers_status;
@@ -740,9 +766,11 @@ typedef struct dlpack_helpers_pointer_info {
    * The DLPack device of the memory: `(kDLCPU, 0)` for confirmed host memory;
    * `(kDLCUDA, ordinal)`, `(kDLCUDAHost, 0)`, `(kDLCUDAManaged, 0)`; `(kDLROCM, device)` for
    * HIP device and managed memory (DLPack has no ROCm managed type), `(kDLROCMHost, 0)`;
-   * `(kDLOneAPI, -1)` for Level Zero USM (Level Zero names devices by handle, not by the SYCL
-   * ordinal DLPack uses: the id is not established, see `native_device`); `(0, 0)` when
-   * unknown.
+   * `(kDLOneAPI, ordinal)` for Level Zero USM device and shared memory whose device (or its
+   * root device) is in the list registered with `dlpack_level_zero_context_set_devices` for
+   * the context asked in; `(kDLOneAPI, 0)` with `device_id_known` 0 otherwise (Level Zero
+   * names devices by handle, not by the SYCL ordinal DLPack uses; USM host memory has no
+   * device); `(0, 0)` when unknown. The id is never negative (peer case 54).
    */
   DLDevice device;
   /**
@@ -765,6 +793,15 @@ typedef struct dlpack_helpers_pointer_info {
    * The `DLPACK_HELPERS_BACKEND_*` bit of the backend that claimed the memory, 0 if none.
    */
   uint32_t answered_by;
+  /**
+   * 1 when `device.device_id` is established (every class but unknown, except Level Zero
+   * memory whose device the registered list does not name and USM host memory), else 0:
+   * `device.device_id` is then 0 and means nothing (`dlpack_pointer_get_device` answers
+   * `DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN`). Added after `answered_by` (issue 22), 8 bytes
+   * wide so that it starts at the end of the earlier 48-byte struct: a caller built before it
+   * passes a `struct_size` that does not reach it and is not written to.
+   */
+  uint64_t device_id_known;
 } dlpack_helpers_pointer_info;
 
 /**
@@ -1098,7 +1135,9 @@ typedef struct dlpack_helpers_import_request {
 
 /**
  * A caller's buffer is too small for the result (names need at most
- * `DLPACK_HELPERS_NAME_MAX` bytes). Nothing was written.
+ * `DLPACK_HELPERS_NAME_MAX` bytes). The buffer is untouched; the length the result needs
+ * (without its NUL) is written to the call's length out-parameter when it is not NULL, the one
+ * out-parameter written on failure (`dlpack_dtype_format`, `dlpack_device_format`).
  */
 #define DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL 34
 
@@ -1177,6 +1216,25 @@ typedef struct dlpack_helpers_import_request {
  * it is never read as "the default stream" unless the caller opts in (peer case 53).
  */
 #define DLPACK_HELPERS_STATUS_NULL_WORK_STREAM 47
+
+/**
+ * A `DLDevice` this library will not accept, create or return (issue 22, peer cases 54 and
+ * 55): a negative `device_id` anywhere (an index-less device is not `-1`), or, in a producer
+ * helper (`dlpack_tensor_create`, `dlpack_capsule_new_view`, `dlpack_device_check` without
+ * `DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE`), a device type DLPack 1.3 does not assign
+ * (0, 5, 6, 19, 20, 99, negative, ...). Consumer helpers pass unknown device types through
+ * (`ValueError`).
+ */
+#define DLPACK_HELPERS_STATUS_INVALID_DEVICE 48
+
+/**
+ * The memory's device type is established but its DLPack device id is not
+ * (`dlpack_pointer_get_device` on Level Zero USM memory whose device is not in the device list
+ * registered with `dlpack_level_zero_context_set_devices`, or USM host memory, which has no device).
+ * Nothing is written: the id is never answered as -1 (peer case 54).
+ * `dlpack_pointer_classify` gives the type, class and the Level Zero device handle.
+ */
+#define DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN 49
 
 /**
  * No Python interpreter in this process: the Python C API functions did not resolve at run
@@ -1355,10 +1413,11 @@ typedef struct dlpack_helpers_import_request {
 #define DLPACK_HELPERS_MEMORY_UNKNOWN 0
 
 /**
- * Ordinary host memory, confirmed: at least one backend was asked, none knows the pointer,
- * no backend that could own it was unreachable, and Level Zero was not among those asked
- * (it answers for one context's allocations only, so its "not mine" cannot exclude USM memory
- * of another context).
+ * Ordinary host memory, confirmed: every backend that could own the memory was asked and none
+ * knows the pointer, or is absent from the process (no runtime at all in a CPU-only process:
+ * memory of a runtime that is not loaded cannot exist), no backend that could own it was
+ * unreachable, and Level Zero was not among those asked (it answers for one context's
+ * allocations only, so its "not mine" cannot exclude USM memory of another context).
  */
 #define DLPACK_HELPERS_MEMORY_HOST 1
 
@@ -1529,6 +1588,29 @@ bool dlpack_is_cpu_accessible(DLDevice device);
 dlpack_helpers_host_access dlpack_device_host_access(DLDevice device);
 
 /**
+ * Whether a `DLDevice` is one this library accepts, creates and returns: the one device rule
+ * of every export, for callers and bindings that hold a device of their own (the Python
+ * package's `Device` asks it instead of restating it).
+ *
+ * - `device.device_id` must be non-negative, always: an index-less device is not `-1`, and an
+ *   id this library cannot establish is a distinct answer, never `-1` (peer case 54).
+ * - `device.device_type` must be one DLPack 1.3 assigns (1-4, 7-18), the rule of the producer
+ *   helpers (`dlpack_tensor_create`, `dlpack_capsule_new_view`; peer case 55), unless `flags`
+ *   has `DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE` (the consumer rule: 0, 5, 6, 19
+ *   `kDLTPU`, 20 `kDLTPUHost`, 99, ... pass). 19 and 20 were assigned on DLPack's main branch
+ *   after 1.3; this library implements 1.3, so they are unassigned here.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_DEVICE` (the message names the field and the
+ * rule) or `_INVALID_ARGUMENT` (unknown `flags` bits). No allocation on success; thread-safe.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK when the device is accepted
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device_id` is negative, or the device type is
+ *   not one DLPack 1.3 assigns and `DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE` is not given
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
+ */
+dlpack_helpers_status dlpack_device_check(DLDevice device, uint32_t flags);
+
+/**
  * Fill `out_info` with the library's version, the DLPack version and ABI it supports, and its
  * run-time capabilities.
  *
@@ -1585,15 +1667,19 @@ void dlpack_legacy_tensor_delete(DLManagedTensor *tensor);
  * - `tensor`: the tensor, borrowed. Its `version` is read first; when its major is not the
  *   one this library reads (1), nothing past `version` is read.
  * - `out_device`: receives `tensor->dl_tensor.device` as the producer wrote it (device type
- *   and the producer's device id; unknown device types are passed through, not refused).
+ *   and the producer's device id; unknown device types are passed through, not refused). A
+ *   negative device id is refused (peer case 54: no DLDevice this library returns has one).
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
- * `out_device` is NULL; `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` when the major version is
- * not 1. `out_device` is written only on OK. Thread-safe (reads only).
+ * `out_device` is NULL (the message names `tensor` first, the argument order);
+ * `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` when the major version is not 1;
+ * `DLPACK_HELPERS_STATUS_INVALID_DEVICE` for a negative device id. `out_device` is written
+ * only on OK. Thread-safe (reads only).
  *
  * @retval DLPACK_HELPERS_STATUS_OK on success
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_device` is NULL
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device_id` is negative
  */
 dlpack_helpers_status dlpack_get_device(const struct DLManagedTensorVersioned *tensor,
                                         DLDevice *out_device);
@@ -1602,13 +1688,16 @@ dlpack_helpers_status dlpack_get_device(const struct DLManagedTensorVersioned *t
  * The device of a legacy managed tensor: the C counterpart of `__dlpack_device__`.
  *
  * - `tensor`: a legacy `DLManagedTensor`, borrowed.
- * - `out_device`: receives `tensor->dl_tensor.device` unchanged.
+ * - `out_device`: receives `tensor->dl_tensor.device` unchanged (unknown device types pass
+ *   through; a negative device id is refused, peer case 54).
  *
- * Returns `DLPACK_HELPERS_STATUS_OK`, or `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
- * `out_device` is NULL. `out_device` is written only on OK. Thread-safe (reads only).
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
+ * `out_device` is NULL (`tensor` named first), or `DLPACK_HELPERS_STATUS_INVALID_DEVICE` for a
+ * negative device id. `out_device` is written only on OK. Thread-safe (reads only).
  *
  * @retval DLPACK_HELPERS_STATUS_OK on success
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_device` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device_id` is negative
  */
 dlpack_helpers_status dlpack_legacy_get_device(const DLManagedTensor *tensor, DLDevice *out_device);
 
@@ -1820,8 +1909,8 @@ dlpack_helpers_status dlpack_tensor_read_only_origin(const struct DLManagedTenso
  *
  * @retval DLPACK_HELPERS_STATUS_OK on success
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_layout` is NULL
- * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
- *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
@@ -1848,8 +1937,8 @@ dlpack_helpers_status dlpack_dltensor_layout(const DLTensor *tensor,
  *   (nothing past `version` is read)
  * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
  *   define
- * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
- *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
@@ -1921,8 +2010,8 @@ dlpack_helpers_status dlpack_compact_strides(int32_t ndim,
  * @param[in] base May be NULL.
  * @retval DLPACK_HELPERS_STATUS_OK with the answer in `*out_fits`
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_fits` is NULL
- * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
- *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
@@ -1992,11 +2081,14 @@ dlpack_helpers_status dlpack_dltensor_data_location(const DLTensor *tensor,
  *
  * - `buf`, `buf_size`: the caller's buffer and its size in bytes, including the NUL;
  *   `DLPACK_HELPERS_NAME_MAX` always suffices.
- * - `out_len`: may be NULL; receives the name's length without the NUL.
+ * - `out_len`: may be NULL; receives the name's length without the NUL, on OK and also on
+ *   `BUFFER_TOO_SMALL` (the one out-parameter written on failure, as `snprintf` returns the
+ *   length it needed: call again with a buffer of `*out_len + 1` bytes).
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `INVALID_DTYPE` for a dtype that does not validate (an
- * unknown code, `lanes == 0`, bits not allowed for the code); `BUFFER_TOO_SMALL` (nothing
- * written); `NULL_POINTER` (NULL `buf`). No allocation on success; thread-safe.
+ * unknown code, `lanes == 0`, bits not allowed for the code); `BUFFER_TOO_SMALL` (`buf`
+ * untouched, the needed length in `*out_len`); `NULL_POINTER` (NULL `buf`). No allocation on
+ * success; thread-safe.
  *
  * @param[out] out_len May be NULL.
  * @retval DLPACK_HELPERS_STATUS_OK on success
@@ -2004,7 +2096,7 @@ dlpack_helpers_status dlpack_dltensor_data_location(const DLTensor *tensor,
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype does not validate (unknown code,
  *   `lanes == 0`, bits not allowed for the code)
  * @retval DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL when `buf_size` cannot hold the name and its NUL
- *   (nothing written)
+ *   (`buf` untouched; the name's length, without the NUL, is written to a non-NULL `out_len`)
  */
 dlpack_helpers_status dlpack_dtype_format(DLDataType dtype,
                                           char *buf,
@@ -2033,17 +2125,19 @@ dlpack_helpers_status dlpack_dtype_parse(const char *name, DLDataType *out_dtype
  * `"ext_dev:0"`, `"oneapi:0"`, `"webgpu:0"`, `"hexagon:0"`, `"maia:0"`, `"trn:0"` (the DLPack
  * 1.3 device types, shown with id 0).
  *
- * `buf`, `buf_size`, `out_len` as in `dlpack_dtype_format`. Returns `DLPACK_HELPERS_STATUS_OK`;
- * `UNKNOWN_NAME` for a device type DLPack 1.3 does not assign; `INVALID_ARGUMENT` for a
- * negative `device_id`; `BUFFER_TOO_SMALL`; `NULL_POINTER`. Thread-safe.
+ * `buf`, `buf_size`, `out_len` as in `dlpack_dtype_format` (`out_len` also receives the needed
+ * length on `BUFFER_TOO_SMALL`). Returns `DLPACK_HELPERS_STATUS_OK`;
+ * `INVALID_DEVICE` for a negative `device_id` (checked first: the one device rule, peer case
+ * 54); `UNKNOWN_NAME` for a device type DLPack 1.3 does not assign; `BUFFER_TOO_SMALL` (the
+ * needed length is written to `out_len`); `NULL_POINTER`. Thread-safe.
  *
  * @param[out] out_len May be NULL.
  * @retval DLPACK_HELPERS_STATUS_OK on success
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `buf` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_UNKNOWN_NAME when DLPack 1.3 does not assign the device type
- * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL when `buf_size` cannot hold the name and its NUL
- *   (nothing written)
+ *   (`buf` untouched; the name's length, without the NUL, is written to a non-NULL `out_len`)
  */
 dlpack_helpers_status dlpack_device_format(DLDevice device,
                                            char *buf,
@@ -2083,7 +2177,9 @@ dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device
  * 8. dtype: known code, `lanes >= 1`, `bits` allowed for the code (`INVALID_DTYPE`; bool
  *    must be 8 bits, bfloat16 16, float6 6, float4 4; peer cases 43, 45), then
  *    `REJECT_VECTOR` / `REQUIRE_DTYPE` (`DTYPE_MISMATCH`);
- * 9. non-NULL `data` when the tensor has elements on a pointer-addressed device (`NULL_DATA`;
+ * 9. `device.device_id >= 0` (`INVALID_DEVICE`; peer case 54: an index-less device is not
+ *    -1; device types DLPack does not assign pass through, a consumer reads what it is given),
+ *    then non-NULL `data` when the tensor has elements on a pointer-addressed device (`NULL_DATA`;
  *    peer case 34), and all its bytes inside the address space (`OVERFLOW`);
  * 10. `REQUIRE_CPU_ACCESSIBLE` (`NOT_CPU_ACCESSIBLE`); alignment options (`MISALIGNED`; peer
  *     cases 40, 42); contiguity options (`NOT_CONTIGUOUS`; peer cases 30, 32, 33, 36);
@@ -2124,6 +2220,7 @@ dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device
  *   `bits` is not allowed for the code
  * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
  *   dtype
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
  *   pointer-addressed device
  * @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
@@ -2164,6 +2261,7 @@ dlpack_helpers_status dlpack_tensor_validate(const struct DLManagedTensorVersion
  *   `bits` is not allowed for the code
  * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
  *   dtype
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
  *   pointer-addressed device
  * @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
@@ -2209,6 +2307,7 @@ dlpack_helpers_status dlpack_legacy_tensor_validate(const DLManagedTensor *tenso
  *   `bits` is not allowed for the code
  * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
  *   dtype
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
  *   pointer-addressed device
  * @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
@@ -2234,7 +2333,9 @@ dlpack_helpers_status dlpack_dltensor_validate(const DLTensor *tensor,
  *
  * - `data`: the buffer (address or device handle); may be NULL only for an empty tensor.
  * - `device`, `dtype`, `byte_offset` (bytes), `flags` (`DLPACK_FLAG_BITMASK_*` of DLPack 1.3):
- *   stored as given.
+ *   stored as given, except the request bit `DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE`
+ *   (never stored). `device.device_id` must be non-negative and `device.device_type` one that
+ *   DLPack 1.3 assigns (1-4, 7-18) unless `flags` has that bit (peer cases 54, 55).
  * - `ndim`, `shape`, `strides`: `shape` and `strides` hold `ndim` elements (strides in
  *   elements); both are copied. NULL `strides` means compact row-major and compact strides are
  *   stored (the result always carries strides when `ndim != 0`, DLPack 1.2).
@@ -2247,7 +2348,8 @@ dlpack_helpers_status dlpack_dltensor_validate(const DLTensor *tensor,
  *
  * The description is validated as `dlpack_tensor_validate` does with default options.
  * Returns `DLPACK_HELPERS_STATUS_OK`; any status of `dlpack_tensor_validate` (`NULL_DATA`,
- * `INVALID_DTYPE`, `INVALID_SHAPE`, ...); `INVALID_FLAGS` (unknown bits); `OUT_OF_MEMORY`;
+ * `INVALID_DTYPE`, `INVALID_SHAPE`, ...); `INVALID_FLAGS` (unknown bits); `INVALID_DEVICE`;
+ * `OUT_OF_MEMORY`;
  * `NULL_POINTER` (`out_tensor`, or `shape` with `ndim != 0`). On failure `release` is not
  * called and nothing is allocated. Thread-safe.
  *
@@ -2260,13 +2362,16 @@ dlpack_helpers_status dlpack_dltensor_validate(const DLTensor *tensor,
  *   `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
  * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the tensor cannot be allocated
- * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
- *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
  *   `byte_offset` does not fit in `int64_t` or the address space
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative, or the device
+ *   type is not one DLPack 1.3 assigns and `flags` lacks
+ *   `DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE`
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
  *   pointer-addressed device
  */
@@ -2313,14 +2418,15 @@ dlpack_helpers_status dlpack_tensor_create(void *data,
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `legacy` or `out_tensor` is NULL
  * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
  * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
- * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
- *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
  *   `byte_offset` does not fit in `int64_t` or the address space
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
  *   pointer-addressed device
  */
@@ -2349,14 +2455,15 @@ dlpack_helpers_status dlpack_legacy_to_versioned(DLManagedTensor *legacy,
  *   `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`
  * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
  * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
- * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
- *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
  *   `byte_offset` does not fit in `int64_t` or the address space
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
  *   pointer-addressed device
  */
@@ -2395,14 +2502,15 @@ dlpack_helpers_status dlpack_legacy_tensor_wrap(DLManagedTensor *legacy,
  * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
  *   (nothing past `version` is read)
- * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
- *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
  *   `byte_offset` does not fit in `int64_t` or the address space
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
  *   pointer-addressed device
  * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
@@ -2423,16 +2531,51 @@ dlpack_helpers_status dlpack_versioned_to_legacy(struct DLManagedTensorVersioned
  * USM allocations belong to a context and `zeMemGetAllocProperties` answers only for its own
  * context's allocations. A SYCL application on the Level Zero backend obtains the handle with
  * `sycl::get_native<sycl::backend::ext_oneapi_level_zero>(queue.get_context())`. NULL clears
- * the registration. The handle is not retained: it must stay valid while registered.
+ * the registration. The handle is not retained: it must stay valid while registered. A device
+ * list registered earlier (`dlpack_level_zero_context_set_devices`) is cleared: without one,
+ * the DLPack device id of USM memory is not established (`DEVICE_ID_UNKNOWN`).
  *
  * - `ze_context`: the `ze_context_handle_t`, or NULL to clear the registration.
  *
- * Returns `DLPACK_HELPERS_STATUS_OK`. Thread-safe (an atomic store).
+ * Returns `DLPACK_HELPERS_STATUS_OK`. Thread-safe.
  *
  * @param[in] ze_context May be NULL.
- * @retval DLPACK_HELPERS_STATUS_OK always (the registration is an atomic store)
+ * @retval DLPACK_HELPERS_STATUS_OK always
  */
 dlpack_helpers_status dlpack_level_zero_context_set(void *ze_context);
+
+/**
+ * Register a Level Zero context, as `dlpack_level_zero_context_set`, together with the SYCL
+ * ordinals of its devices, so that pointer queries can answer USM memory's DLPack device id
+ * (`kDLOneAPI` ids are SYCL device ordinals, which Level Zero does not know: it names devices by
+ * handle). `devices[i]` is the `ze_device_handle_t` of the device whose DLPack `device_id` is
+ * `i` (a SYCL application: `sycl::get_native<sycl::backend::ext_oneapi_level_zero>(d)` for each
+ * `d` of the list its ordinals index, in order; NULL for an ordinal that is not a Level Zero
+ * device of this context). USM device and shared memory of `ze_context` then answer
+ * `(kDLOneAPI, i)` for the `i` whose handle is the allocation's device, or its root device
+ * (`zeDeviceGetRootDevice`) for memory of a sub-device. Memory whose device the list does not
+ * name, and USM host memory (no device), keep an id that is not established: never -1
+ * (peer case 54). The list is copied; the handles are not retained.
+ *
+ * - `ze_context`: the `ze_context_handle_t`; NULL clears the registration (context and list).
+ * - `devices`: `num_devices` handles (entries may be NULL); may be NULL when `num_devices` is 0.
+ * - `num_devices`: at most `DLPACK_HELPERS_LEVEL_ZERO_MAX_DEVICES` (4096).
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` (`devices` NULL with `num_devices > 0`)
+ * or `_INVALID_ARGUMENT` (`num_devices` above the maximum); on failure the registration is
+ * unchanged. Thread-safe: queries running meanwhile use the old or the new registration, each
+ * whole (a list applies only to queries in its own context).
+ *
+ * @param[in] ze_context May be NULL.
+ * @param[in] devices May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `devices` is NULL and `num_devices` is not 0
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `num_devices` is above
+ *   `DLPACK_HELPERS_LEVEL_ZERO_MAX_DEVICES`
+ */
+dlpack_helpers_status dlpack_level_zero_context_set_devices(void *ze_context,
+                                                            void *const *devices,
+                                                            size_t num_devices);
 
 /**
  * Classify the memory at an address: which runtime owns it, what kind of memory it is, whether
@@ -2458,8 +2601,12 @@ dlpack_helpers_status dlpack_level_zero_context_set(void *ze_context);
  * for the allocations of the context it is asked in (`ZE_MEMORY_TYPE_UNKNOWN` also for
  * another context's USM memory), so once it has been asked, memory nobody claims is
  * `DLPACK_HELPERS_MEMORY_UNKNOWN` too (`backends_asked` includes Level Zero). With no backend
- * at all the answer is also unknown. Any address inside an allocation answers like its base; one
- * past its end belongs to whatever follows.
+ * in the process at all (none loaded, none loadable, no override set) the memory is confirmed
+ * host memory, `(kDLCPU, 0)` with `backends_asked` 0: the common case of a CPU-only producer
+ * (issue 22, peer case 55; the earlier answer was unknown). Level Zero USM device and shared
+ * memory get their SYCL ordinal from `dlpack_level_zero_context_set_devices`, else
+ * `device_id_known` is 0 (never a -1 id; peer case 54). Any address inside an allocation
+ * answers like its base; one past its end belongs to whatever follows.
  *
  * - `ptr`: the address (non-NULL).
  * - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one (if any).
@@ -2589,6 +2736,7 @@ dlpack_helpers_status dlpack_legacy_tensor_host_access(const DLManagedTensor *te
  * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the value is not valid for the device (the
  *   array API's `ValueError`)
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
  */
 dlpack_helpers_status dlpack_stream_decode(DLDevice device,
                                            bool has_stream,
@@ -2620,6 +2768,7 @@ dlpack_helpers_status dlpack_stream_decode(DLDevice device,
  *   (Python's `TypeError`)
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `kind` is not one of the three queue-object
  *   kinds
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
  */
 dlpack_helpers_status dlpack_stream_decode_handle(DLDevice device,
                                                   dlpack_helpers_stream_kind kind,
@@ -2651,6 +2800,7 @@ dlpack_helpers_status dlpack_stream_decode_handle(DLDevice device,
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_has_stream` or `out_stream` is NULL
  * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the stream has no protocol integer on this
  *   device
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
  */
 dlpack_helpers_status dlpack_stream_encode(DLDevice device,
                                            void *native_stream,
@@ -2686,6 +2836,7 @@ dlpack_helpers_status dlpack_stream_encode(DLDevice device,
  *   `device`
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `stream->kind` is not a
  *   `DLPACK_HELPERS_STREAM_*` value
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
  */
 dlpack_helpers_status dlpack_stream_encode_decoded(DLDevice device,
                                                    const struct dlpack_helpers_stream *stream,
@@ -2715,6 +2866,8 @@ dlpack_helpers_status dlpack_stream_encode_decoded(DLDevice device,
  *   `_COPY_FORBIDDEN` (`BufferError`, peer case 47);
  * - any other `dl_device`, including `(kDLCPU, id)` with `id != 0` → `_UNSUPPORTED_DEVICE`
  *   (`BufferError`);
+ * - a negative `device_id` in `tensor_device` or `dl_device` → `_INVALID_DEVICE` (`ValueError`;
+ *   peer case 54: an index-less device is not -1);
  * - `flags`: `DLPACK_FLAG_BITMASK_IS_COPIED` for every copy of a versioned export; always 0 for
  *   a legacy export (its struct has no flags), whatever `copy` is.
  *
@@ -2731,6 +2884,8 @@ dlpack_helpers_status dlpack_stream_encode_decoded(DLDevice device,
  *   NEVER (`BufferError`)
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `dl_device` is neither the tensor's device
  *   nor `(kDLCPU, 0)` (`BufferError`)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `tensor_device.device_id` or the requested
+ *   `dl_device.device_id` is negative (`ValueError`; peer case 54)
  * @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION as `dlpack_version_negotiate`
  * @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD as `dlpack_version_negotiate`
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `producer_flags` has unknown bits or `copy`
@@ -2773,6 +2928,8 @@ dlpack_helpers_status dlpack_export_request_resolve(const struct dlpack_helpers_
  *   NEVER (`BufferError`)
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `dl_device` is neither the tensor's device
  *   nor `(kDLCPU, 0)` (`BufferError`)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `tensor_device.device_id` or the requested
+ *   `dl_device.device_id` is negative (`ValueError`; peer case 54)
  * @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION as `dlpack_version_negotiate`
  * @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD as `dlpack_version_negotiate`
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT as `dlpack_export_request_resolve`, and when both
@@ -2876,6 +3033,7 @@ dlpack_helpers_status dlpack_stream_backend_register_ex(DLDeviceType device_type
  * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when a queue object is given for a device type
  *   other than `kDLOneAPI`
  * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when a queue object is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
  */
 dlpack_helpers_status dlpack_stream_wait(DLDevice device,
                                          void *producer_stream,
@@ -2896,6 +3054,7 @@ dlpack_helpers_status dlpack_stream_wait(DLDevice device,
  * @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when no backend serves the device type
  * @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the runtime reports an error (named in the
  *   message)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
  */
 dlpack_helpers_status dlpack_stream_synchronize(DLDevice device, void *stream);
 
@@ -2976,10 +3135,17 @@ dlpack_helpers_status dlpack_stream_backend_check(DLDeviceType device_type);
  * that claims the memory answers: CUDA managed memory → `(kDLCUDAManaged, 0)` (peer case 12),
  * CUDA pinned or registered host memory → `(kDLCUDAHost, 0)` (peer case 10), CUDA device
  * memory → `(kDLCUDA, ordinal)`; HIP pinned host memory → `(kDLROCMHost, 0)`, HIP device and
- * managed memory → `(kDLROCM, device)`; Level Zero USM → `(kDLOneAPI, -1)` (the SYCL ordinal is
- * not established). `(kDLCPU, 0)` only when the memory is confirmed host memory: at least one
- * backend was asked, none knows the pointer, and no backend that could own it was unreachable.
- * Otherwise nothing is written and the status is `_DEVICE_UNKNOWN`, with a message naming the
+ * managed memory → `(kDLROCM, device)`; Level Zero USM device and shared memory →
+ * `(kDLOneAPI, ordinal)` where the device list registered with
+ * `dlpack_level_zero_context_set_devices` names its device, else `_DEVICE_ID_UNKNOWN` (also
+ * for USM host memory): the id is never answered as -1 (peer case 54). `(kDLCPU, 0)` when
+ * the memory is confirmed host memory: every backend that could own it was asked and none
+ * knows the pointer, or is absent from the process (a CPU-only process, where no CUDA, HIP or
+ * Level Zero runtime is loaded or loadable, gets `(kDLCPU, 0)` for any host pointer: memory of
+ * a runtime that is not in the process cannot exist in it; issue 22, peer case 55).
+ * Otherwise (a backend that could own it was unreachable: its override names a missing file,
+ * it failed to initialize, Level Zero is in use without a context, or was asked in one
+ * context only) nothing is written and the status is `_DEVICE_UNKNOWN`, with a message naming the
  * backends asked and those that could not be: a device is never guessed (earlier builds
  * answered `(kDLCPU, 0)` without a driver and for HIP memory, the "device memory called CPU"
  * fault of the peer cases). `dlpack_pointer_classify` gives the same facts as
@@ -2989,13 +3155,15 @@ dlpack_helpers_status dlpack_stream_backend_check(DLDeviceType device_type);
  * - `ptr`: any address inside the allocation (non-NULL).
  * - `out_device`: receives the device.
  *
- * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER`, `_DEVICE_UNKNOWN` or `_DEVICE_ERROR` (a
- * driver call failed). Thread-safe.
+ * Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER`, `_DEVICE_UNKNOWN`,
+ * `_DEVICE_ID_UNKNOWN` or `_DEVICE_ERROR` (a driver call failed). Thread-safe.
  *
  * @retval DLPACK_HELPERS_STATUS_OK on success
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `ptr` or `out_device` is NULL
- * @retval DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN when no backend could be asked about the pointer
- *   (nothing is written)
+ * @retval DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN when a backend that could own the memory could not
+ *   be asked, or Level Zero was asked in one context only (nothing is written)
+ * @retval DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN when the memory is Level Zero USM memory whose
+ *   SYCL ordinal is not established (nothing is written)
  * @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when a driver call failed
  */
 dlpack_helpers_status dlpack_pointer_get_device(const void *ptr, DLDevice *out_device);
@@ -3094,8 +3262,8 @@ dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **
  * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when a versioned capsule's tensor has flag bits its
  *   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
  *   tensor): consumed, and the tensor released through its deleter
- * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
- *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM` (a legacy tensor; the capsule is
  *   consumed and the tensor released)
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor;
  *   the capsule is consumed and the tensor released)
@@ -3107,6 +3275,7 @@ dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code (a legacy tensor; the capsule is consumed and the tensor
  *   released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
  *   pointer-addressed device (a legacy tensor; the capsule is consumed and the tensor released)
  * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
@@ -3149,8 +3318,8 @@ dlpack_helpers_status dlpack_capsule_import(void *capsule,
  * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when a versioned capsule's tensor has flag bits its
  *   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
  *   tensor): consumed, and the tensor released through its deleter
- * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
- *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM` (a legacy tensor; the capsule is
  *   consumed and the tensor released)
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor;
  *   the capsule is consumed and the tensor released)
@@ -3162,6 +3331,7 @@ dlpack_helpers_status dlpack_capsule_import(void *capsule,
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code (a legacy tensor; the capsule is consumed and the tensor
  *   released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
  *   pointer-addressed device (a legacy tensor; the capsule is consumed and the tensor released)
  * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
@@ -3208,7 +3378,11 @@ dlpack_helpers_status dlpack_legacy_capsule_consume(void *capsule, DLManagedTens
  *   shape whose element count or byte extent does not fit in `int64_t` is `OVERFLOW`), and
  *   NULL strides become the exact compact row-major strides, or `OVERFLOW` when one does not
  *   fit in `int64_t` (peer case 49: never a clamped or wrapped stride).
- * - `flags`: `DLPACK_FLAG_BITMASK_*` (DLPack 1.3 bits only, else `INVALID_FLAGS`). Versioned
+ * - `tensor->device`: `device_id` non-negative, and a device type DLPack 1.3 assigns (1-4,
+ *   7-18) unless `flags` has `DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE` (else
+ *   `INVALID_DEVICE`; peer cases 54, 55).
+ * - `flags`: `DLPACK_FLAG_BITMASK_*` (DLPack 1.3 bits only, else `INVALID_FLAGS`), plus the
+ *   request bit `DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE` (never stored). Versioned
  *   export: stored as given. Legacy export (the struct has no flags), each flag is refused or
  *   dropped, never silently: `READ_ONLY` is refused with `DLPACK_HELPERS_STATUS_READ_ONLY`
  *   (`BufferError`, as NumPy raises for a read-only array asked for the legacy struct; peer
@@ -3242,12 +3416,15 @@ dlpack_helpers_status dlpack_legacy_capsule_consume(void *capsule, DLManagedTens
  *   `READ_ONLY`
  * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's, or a
  *   legacy export of a padded sub-byte tensor
- * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
- *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative, or the device
+ *   type is not one DLPack 1.3 assigns and `flags` lacks
+ *   `DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE`
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
  *   pointer-addressed device
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte extent or a filled-in stride
@@ -3432,8 +3609,8 @@ dlpack_helpers_status dlpack_exchange_api_current_work_stream(const struct DLPac
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
  * @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
  *   `used_` capsule
- * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
- *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor, which is released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM` (a legacy tensor, which is released)
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor,
  *   which is released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor, which
@@ -3443,6 +3620,7 @@ dlpack_helpers_status dlpack_exchange_api_current_work_stream(const struct DLPac
  *   released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code (a legacy tensor, which is released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
  *   pointer-addressed device (a legacy tensor, which is released)
  * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
@@ -3533,6 +3711,7 @@ dlpack_helpers_status dlpack_object_import_with_stream(void *obj,
  *   A device id of `None` is read as 0 for `kDLCPU` (PaddlePaddle 3.3 answers `(kDLCPU,
  *   None)`; a CPU has one device) and is `_BAD_PRODUCER_RESULT` for every other device type
  *   (issue 25).
+ *   A negative `device_id` is refused (`_INVALID_DEVICE`, `ValueError`; peer case 54).
  *
  * Returns OK; `_NO_DLPACK_METHOD` (`AttributeError`); `_PRODUCER_BUFFER_ERROR`,
  * `_PRODUCER_TYPE_ERROR`, `_PRODUCER_ERROR` (the method raised); `_BAD_PRODUCER_RESULT` (not a
@@ -3549,6 +3728,8 @@ dlpack_helpers_status dlpack_object_import_with_stream(void *obj,
  * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the method raised another exception
  * @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when the result is not a pair of integers in
  *   `int32` range
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the pair's `device_id` is negative (peer case
+ *   54: an index-less device is not -1)
  * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
  * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception that does not derive from
  *   `Exception` was raised: it is left set
@@ -3575,6 +3756,8 @@ dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
  * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the method raised another exception
  * @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when the result is not a pair of integers in
  *   `int32` range
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the pair's `device_id` is negative (peer case
+ *   54: an index-less device is not -1)
  * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
  * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception is left set: with
  *   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, or one not deriving from `Exception`

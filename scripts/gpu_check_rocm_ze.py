@@ -123,6 +123,21 @@ def level_zero():
         expect(f"kDLOneAPI tensor on USM {name}: host access", a.value, access)
     plain = ctypes.create_string_buffer(64)
     expect("malloc memory: not claimed by Level Zero", classify(ctypes.addressof(plain), ctx).answered_by & 0x4, 0)
+    # Issue 22 (peer case 54): never (kDLOneAPI, -1). With the context's devices registered in
+    # SYCL-ordinal order (here the driver's order: `dev` is ordinal 0), device and shared memory
+    # answer the ordinal; USM host memory (no device) is DEVICE_ID_UNKNOWN (49), nothing written.
+    lib.dlpack_level_zero_context_set_devices.argtypes = [c_void_p, c_void_p, c_size_t]
+    lib.dlpack_level_zero_context_set.argtypes = [c_void_p]
+    expect("dlpack_level_zero_context_set_devices",
+           lib.dlpack_level_zero_context_set_devices(ctx, devices, c_size_t(nd.value)), 0)
+    for name, p in [("device", device), ("shared", shared)]:
+        d = Device(-7, -7)
+        expect(f"USM {name}: dlpack_pointer_get_device", lib.dlpack_pointer_get_device(p.value, byref(d)), 0)
+        expect(f"USM {name}: (kDLOneAPI, ordinal)", (d.device_type, d.device_id), (14, 0))
+    d = Device(-7, -7)
+    expect("USM host: DEVICE_ID_UNKNOWN, nothing written",
+           (lib.dlpack_pointer_get_device(host.value, byref(d)), d.device_id), (49, -7))
+    lib.dlpack_level_zero_context_set(None)
 
 
 {"rocm": rocm, "level_zero": level_zero}[sys.argv[2]]()

@@ -345,13 +345,14 @@ def b_stream_backend_check(c: Ctx):
 
 def b_pointer_get_device(c: Ctx):
     buf = ctypes.create_string_buffer(64)
-    # Host memory is confirmed only by a pointer backend; without one the answer is unknown,
-    # never kDLCPU (issue 12 item 3). CAP_POINTER_CUDA | _ROCM: 0x30.
-    info = Info()
+    # Host memory is confirmed when every backend that could own it was asked or is absent from
+    # the process (a CPU-only process: issue 22); a backend that could own it but cannot be
+    # asked makes it unknown, never kDLCPU (issue 12 item 3). classify says which.
+    info = cabi.PointerInfo()
     info.struct_size = ctypes.sizeof(info)
-    assert c.lib.dlpack_get_info(cabi.addr(info)) == 0
+    assert c.lib.dlpack_pointer_classify(cabi.addr(buf), None, cabi.addr(info)) == 0
     case = Case({"ptr": cabi.addr(buf), "out_device": DLDevice()},
-                expect="OK" if info.capabilities & 0x30 else "DEVICE_UNKNOWN")
+                expect="OK" if info.memory_class == 1 else "DEVICE_UNKNOWN")
     case.keep = buf
     return case
 
@@ -367,6 +368,16 @@ def b_pointer_classify(c: Ctx):
 
 def b_level_zero_context_set(c: Ctx):
     return Case({"ze_context": None})
+
+
+def b_level_zero_context_set_devices(c: Ctx):
+    devices = (ctypes.c_void_p * 2)(0xD00, 0xD01)
+
+    def after(s, args):
+        c.lib.dlpack_level_zero_context_set(None)  # leave no registration behind
+    case = Case({"ze_context": None, "devices": devices, "num_devices": 2}, after)
+    case.keep = devices
+    return case
 
 
 def _b_host_access(c: Ctx, kind: str):
@@ -562,6 +573,8 @@ BASELINES = {
     "dlpack_pointer_get_device": b_pointer_get_device,
     "dlpack_pointer_classify": b_pointer_classify,
     "dlpack_level_zero_context_set": b_level_zero_context_set,
+    "dlpack_level_zero_context_set_devices": b_level_zero_context_set_devices,
+    "dlpack_device_check": lambda c: Case({"device": DLDevice(14, 0), "flags": 0}),
     "dlpack_tensor_host_access": lambda c: _b_host_access(c, "versioned"),
     "dlpack_legacy_tensor_host_access": lambda c: _b_host_access(c, "legacy"),
     "dlpack_dltensor_host_access": lambda c: _b_host_access(c, "dltensor"),
@@ -686,7 +699,35 @@ VARIANTS = [
     ("dlpack_capsule_new_view", "ndim INT32_MIN", _set("tensor.ndim", -2**31), "INVALID_NDIM"),
     ("dlpack_capsule_new_view", "read-only, legacy kind (peer case 50)", lambda cs: (cs.args.__setitem__("flags", ctypes.c_uint64(1)), cs.args.__setitem__("kind", ctypes.c_int32(0))), "READ_ONLY"),
     ("dlpack_capsule_new_view", "read-only, versioned kind", lambda cs: cs.args.__setitem__("flags", ctypes.c_uint64(1)), "OK"),
-    ("dlpack_capsule_new_view", "unknown flag bits", lambda cs: cs.args.__setitem__("flags", ctypes.c_uint64(2**63)), "INVALID_FLAGS"),
+    ("dlpack_capsule_new_view", "unknown flag bits", lambda cs: cs.args.__setitem__("flags", ctypes.c_uint64(2**62)), "INVALID_FLAGS"),
+    # Issue 22: no negative device id anywhere (peer case 54); producers refuse device types
+    # DLPack 1.3 does not assign unless asked (bit 63, never stored; peer case 55).
+    ("dlpack_capsule_new_view", "device id -1", _set("tensor.device", DLDevice(1, -1)), "INVALID_DEVICE"),
+    ("dlpack_capsule_new_view", "device type 99", _set("tensor.device", DLDevice(99, 0)), "INVALID_DEVICE"),
+    ("dlpack_capsule_new_view", "device type 0", _set("tensor.device", DLDevice(0, 0)), "INVALID_DEVICE"),
+    # (the view is read back with NumPy, which imports kDLCPU only: the opt-in on type 99 is in
+    # tests-py/test_devices.py)
+    ("dlpack_capsule_new_view", "opt-in bit on kDLCPU (never stored)", lambda cs: cs.args.__setitem__("flags", ctypes.c_uint64(2**63)), "OK"),
+    ("dlpack_tensor_create", "device (kDLOneAPI, -1)", _arg("device", DLDevice(14, -1)), "INVALID_DEVICE"),
+    ("dlpack_tensor_create", "device (kDLCUDA, -1)", _arg("device", DLDevice(2, -1)), "INVALID_DEVICE"),
+    ("dlpack_tensor_create", "device type 0", _arg("device", DLDevice(0, 0)), "INVALID_DEVICE"),
+    ("dlpack_tensor_create", "device type 99", _arg("device", DLDevice(99, 0)), "INVALID_DEVICE"),
+    ("dlpack_tensor_create", "device type 19 (kDLTPU, after 1.3)", _arg("device", DLDevice(19, 0)), "INVALID_DEVICE"),
+    ("dlpack_tensor_create", "device type 99, opt-in", lambda cs: (cs.args.__setitem__("device", DLDevice(99, 0)), cs.args.__setitem__("flags", 2**63)), "OK"),
+    ("dlpack_tensor_create", "device id -1, opt-in", lambda cs: (cs.args.__setitem__("device", DLDevice(99, -1)), cs.args.__setitem__("flags", 2**63)), "INVALID_DEVICE"),
+    ("dlpack_export_request_resolve", "tensor_device (kDLOneAPI, -1)", _arg("tensor_device", DLDevice(14, -1)), "INVALID_DEVICE"),
+    ("dlpack_export_request_resolve", "dl_device (kDLCUDA, -1)", lambda cs: (_set("request.has_dl_device", True)(cs), _set("request.dl_device", DLDevice(2, -1))(cs)), "INVALID_DEVICE"),
+    ("dlpack_tensor_validate", "device (kDLOneAPI, -1)", lambda cs: setattr(cs.args["tensor"].dl_tensor, "device", DLDevice(14, -1)), "INVALID_DEVICE"),
+    ("dlpack_tensor_validate", "device type 99 (consumers pass it through)", lambda cs: setattr(cs.args["tensor"].dl_tensor, "device", DLDevice(99, 0)), "OK"),
+    ("dlpack_device_check", "device id -1", _arg("device", DLDevice(2, -1)), "INVALID_DEVICE"),
+    ("dlpack_device_check", "device id INT32_MIN, unassigned allowed", lambda cs: (cs.args.__setitem__("device", DLDevice(2, -2**31)), cs.args.__setitem__("flags", 1)), "INVALID_DEVICE"),
+    ("dlpack_device_check", "device type 99", _arg("device", DLDevice(99, 0)), "INVALID_DEVICE"),
+    ("dlpack_device_check", "device type 20, unassigned allowed", lambda cs: (cs.args.__setitem__("device", DLDevice(20, 0)), cs.args.__setitem__("flags", 1)), "OK"),
+    ("dlpack_device_check", "unknown flag bits", _arg("flags", 2**32 - 1), "INVALID_ARGUMENT"),
+    ("dlpack_level_zero_context_set_devices", "NULL devices, count 2", _arg("devices", None), "NULL_POINTER"),
+    ("dlpack_level_zero_context_set_devices", "count 4097", _arg("num_devices", 4097), "INVALID_ARGUMENT"),
+    ("dlpack_level_zero_context_set_devices", "a context with its devices", _arg("ze_context", 0xC0), "OK"),
+    ("dlpack_level_zero_context_set_devices", "NULL devices, count 0", lambda cs: (cs.args.__setitem__("devices", None), cs.args.__setitem__("num_devices", 0)), "OK"),
     ("dlpack_capsule_new_view", "int8 {4, 2^62, 4}, NULL strides (peer case 49)", lambda cs: _view_overflow_shape(cs.args["tensor"], 4), "OVERFLOW"),
     ("dlpack_capsule_new_view", "int8 {0, 2^62, 4}, NULL strides: stride 2^64 (peer case 49)", lambda cs: _view_overflow_shape(cs.args["tensor"], 0), "OVERFLOW"),
     ("dlpack_capsule_import", "unknown flag bits", lambda cs: cs.args.__setitem__("flags", ctypes.c_uint32(2**32 - 1)), "INVALID_ARGUMENT"),
@@ -704,6 +745,8 @@ VARIANTS = [
     ("dlpack_stream_wait", "consumer kind 99", _set("consumer_stream.kind", 99), "INVALID_ARGUMENT"),
     ("dlpack_stream_wait", "consumer kind -1", _set("consumer_stream.kind", -1), "INVALID_ARGUMENT"),
     ("dlpack_get_device", "major 0", _set("tensor.version", DLPackVersion(0, 9)), "UNSUPPORTED_VERSION"),
+    ("dlpack_get_device", "device id -1", lambda cs: setattr(cs.args["tensor"].dl_tensor, "device", DLDevice(2, -1)), "INVALID_DEVICE"),
+    ("dlpack_legacy_get_device", "device id -1", lambda cs: setattr(cs.args["tensor"].dl_tensor, "device", DLDevice(2, -1)), "INVALID_DEVICE"),
     ("dlpack_get_device", "major UINT32_MAX", _set("tensor.version", DLPackVersion(2**32 - 1, 0)), "UNSUPPORTED_VERSION"),
     ("dlpack_tensor_check_version", "major 2", _set("tensor.version", DLPackVersion(2, 0)), "UNSUPPORTED_VERSION"),
     ("dlpack_tensor_check_version_or_delete", "major 2 (released)", _set("tensor.version", DLPackVersion(2, 0)), "UNSUPPORTED_VERSION"),
@@ -737,7 +780,7 @@ VARIANTS = [
     ("dlpack_dtype_format", "buf_size 7 for float32", _arg("buf_size", 7), "BUFFER_TOO_SMALL"),
     ("dlpack_dtype_format", "buf_size 8 for float32", _arg("buf_size", 8), "OK"),
     ("dlpack_device_format", "buf_size 0", _arg("buf_size", 0), "BUFFER_TOO_SMALL"),
-    ("dlpack_device_format", "device_id -1", _arg("device", DLDevice(2, -1)), "INVALID_ARGUMENT"),
+    ("dlpack_device_format", "device_id -1", _arg("device", DLDevice(2, -1)), "INVALID_DEVICE"),
     ("dlpack_dtype_parse", "empty name", _arg("name", ctypes.create_string_buffer(b"")), "UNKNOWN_NAME"),
     ("dlpack_dtype_parse", "bfloat32", _arg("name", ctypes.create_string_buffer(b"bfloat32")), "UNKNOWN_NAME"),
     ("dlpack_dtype_parse", "4096-byte name", _arg("name", ctypes.create_string_buffer(b"float" * 819)), "UNKNOWN_NAME"),

@@ -83,7 +83,7 @@ class StreamBackendEx(Structure):
 class PointerInfo(Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("memory_class", c_int32), ("host_access", c_int32),
                 ("device", DLDevice), ("native_device", c_void_p), ("backends_asked", c_uint32),
-                ("backends_unreachable", c_uint32), ("answered_by", c_uint32)]
+                ("backends_unreachable", c_uint32), ("answered_by", c_uint32), ("device_id_known", ctypes.c_uint64)]
 
 
 def library_path(env: str = "DLPACK_HELPERS_LIBRARY") -> str:

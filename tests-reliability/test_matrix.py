@@ -7,7 +7,8 @@ structs, sizes). Every call must:
 - return a status its doc comment names (never PANIC, never an undocumented one), with a
   non-empty message naming a real status when it fails;
 - for NULL in a required pointer: exactly NULL_POINTER, with the parameter's name in the message;
-- leave every out-parameter untouched when it fails (filled with 0xA5 before the call);
+- leave every out-parameter untouched when it fails (filled with 0xA5 before the call), except
+  the length a BUFFER_TOO_SMALL failure writes to `out_len` (the length the caller needs);
 - for value functions: return a documented value, never fail, never touch the last error;
 - for void functions: do the documented nothing (no crash, last error untouched);
 - release every managed tensor it was given exactly once, when its doc says it takes ownership.
@@ -91,6 +92,12 @@ def call(f, case, what):
             msg = cabi.message(LIB)
             assert msg and msg != marker, f"{label}: status {NAMES[r]} without its own message"
             for name, o in outs.items():
+                if NAMES[r] == "BUFFER_TOO_SMALL" and name == "out_len":
+                    # The one out-parameter written on failure: the length the caller needs
+                    # (issue 22), shorter than DLPACK_HELPERS_NAME_MAX with its NUL.
+                    assert 0 < o.value < 32, f"{label}: out_len {o.value} is not the needed length"
+                    o.value = 0
+                    continue
                 assert _untouched(o, before[name]), f"{label}: {name} written although the call failed ({NAMES[r]})"
                 if name not in case.inout:  # `after` reads NULL, not 0xA5
                     ctypes.memset(ctypes.addressof(o), 0, ctypes.sizeof(o))

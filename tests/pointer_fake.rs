@@ -166,20 +166,27 @@ fn every_class_of_every_backend() {
     let got = classify(z, CTX);
     assert_eq!(
         summary(&got),
-        (DLPACK_HELPERS_MEMORY_PINNED_HOST, a, 14, -1, ze_b)
+        (DLPACK_HELPERS_MEMORY_PINNED_HOST, a, 14, 0, ze_b)
     );
     assert_eq!((got.native_device as usize, got.backends_asked), (0, ALL));
+    // Peer case 54: without a registered device list the SYCL ordinal is not established, and
+    // says so in its own field: never a -1 id.
+    assert_eq!(got.device_id_known, 0);
     let got = classify(z + 128, CTX);
     assert_eq!(
         summary(&got),
-        (DLPACK_HELPERS_MEMORY_DEVICE, n, 14, -1, ze_b)
+        (DLPACK_HELPERS_MEMORY_DEVICE, n, 14, 0, ze_b)
     );
-    assert_eq!(got.native_device as usize, 0xDE1);
+    assert_eq!(
+        (got.native_device as usize, got.device_id_known),
+        (0xDE1, 0)
+    );
     let got = classify(z + 256, CTX);
     assert_eq!(
         summary(&got),
-        (DLPACK_HELPERS_MEMORY_MANAGED, a, 14, -1, ze_b)
+        (DLPACK_HELPERS_MEMORY_MANAGED, a, 14, 0, ze_b)
     );
+    assert_eq!(got.device_id_known, 0);
     // The registered context serves a NULL argument; another context does not know it.
     // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero loader
     // (NULL unsets it).
@@ -518,8 +525,12 @@ fn one_driver_call_per_backend_per_query() {
         // SAFETY: as above (NULL unsets the registration).
         unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
         // Plain memory nobody claims is unknown once Level Zero (one context only) was asked.
+        // Level Zero device memory without a registered device list: the ordinal is not
+        // established (peer case 54), with the same one driver call.
         let want_status = if p == plain {
             DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN
+        } else if p == z {
+            DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN
         } else {
             DLPACK_HELPERS_STATUS_OK
         };
@@ -586,9 +597,6 @@ fn no_allocation_on_success() {
                 unsafe { dlpack_pointer_classify(p as *const c_void, CTX as *mut c_void, info) };
             assert_eq!(s, DLPACK_HELPERS_STATUS_OK);
         }
-        // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero
-        // loader (NULL unsets it).
-        unsafe { dlpack_level_zero_context_set(CTX as *mut c_void) };
         assert_eq!(
             // SAFETY: the pointer and context arguments are opaque addresses the library only hands
             // to the fake drivers (never dereferenced); the out-pointers are live.
@@ -601,10 +609,12 @@ fn no_allocation_on_success() {
             unsafe { dlpack_tensor_host_access(&t, std::ptr::null_mut(), a) },
             DLPACK_HELPERS_STATUS_OK
         );
-        // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero
-        // loader (NULL unsets it).
-        unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
     };
+    // The context with its device list (ordinal 0: the allocation's device), registered once:
+    // the registration copies the list; the queries that use it allocate nothing.
+    let list = [0xD4usize as *mut c_void];
+    // SAFETY: one live handle; the context is an opaque handle the fake loader compares.
+    unsafe { dlpack_level_zero_context_set_devices(CTX as *mut c_void, list.as_ptr(), 1) };
     run(&mut info, &mut d, &mut a); // loads the drivers (allowed to allocate once)
     // The counter sees this thread's allocations.
     assert_eq!(
@@ -949,4 +959,221 @@ fn case_51() {
     // SAFETY: the context is an opaque handle the library only hands to the fake Level Zero loader
     // (NULL unsets it).
     unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) };
+}
+
+/// Peer case 54 (issue 22): the pointer query of Level Zero USM memory never answers
+/// `(kDLOneAPI, -1)`. With the device list registered for the context, device and shared memory
+/// answer the SYCL ordinal: the index of the allocation's `ze_device_handle_t`, or of its root
+/// device for a sub-device (`zeDeviceGetRootDevice` on the fake loader, asked only for a handle
+/// the list does not name). USM host memory, a device the list does not name, a list registered
+/// for another context, and no list at all: `DEVICE_ID_UNKNOWN` from `dlpack_pointer_get_device`
+/// (nothing written) and `device_id_known == 0` with id 0 from `dlpack_pointer_classify`.
+#[test]
+fn case_54_level_zero_ordinal_from_the_registered_devices() {
+    let (f, _g) = fakes();
+    const DEV0: usize = 0xD00;
+    const DEV1: usize = 0xD01;
+    const TILE: usize = 0xD11; // a sub-device of DEV1
+    const STRANGER: usize = 0xDFF;
+    let z = region(5 * 64);
+    ze_register(f, CTX, z, 64, 2, DEV1); // device memory on ordinal 1
+    ze_register(f, CTX, z + 64, 64, 3, DEV0); // shared memory on ordinal 0
+    ze_register(f, CTX, z + 128, 64, 2, TILE); // device memory on a tile of ordinal 1
+    ze_register(f, CTX, z + 192, 64, 1, 0); // USM host memory: no device
+    ze_register(f, CTX, z + 256, 64, 2, STRANGER); // a device the list does not name
+    let set_root: unsafe extern "C" fn(usize, usize) = f.ze.sym(c"fake_ze_set_root");
+    // SAFETY: the fake's C signature; plain integers.
+    unsafe { set_root(TILE, DEV1) };
+    let get = |p: usize| {
+        let mut d = dev(DLDeviceType(-7), -7);
+        // SAFETY: the pointer is an opaque address the library only hands to the fake drivers;
+        // the out-pointer is live.
+        let s = unsafe { dlpack_pointer_get_device(p as *const c_void, &mut d) };
+        (s, d.device_type.0, d.device_id)
+    };
+    let unknown = (DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN, -7, -7);
+    // Before any list: not established, never -1.
+    // SAFETY: the context is an opaque handle the library only hands to the fake loader.
+    unsafe { dlpack_level_zero_context_set(CTX as *mut c_void) };
+    assert_eq!(get(z), unknown);
+    assert!(last_error().contains("no device list"), "{}", last_error());
+    // The list: ordinal 0 is DEV0, 1 is DEV1, 2 a non-Level-Zero device (NULL place holder).
+    let list = [
+        DEV0 as *mut c_void,
+        DEV1 as *mut c_void,
+        std::ptr::null_mut(),
+    ];
+    assert_eq!(
+        // SAFETY: three live handles; the context is opaque.
+        unsafe { dlpack_level_zero_context_set_devices(CTX as *mut c_void, list.as_ptr(), 3) },
+        DLPACK_HELPERS_STATUS_OK
+    );
+    reset(f);
+    assert_eq!(get(z + 8), (DLPACK_HELPERS_STATUS_OK, 14, 1));
+    assert_eq!(get(z + 64), (DLPACK_HELPERS_STATUS_OK, 14, 0));
+    assert_eq!(
+        f.ze.count("zeDeviceGetRootDevice"),
+        0,
+        "named handles need no root"
+    );
+    assert_eq!(
+        get(z + 128),
+        (DLPACK_HELPERS_STATUS_OK, 14, 1),
+        "a tile of ordinal 1"
+    );
+    assert_eq!(f.ze.count("zeDeviceGetRootDevice"), 1);
+    assert_eq!(
+        get(z + 192),
+        unknown,
+        "USM host memory belongs to no device"
+    );
+    assert!(last_error().contains("USM host memory"), "{}", last_error());
+    assert_eq!(get(z + 256), unknown, "a device the list does not name");
+    assert!(
+        last_error().contains("not in the device list"),
+        "{}",
+        last_error()
+    );
+    // classify: the same facts as fields.
+    let i = classify(z + 128, CTX);
+    assert_eq!(
+        (
+            i.memory_class,
+            i.device.device_type.0,
+            i.device.device_id,
+            i.device_id_known
+        ),
+        (DLPACK_HELPERS_MEMORY_DEVICE, 14, 1, 1)
+    );
+    assert_eq!(i.native_device as usize, TILE);
+    for p in [z + 192, z + 256] {
+        let i = classify(p, CTX);
+        assert_eq!(
+            (
+                i.device.device_type.0,
+                i.device.device_id,
+                i.device_id_known
+            ),
+            (14, 0, 0)
+        );
+    }
+    // The list applies to its own context only: asked in OTHER_CTX (where the fake knows a
+    // copy of the allocation), the id is not established.
+    ze_register(f, OTHER_CTX, z, 64, 2, DEV1);
+    let i = classify(z, OTHER_CTX);
+    assert_eq!(
+        (i.memory_class, i.device.device_id, i.device_id_known),
+        (DLPACK_HELPERS_MEMORY_DEVICE, 0, 0)
+    );
+    // A plain context registration clears the list.
+    // SAFETY: the context is an opaque handle.
+    unsafe { dlpack_level_zero_context_set(CTX as *mut c_void) };
+    assert_eq!(get(z), unknown);
+    // Bad arguments leave the registration as it was.
+    assert_eq!(
+        // SAFETY: NULL devices with a count: refused before reading.
+        unsafe { dlpack_level_zero_context_set_devices(CTX as *mut c_void, std::ptr::null(), 2) },
+        DLPACK_HELPERS_STATUS_NULL_POINTER
+    );
+    assert_eq!(
+        // SAFETY: refused before reading.
+        unsafe {
+            dlpack_level_zero_context_set_devices(
+                CTX as *mut c_void,
+                list.as_ptr(),
+                DLPACK_HELPERS_LEVEL_ZERO_MAX_DEVICES + 1,
+            )
+        },
+        DLPACK_HELPERS_STATUS_INVALID_ARGUMENT
+    );
+    // SAFETY: NULL context clears everything.
+    unsafe { dlpack_level_zero_context_set_devices(std::ptr::null_mut(), std::ptr::null(), 0) };
+    assert_eq!(
+        // SAFETY: NULL clears the registration.
+        unsafe { dlpack_level_zero_context_set(std::ptr::null_mut()) },
+        0
+    );
+}
+
+/// Peer case 14 (jax-ml/jax PR #38824: ROCm pinned host buffers exported as plain kDLROCM):
+/// `hipHostMalloc` memory (the fake HIP runtime's hipMemoryTypeHost, pinned on device 1) is
+/// `(kDLROCMHost, 0)`, host-accessible, with id 0 whatever device pinned it; kDLROCM is not
+/// host-accessible. The device table and the pointer query agree.
+#[test]
+fn case_14_rocm_pinned_host_is_rocm_host() {
+    let (f, _g) = fakes();
+    let rocm_host = dev(DLDeviceType::kDLROCMHost, 0);
+    assert!(dlpack_is_cpu_accessible(rocm_host));
+    assert!(!dlpack_is_cpu_accessible(dev(DLDeviceType::kDLROCM, 0)));
+    assert_eq!(
+        dlpack_device_host_access(rocm_host),
+        DLPACK_HELPERS_HOST_ACCESS_ALWAYS
+    );
+    let p = region(256);
+    hip_register(f, p, 256, 1, 1, 0); // hipMemoryTypeHost (ROCm 6), pinned by device 1
+    let i = classify(p + 100, 0);
+    assert_eq!(
+        summary(&i),
+        (
+            DLPACK_HELPERS_MEMORY_PINNED_HOST,
+            DLPACK_HELPERS_HOST_ACCESS_ALWAYS,
+            DLDeviceType::kDLROCMHost.0,
+            0,
+            DLPACK_HELPERS_BACKEND_HIP
+        )
+    );
+    let mut d = dev(DLDeviceType(-7), -7);
+    assert_eq!(
+        // SAFETY: an address the library only hands to the fake drivers; a live out-pointer.
+        unsafe { dlpack_pointer_get_device(p as *const c_void, &mut d) },
+        DLPACK_HELPERS_STATUS_OK,
+        "{}",
+        last_error()
+    );
+    assert_eq!((d.device_type, d.device_id), (DLDeviceType::kDLROCMHost, 0));
+    assert!(
+        dlpack_is_cpu_accessible(d),
+        "the answer is host-accessible, never kDLROCM"
+    );
+}
+
+/// Peer case 17 (pytorch/pytorch PR #40123: ROCm tensors exported with the CUDA device type):
+/// with both the CUDA driver and the HIP runtime in the process (fakes), HIP device memory is
+/// `(kDLROCM, device)` and never `kDLCUDA`, although CUDA is asked first; CUDA device memory is
+/// `(kDLCUDA, ordinal)`.
+#[test]
+fn case_17_rocm_device_memory_is_rocm_never_cuda() {
+    let (f, _g) = fakes();
+    let h = region(256);
+    hip_register(f, h, 256, 2, 1, 0); // hipMemoryTypeDevice on device 1
+    let c = region(64);
+    cuda_register(f, c, 2, 0, 1); // CU_MEMORYTYPE_DEVICE, ordinal 1
+    reset(f);
+    let i = classify(h, 0);
+    assert_eq!(
+        summary(&i),
+        (
+            DLPACK_HELPERS_MEMORY_DEVICE,
+            DLPACK_HELPERS_HOST_ACCESS_NEVER,
+            DLDeviceType::kDLROCM.0,
+            1,
+            DLPACK_HELPERS_BACKEND_HIP
+        )
+    );
+    assert_eq!(
+        f.cuda.count("cuPointerGetAttributes"),
+        1,
+        "CUDA was asked and said no"
+    );
+    let get = |p: usize| {
+        let mut d = dev(DLDeviceType(-7), -7);
+        // SAFETY: an address the library only hands to the fake drivers; a live out-pointer.
+        let s = unsafe { dlpack_pointer_get_device(p as *const c_void, &mut d) };
+        (s, d.device_type, d.device_id)
+    };
+    assert_eq!(
+        get(h + 255),
+        (DLPACK_HELPERS_STATUS_OK, DLDeviceType::kDLROCM, 1)
+    );
+    assert_eq!(get(c), (DLPACK_HELPERS_STATUS_OK, DLDeviceType::kDLCUDA, 1));
 }

@@ -55,9 +55,11 @@ fn level_zero_loaded_after_the_first_query_is_asked() {
     let i = classify_at(usm + 8, CTX);
     assert_eq!(
         (i.memory_class, i.device.device_type, i.device.device_id),
-        (DLPACK_HELPERS_MEMORY_DEVICE, DLDeviceType::kDLOneAPI, -1),
+        (DLPACK_HELPERS_MEMORY_DEVICE, DLDeviceType::kDLOneAPI, 0),
         "{i:?}"
     );
+    // No device list registered: the SYCL ordinal is not established (never -1; peer case 54).
+    assert_eq!(i.device_id_known, 0);
     assert_eq!((i.answered_by, i.native_device as usize), (ZE_B, 0xDE0));
     assert_eq!(
         classify_at(plain, CTX).backends_asked,

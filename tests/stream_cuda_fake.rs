@@ -226,10 +226,13 @@ fn driver_errors_map_to_statuses_with_messages() {
         "{}",
         last_error()
     );
+    // A negative id is refused before any driver call (issue 22, peer case 54).
+    let before = f.count("cuDeviceGet");
     assert_eq!(
         wait(dev(CUDA, -1), 0x1000, handle(0x2000)),
-        DLPACK_HELPERS_STATUS_DEVICE_ERROR
+        DLPACK_HELPERS_STATUS_INVALID_DEVICE
     );
+    assert_eq!(f.count("cuDeviceGet"), before);
     // Host synchronization errors too.
     f.fail("cuStreamSynchronize", 700);
     assert_eq!(

@@ -13,6 +13,7 @@ static inline bool in_cpu_accessible(DLDevice d) {
 static inline int in_get_device(const DLManagedTensorVersioned *t, DLDevice *out) {
   if (!out || !t) return 1;
   if (t->version.major != 1) return 10; /* nothing past `version` is read on another major */
+  if (t->dl_tensor.device.device_id < 0) return 47; /* no negative id is returned (issue 22) */
   *out = t->dl_tensor.device;
   return 0;
 }
@@ -105,6 +106,7 @@ static inline int in_resolve(const dlpack_helpers_export_request *rq, DLDevice d
   int s = in_negotiate_rules(p, flags & 3, rq->has_max_version ? &rq->max_version : NULL, &c);
   if (s) return s;
   DLDevice target = rq->has_dl_device ? rq->dl_device : dev;
+  if (dev.device_id < 0 || target.device_id < 0) return 47; /* issue 22 */
   dlpack_helpers_stream st;
   int copy, sync;
   if (target.device_type == dev.device_type && target.device_id == dev.device_id) {
@@ -299,6 +301,7 @@ static inline int in_check_tensor(const DLTensor *t, int strides_required, int p
   if (t->ndim && !t->strides && strides_required) return 22;
   int s = in_layout_of(t, padded, 0, l);
   if (s) return s;
+  if (t->device.device_id < 0) return 47; /* issue 22 */
   if (l->numel && in_pointer_addressed(t->device.device_type)) {
     if (!t->data) return 25;
     uintptr_t d = (uintptr_t)t->data, end;
@@ -430,7 +433,13 @@ static inline int in_tensor_create(void *data, DLDevice device, int32_t ndim, co
                                    DLManagedTensorVersioned **out) {
   if (!out) return 1;
   if (!shape && ndim > 0) return 1;
+  const uint64_t allow = flags >> 63; /* DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE */
+  flags &= ~((uint64_t)1 << 63);
   if (flags & ~(uint64_t)7) return 28;
+  if (device.device_id < 0) return 47; /* issue 22 */
+  if (!allow && !((device.device_type >= 1 && device.device_type <= 4) ||
+                  (device.device_type >= 7 && device.device_type <= 18)))
+    return 47;
   DLTensor t;
   t.data = data;
   t.device = device;
@@ -485,7 +494,10 @@ static inline size_t in_put_decimal(char *p, uint32_t v) {
   return n;
 }
 static inline int in_put_name(const char *tmp, size_t n, char *buf, size_t size, size_t *out_len) {
-  if (size < n + 1) return 34;
+  if (size < n + 1) {
+    if (out_len) *out_len = n; /* the length needed (issue 22) */
+    return 34;
+  }
   memcpy(buf, tmp, n);
   buf[n] = 0;
   if (out_len) *out_len = n;
@@ -514,8 +526,8 @@ static inline int in_dtype_format(DLDataType dt, char *buf, size_t size, size_t 
 }
 static inline int in_device_format(DLDevice d, char *buf, size_t size, size_t *out_len) {
   if (!buf) return 1;
+  if (d.device_id < 0) return 47; /* INVALID_DEVICE, checked first (issue 22) */
   if (d.device_type < 0 || d.device_type > 18 || !in_device_names[d.device_type]) return 35;
-  if (d.device_id < 0) return 2;
   char tmp[32];
   const char *f = in_device_names[d.device_type];
   size_t n = strlen(f);

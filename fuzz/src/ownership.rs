@@ -4,7 +4,9 @@
 
 use crate::{Input, Out, check_status};
 use dlpack_helpers::abi::{DLDevice, DLManagedTensor, DLManagedTensorVersioned};
-use dlpack_helpers::capi::convert::{DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, dlpack_legacy_tensor_wrap};
+use dlpack_helpers::capi::convert::{
+    DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, dlpack_legacy_tensor_wrap,
+};
 use dlpack_helpers::capi::error::*;
 use dlpack_helpers::capi::tensor::*;
 use dlpack_helpers::capi::version::dlpack_helpers_version_compat;
@@ -133,11 +135,18 @@ pub fn run(data: &[u8]) {
                 check_status(
                     "get_device",
                     s,
-                    &[DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION],
+                    &[
+                        DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION,
+                        DLPACK_HELPERS_STATUS_INVALID_DEVICE,
+                    ],
                 );
                 // SAFETY: live.
                 let (v, want) = unsafe { ((**t).version, (**t).dl_tensor.device) };
-                assert_eq!(s == DLPACK_HELPERS_STATUS_OK, v.major == 1);
+                // Issue 22: a negative device id is never returned.
+                assert_eq!(
+                    s == DLPACK_HELPERS_STATUS_OK,
+                    v.major == 1 && want.device_id >= 0
+                );
                 if s == DLPACK_HELPERS_STATUS_OK {
                     assert_eq!(d.get(), want);
                 } else {
@@ -150,8 +159,11 @@ pub fn run(data: &[u8]) {
                 // legacy tensor and is read-only unless writability was asserted; on failure
                 // nothing was called and we still own it.
                 let writable = input.bool();
-                let options = if writable { DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE } else { 0 }
-                    | if input.u8() < 8 { input.u32() } else { 0 };
+                let options = if writable {
+                    DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE
+                } else {
+                    0
+                } | if input.u8() < 8 { input.u32() } else { 0 };
                 let extra = input.u64() & if input.bool() { 0x6 } else { u64::MAX };
                 let mut out = Out::<*mut DLManagedTensorVersioned>::new();
                 // SAFETY: a live tensor we own.
@@ -164,6 +176,7 @@ pub fn run(data: &[u8]) {
                         DLPACK_HELPERS_STATUS_INVALID_FLAGS,
                         DLPACK_HELPERS_STATUS_INVALID_DTYPE,
                         DLPACK_HELPERS_STATUS_NULL_DATA,
+                        DLPACK_HELPERS_STATUS_INVALID_DEVICE,
                         DLPACK_HELPERS_STATUS_INVALID_NDIM,
                         DLPACK_HELPERS_STATUS_OVERFLOW,
                     ],
@@ -199,9 +212,19 @@ pub fn run(data: &[u8]) {
                 let mut d = Out::<DLDevice>::new();
                 // SAFETY: a live tensor, borrowed.
                 let s = unsafe { dlpack_legacy_get_device(*t, d.ptr()) };
-                check_status("legacy_get_device", s, &[]);
+                check_status(
+                    "legacy_get_device",
+                    s,
+                    &[DLPACK_HELPERS_STATUS_INVALID_DEVICE],
+                );
                 // SAFETY: live.
-                assert_eq!(d.get(), unsafe { (**t).dl_tensor.device });
+                let want = unsafe { (**t).dl_tensor.device };
+                if want.device_id < 0 {
+                    assert_eq!(s, DLPACK_HELPERS_STATUS_INVALID_DEVICE);
+                    assert!(d.untouched());
+                } else {
+                    assert_eq!(d.get(), want);
+                }
                 true
             }
         };

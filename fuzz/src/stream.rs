@@ -23,7 +23,14 @@ fn decode(
         &[
             DLPACK_HELPERS_STATUS_INVALID_STREAM,
             DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+            DLPACK_HELPERS_STATUS_INVALID_DEVICE,
         ],
+    );
+    // Issue 22 (peer case 54): a negative device id is refused, and only that.
+    assert_eq!(
+        s == DLPACK_HELPERS_STATUS_INVALID_DEVICE,
+        device.device_id < 0,
+        "decode({device:?}, {has}, {value}, {flags:#x}) = {s}"
     );
     if s != DLPACK_HELPERS_STATUS_OK {
         assert!(
@@ -145,7 +152,7 @@ pub fn run(data: &[u8]) {
                 "stream {value} < -1 accepted: decode({device:?}, {flags:#x})"
             );
         }
-        if flags & !DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0 {
+        if flags & !DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0 && device.device_id >= 0 {
             assert_eq!(s, DLPACK_HELPERS_STATUS_INVALID_ARGUMENT);
         }
         if s == DLPACK_HELPERS_STATUS_OK {
@@ -169,7 +176,10 @@ pub fn run(data: &[u8]) {
                 check_status(
                     "dlpack_stream_encode",
                     e,
-                    &[DLPACK_HELPERS_STATUS_INVALID_STREAM],
+                    &[
+                        DLPACK_HELPERS_STATUS_INVALID_STREAM,
+                        DLPACK_HELPERS_STATUS_INVALID_DEVICE,
+                    ],
                 );
                 assert_eq!(
                     e, DLPACK_HELPERS_STATUS_OK,
@@ -189,8 +199,12 @@ pub fn run(data: &[u8]) {
         check_status(
             "dlpack_stream_encode",
             e,
-            &[DLPACK_HELPERS_STATUS_INVALID_STREAM],
+            &[
+                DLPACK_HELPERS_STATUS_INVALID_STREAM,
+                DLPACK_HELPERS_STATUS_INVALID_DEVICE,
+            ],
         );
+        assert!(device.device_id >= 0 || e == DLPACK_HELPERS_STATUS_INVALID_DEVICE);
         if e == DLPACK_HELPERS_STATUS_OK {
             let has = h.get();
             let value = if has { v.get() } else { 0 };
@@ -225,13 +239,16 @@ pub fn run(data: &[u8]) {
                 DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE,
                 DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
                 DLPACK_HELPERS_STATUS_NULL_POINTER,
+                DLPACK_HELPERS_STATUS_INVALID_DEVICE,
             ],
         );
         let object_kind = (DLPACK_HELPERS_STREAM_SYCL_QUEUE
             ..=DLPACK_HELPERS_STREAM_ZE_COMMAND_LIST)
             .contains(&kind);
-        let expect_ok =
-            object_kind && !handle.is_null() && hdev.device_type == DLDeviceType::kDLOneAPI;
+        let expect_ok = object_kind
+            && !handle.is_null()
+            && hdev.device_type == DLDeviceType::kDLOneAPI
+            && hdev.device_id >= 0;
         assert_eq!(
             e == DLPACK_HELPERS_STATUS_OK,
             expect_ok,
@@ -308,8 +325,21 @@ pub fn run(data: &[u8]) {
                 DLPACK_HELPERS_STATUS_NO_COMMON_VERSION,
                 DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD,
                 DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+                DLPACK_HELPERS_STATUS_INVALID_DEVICE,
             ],
         );
+        // Issue 22 (peer case 54): a negative id is refused, and only a negative id.
+        let negative = tensor_device.device_id < 0
+            || (request.has_dl_device && request.dl_device.device_id < 0);
+        if s == DLPACK_HELPERS_STATUS_INVALID_DEVICE {
+            assert!(
+                negative,
+                "INVALID_DEVICE for {request:?} on {tensor_device:?}"
+            );
+        }
+        if negative {
+            assert_ne!(s, DLPACK_HELPERS_STATUS_OK, "a negative device id resolved");
+        }
         let cpu = DLDevice {
             device_type: DLDeviceType::kDLCPU,
             device_id: 0,

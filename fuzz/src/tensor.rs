@@ -29,7 +29,86 @@ const VALIDATION: &[dlpack_helpers_status] = &[
     DLPACK_HELPERS_STATUS_READ_ONLY,
     DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES,
     DLPACK_HELPERS_STATUS_COPIED_REJECTED,
+    DLPACK_HELPERS_STATUS_INVALID_DEVICE,
 ];
+
+/// The producer helper `dlpack_tensor_create` and `dlpack_device_check` on the same
+/// description (issue 22, peer cases 54 and 55): a negative device id is always refused, an
+/// unassigned device type unless the caller opts in, and the opt-in bit is never stored.
+fn producer_paths(t: &DLTensor, flags: u64, allow: bool) {
+    use dlpack_helpers::capi::convert::*;
+    use dlpack_helpers::capi::device::*;
+    use dlpack_helpers::capi::tensor::dlpack_tensor_delete;
+    if t.ndim > 6 {
+        return;
+    }
+    let d = t.device;
+    let assigned = matches!(d.device_type.0, 1..=4 | 7..=18);
+    let c = dlpack_device_check(d, 0);
+    let ca = dlpack_device_check(d, DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE);
+    check_status(
+        "dlpack_device_check",
+        c,
+        &[DLPACK_HELPERS_STATUS_INVALID_DEVICE],
+    );
+    check_status(
+        "dlpack_device_check",
+        ca,
+        &[DLPACK_HELPERS_STATUS_INVALID_DEVICE],
+    );
+    assert_eq!(c == DLPACK_HELPERS_STATUS_OK, d.device_id >= 0 && assigned);
+    assert_eq!(ca == DLPACK_HELPERS_STATUS_OK, d.device_id >= 0);
+    let req = if allow {
+        flags | DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE
+    } else {
+        flags
+    };
+    let mut out = Out::<*mut DLManagedTensorVersioned>::new();
+    // SAFETY: non-NULL arrays hold at least `ndim` (<= 6) elements (the caller's arrays).
+    let s = unsafe {
+        dlpack_tensor_create(
+            t.data,
+            d,
+            t.ndim,
+            t.shape,
+            t.strides,
+            t.dtype,
+            t.byte_offset,
+            req,
+            None,
+            std::ptr::null_mut(),
+            out.ptr(),
+        )
+    };
+    let mut documented = VALIDATION.to_vec();
+    documented.extend([
+        DLPACK_HELPERS_STATUS_NULL_POINTER,
+        DLPACK_HELPERS_STATUS_OUT_OF_MEMORY,
+    ]);
+    check_status("dlpack_tensor_create", s, &documented);
+    // The random flags may carry the request bit themselves.
+    let opted_in = req & DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE != 0;
+    if d.device_id < 0 || (!assigned && !opted_in) {
+        assert_ne!(
+            s, DLPACK_HELPERS_STATUS_OK,
+            "created on {d:?} (opt-in {opted_in})"
+        );
+    }
+    if s == DLPACK_HELPERS_STATUS_OK {
+        let p = out.get();
+        // SAFETY: a tensor the library just made.
+        unsafe {
+            assert_eq!(
+                (*p).flags & DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE,
+                0,
+                "the opt-in bit was stored"
+            );
+            dlpack_tensor_delete(p);
+        }
+    } else {
+        assert!(out.untouched(), "out_tensor written on failure");
+    }
+}
 
 fn dtype(input: &mut Input) -> DLDataType {
     let sel = input.u8();
@@ -152,6 +231,14 @@ pub fn run(data: &[u8]) {
             "REJECT_COPIED passed an IS_COPIED tensor"
         );
     }
+    // Issue 22 (peer case 54): a tensor with a negative device id never validates.
+    if mt.dl_tensor.device.device_id < 0 {
+        assert_ne!(
+            s, DLPACK_HELPERS_STATUS_OK,
+            "a negative device id validated"
+        );
+    }
+    producer_paths(&mt.dl_tensor, mt.flags, input.bool());
     if s == DLPACK_HELPERS_STATUS_OK {
         let mut l2 = Out::<dlpack_helpers_layout>::new();
         // SAFETY: as above.
@@ -184,7 +271,15 @@ pub fn run(data: &[u8]) {
     let size = input.u64() >> (input.u8() % 64);
     let mut fits = Out::<bool>::new();
     // SAFETY: as above.
-    let s = unsafe { dlpack_dltensor_fits_allocation(&mt.dl_tensor, mt.flags, base as *const c_void, size, fits.ptr()) };
+    let s = unsafe {
+        dlpack_dltensor_fits_allocation(
+            &mt.dl_tensor,
+            mt.flags,
+            base as *const c_void,
+            size,
+            fits.ptr(),
+        )
+    };
     check_status(
         "dlpack_dltensor_fits_allocation",
         s,
@@ -255,8 +350,14 @@ pub fn run(data: &[u8]) {
         s,
         &[
             DLPACK_HELPERS_STATUS_UNKNOWN_NAME,
-            DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
+            DLPACK_HELPERS_STATUS_INVALID_DEVICE,
         ],
+    );
+    // Issue 22: a negative id is INVALID_DEVICE (checked before the type), and only that.
+    assert_eq!(
+        s == DLPACK_HELPERS_STATUS_INVALID_DEVICE,
+        dev.device_id < 0,
+        "device_format({dev:?}) = {s}"
     );
     if s == DLPACK_HELPERS_STATUS_OK {
         let mut back = Out::<DLDevice>::new();

@@ -158,7 +158,7 @@ class PointerInfo(Structure):
     _fields_ = [
         ("struct_size", c_size_t), ("memory_class", c_int32), ("host_access", c_int32), ("device", DLDevice),
         ("native_device", c_void_p), ("backends_asked", c_uint32), ("backends_unreachable", c_uint32),
-        ("answered_by", c_uint32),
+        ("answered_by", c_uint32), ("device_id_known", c_uint64),
     ]
 
 
@@ -242,6 +242,7 @@ PROTOTYPES = {
     "dlpack_dtype_format": (status_t, (DLDataType, c_char_p, c_size_t, P(c_size_t))),
     "dlpack_dtype_parse": (status_t, (c_char_p, P(DLDataType))),
     "dlpack_device_format": (status_t, (DLDevice, c_char_p, c_size_t, P(c_size_t))),
+    "dlpack_device_check": (status_t, (DLDevice, c_uint32)),
     "dlpack_device_parse": (status_t, (c_char_p, P(DLDevice))),
     "dlpack_tensor_validate": (status_t, (PV, P(ValidateOptions), P(Layout))),
     "dlpack_legacy_tensor_validate": (status_t, (PL, P(ValidateOptions), P(Layout))),
@@ -263,6 +264,7 @@ PROTOTYPES = {
     "dlpack_stream_backend_register_ex": (status_t, (c_int32, P(StreamBackendEx))),
     # pointer classification, per-tensor host access
     "dlpack_level_zero_context_set": (status_t, (c_void_p,)),
+    "dlpack_level_zero_context_set_devices": (status_t, (c_void_p, P(c_void_p), c_size_t)),
     "dlpack_pointer_classify": (status_t, (c_void_p, c_void_p, P(PointerInfo))),
     "dlpack_dltensor_host_access": (status_t, (P(DLTensor), c_void_p, P(c_int32))),
     "dlpack_tensor_host_access": (status_t, (PV, c_void_p, P(c_int32))),

@@ -206,6 +206,27 @@ const LENIENT: Requirements = Requirements {
     },
 };
 
+/// A request bit of the `flags` argument of the producer helpers `dlpack_tensor_create` and
+/// `dlpack_capsule_new_view` (never stored in a tensor): make the tensor even on a device type
+/// DLPack 1.3 does not assign (0, 5, 6, 19 `kDLTPU`, 20 `kDLTPUHost`, 99, ...). Without it those
+/// helpers refuse such a device with `DLPACK_HELPERS_STATUS_INVALID_DEVICE` (peer case 55: a
+/// tensor made on type 0 because a device descriptor was missing), as they refuse an unknown
+/// dtype code. 19 and 20 were assigned on DLPack's main branch after 1.3 (JAX emits them); the
+/// tensor this library makes declares DLPack 1.3, so they need the opt-in too. DLPack 1.3
+/// defines flag bits 0-2 only and every other bit of a tensor's `flags` is refused, so this bit
+/// is never confused with a stored flag. A negative `device_id` is refused with or without it.
+pub const DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE: u64 = 0x8000000000000000;
+
+/// Split a producer helper's `flags` argument into the tensor's flags (checked: DLPack 1.3 bits
+/// only) and the device opt-in, and apply the device rule (`rules::device::check`).
+pub(crate) fn producer_flags(flags: u64, device: DLDevice, what: &str) -> Result<u64, Error> {
+    let allow = flags & DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE != 0;
+    let flags = flags & !DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE;
+    check_known(flags, "flags")?;
+    crate::rules::device::check(device, allow, what)?;
+    Ok(flags)
+}
+
 pub(crate) fn check_known(flags: u64, what: &str) -> Result<(), Error> {
     let unknown = flags & !flags::KNOWN;
     if unknown != 0 {
@@ -300,7 +321,9 @@ pub(crate) fn wrap_legacy(
 ///
 /// - `data`: the buffer (address or device handle); may be NULL only for an empty tensor.
 /// - `device`, `dtype`, `byte_offset` (bytes), `flags` (`DLPACK_FLAG_BITMASK_*` of DLPack 1.3):
-///   stored as given.
+///   stored as given, except the request bit `DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE`
+///   (never stored). `device.device_id` must be non-negative and `device.device_type` one that
+///   DLPack 1.3 assigns (1-4, 7-18) unless `flags` has that bit (peer cases 54, 55).
 /// - `ndim`, `shape`, `strides`: `shape` and `strides` hold `ndim` elements (strides in
 ///   elements); both are copied. NULL `strides` means compact row-major and compact strides are
 ///   stored (the result always carries strides when `ndim != 0`, DLPack 1.2).
@@ -313,7 +336,8 @@ pub(crate) fn wrap_legacy(
 ///
 /// The description is validated as `dlpack_tensor_validate` does with default options.
 /// Returns `DLPACK_HELPERS_STATUS_OK`; any status of `dlpack_tensor_validate` (`NULL_DATA`,
-/// `INVALID_DTYPE`, `INVALID_SHAPE`, ...); `INVALID_FLAGS` (unknown bits); `OUT_OF_MEMORY`;
+/// `INVALID_DTYPE`, `INVALID_SHAPE`, ...); `INVALID_FLAGS` (unknown bits); `INVALID_DEVICE`;
+/// `OUT_OF_MEMORY`;
 /// `NULL_POINTER` (`out_tensor`, or `shape` with `ndim != 0`). On failure `release` is not
 /// called and nothing is allocated. Thread-safe.
 ///
@@ -326,13 +350,16 @@ pub(crate) fn wrap_legacy(
 ///   `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
 /// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the tensor cannot be allocated
-/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
-///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
 ///   `byte_offset` does not fit in `int64_t` or the address space
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative, or the device
+///   type is not one DLPack 1.3 assigns and `flags` lacks
+///   `DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE`
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
 ///   pointer-addressed device
 #[unsafe(no_mangle)]
@@ -356,7 +383,7 @@ pub unsafe extern "C" fn dlpack_tensor_create(
         if shape.is_null() && ndim > 0 {
             return Err(Error::NullPointer("shape"));
         }
-        check_known(flags, "flags")?;
+        let flags = producer_flags(flags, device, "device")?;
         let t = DLTensor {
             data,
             device,
@@ -431,14 +458,15 @@ pub unsafe extern "C" fn dlpack_tensor_create(
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `legacy` or `out_tensor` is NULL
 /// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
 /// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
-/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
-///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
 ///   `byte_offset` does not fit in `int64_t` or the address space
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
 ///   pointer-addressed device
 #[unsafe(no_mangle)]
@@ -476,14 +504,15 @@ pub unsafe extern "C" fn dlpack_legacy_to_versioned(
 ///   `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
 /// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
-/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
-///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
 ///   `byte_offset` does not fit in `int64_t` or the address space
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
 ///   pointer-addressed device
 #[unsafe(no_mangle)]
@@ -540,14 +569,15 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_wrap(
 /// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
 ///   (nothing past `version` is read)
-/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
-///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
 ///   `byte_offset` does not fit in `int64_t` or the address space
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
 ///   pointer-addressed device
 /// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not

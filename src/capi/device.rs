@@ -53,3 +53,46 @@ pub extern "C" fn dlpack_device_host_access(device: DLDevice) -> dlpack_helpers_
         device::host_access(device.device_type).as_raw()
     })
 }
+
+/// Option bit of `dlpack_device_check`: accept a device type DLPack 1.3 does not assign (the
+/// consumer rule: a consumer passes unknown types through).
+pub const DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE: u32 = 0x1;
+
+/// Whether a `DLDevice` is one this library accepts, creates and returns: the one device rule
+/// of every export, for callers and bindings that hold a device of their own (the Python
+/// package's `Device` asks it instead of restating it).
+///
+/// - `device.device_id` must be non-negative, always: an index-less device is not `-1`, and an
+///   id this library cannot establish is a distinct answer, never `-1` (peer case 54).
+/// - `device.device_type` must be one DLPack 1.3 assigns (1-4, 7-18), the rule of the producer
+///   helpers (`dlpack_tensor_create`, `dlpack_capsule_new_view`; peer case 55), unless `flags`
+///   has `DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE` (the consumer rule: 0, 5, 6, 19
+///   `kDLTPU`, 20 `kDLTPUHost`, 99, ... pass). 19 and 20 were assigned on DLPack's main branch
+///   after 1.3; this library implements 1.3, so they are unassigned here.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_INVALID_DEVICE` (the message names the field and the
+/// rule) or `_INVALID_ARGUMENT` (unknown `flags` bits). No allocation on success; thread-safe.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK when the device is accepted
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device_id` is negative, or the device type is
+///   not one DLPack 1.3 assigns and `DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE` is not given
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
+#[unsafe(no_mangle)]
+pub extern "C" fn dlpack_device_check(
+    device: DLDevice,
+    flags: u32,
+) -> crate::capi::error::dlpack_helpers_status {
+    boundary::status(|| {
+        let unknown = flags & !DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE;
+        if unknown != 0 {
+            return Err(crate::rules::Error::invalid(format!(
+                "flags has unknown bits {unknown:#x} (only DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE)"
+            )));
+        }
+        device::check(
+            device,
+            flags & DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE != 0,
+            "device",
+        )
+    })
+}

@@ -12,7 +12,8 @@ use std::ffi::CString;
 
 /// Status returned by every fallible function: 0 (`DLPACK_HELPERS_STATUS_OK`) is success, any
 /// other value one of the fixed, positive `DLPACK_HELPERS_STATUS_*` codes. Out-parameters are
-/// written only when the status is OK. `dlpack_last_error_message()` gives the details of a
+/// written only when the status is OK, with one exception: `BUFFER_TOO_SMALL` writes the length
+/// the result needs to the call's length out-parameter. `dlpack_last_error_message()` gives the details of a
 /// failure and `dlpack_status_string()` names a code.
 pub type dlpack_helpers_status = i32;
 
@@ -78,7 +79,9 @@ pub const DLPACK_HELPERS_STATUS_READ_ONLY: dlpack_helpers_status = 32;
 /// is not an address, so no pointer arithmetic is done. Use `data` and `byte_offset` separately.
 pub const DLPACK_HELPERS_STATUS_OPAQUE_HANDLE: dlpack_helpers_status = 33;
 /// A caller's buffer is too small for the result (names need at most
-/// `DLPACK_HELPERS_NAME_MAX` bytes). Nothing was written.
+/// `DLPACK_HELPERS_NAME_MAX` bytes). The buffer is untouched; the length the result needs
+/// (without its NUL) is written to the call's length out-parameter when it is not NULL, the one
+/// out-parameter written on failure (`dlpack_dtype_format`, `dlpack_device_format`).
 pub const DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL: dlpack_helpers_status = 34;
 /// A dtype or device name does not parse, or a value has no name.
 pub const DLPACK_HELPERS_STATUS_UNKNOWN_NAME: dlpack_helpers_status = 35;
@@ -121,6 +124,19 @@ pub const DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE: dlpack_helpers_status = 46;
 /// than `kDLCPU` (`dlpack_exchange_api_current_work_stream`): NULL names no stream there, so
 /// it is never read as "the default stream" unless the caller opts in (peer case 53).
 pub const DLPACK_HELPERS_STATUS_NULL_WORK_STREAM: dlpack_helpers_status = 47;
+/// A `DLDevice` this library will not accept, create or return (issue 22, peer cases 54 and
+/// 55): a negative `device_id` anywhere (an index-less device is not `-1`), or, in a producer
+/// helper (`dlpack_tensor_create`, `dlpack_capsule_new_view`, `dlpack_device_check` without
+/// `DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE`), a device type DLPack 1.3 does not assign
+/// (0, 5, 6, 19, 20, 99, negative, ...). Consumer helpers pass unknown device types through
+/// (`ValueError`).
+pub const DLPACK_HELPERS_STATUS_INVALID_DEVICE: dlpack_helpers_status = 48;
+/// The memory's device type is established but its DLPack device id is not
+/// (`dlpack_pointer_get_device` on Level Zero USM memory whose device is not in the device list
+/// registered with `dlpack_level_zero_context_set_devices`, or USM host memory, which has no device).
+/// Nothing is written: the id is never answered as -1 (peer case 54).
+/// `dlpack_pointer_classify` gives the type, class and the Level Zero device handle.
+pub const DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN: dlpack_helpers_status = 49;
 
 /// No Python interpreter in this process: the Python C API functions did not resolve at run
 /// time (this library never links libpython). Returned by every Python entry point with a
@@ -188,6 +204,8 @@ pub(crate) fn status_of(e: &Error) -> dlpack_helpers_status {
         Error::DeviceUnknown(_) => DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN,
         Error::InvalidStreamType(_) => DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE,
         Error::NullWorkStream(_) => DLPACK_HELPERS_STATUS_NULL_WORK_STREAM,
+        Error::InvalidDevice(_) => DLPACK_HELPERS_STATUS_INVALID_DEVICE,
+        Error::DeviceIdUnknown(_) => DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN,
         Error::PythonUnavailable(_) => DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE,
         Error::NotACapsule(_) => DLPACK_HELPERS_STATUS_NOT_A_CAPSULE,
         Error::CapsuleName(_) => DLPACK_HELPERS_STATUS_CAPSULE_NAME,
@@ -245,6 +263,8 @@ const STATUSES: &[(dlpack_helpers_status, &CStr, &CStr)] = &[
     (DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN, c"DEVICE_UNKNOWN", c"RuntimeError"),
     (DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE, c"INVALID_STREAM_TYPE", c"TypeError"),
     (DLPACK_HELPERS_STATUS_NULL_WORK_STREAM, c"NULL_WORK_STREAM", c"BufferError"),
+    (DLPACK_HELPERS_STATUS_INVALID_DEVICE, c"INVALID_DEVICE", c"ValueError"),
+    (DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN, c"DEVICE_ID_UNKNOWN", c"RuntimeError"),
     (DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE, c"PYTHON_UNAVAILABLE", c"RuntimeError"),
     (DLPACK_HELPERS_STATUS_NOT_A_CAPSULE, c"NOT_A_CAPSULE", c"TypeError"),
     (DLPACK_HELPERS_STATUS_CAPSULE_NAME, c"CAPSULE_NAME", c"ValueError"),

@@ -178,8 +178,8 @@ pub(crate) const LENIENT: Requirements = Requirements {
 ///
 /// @retval DLPACK_HELPERS_STATUS_OK on success
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_layout` is NULL
-/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
-///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
@@ -226,8 +226,8 @@ pub unsafe extern "C" fn dlpack_dltensor_layout(
 ///   (nothing past `version` is read)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
 ///   define
-/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
-///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
@@ -337,8 +337,8 @@ pub unsafe extern "C" fn dlpack_compact_strides(
 /// @param[in] base May be NULL.
 /// @retval DLPACK_HELPERS_STATUS_OK with the answer in `*out_fits`
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_fits` is NULL
-/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
-///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or

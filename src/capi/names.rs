@@ -21,6 +21,12 @@ fn write_name(
     let buf = out_ptr(buf, "buf")?;
     let bytes = n.as_bytes();
     if buf_size < bytes.len() + 1 {
+        // The one out-parameter written on failure (as `snprintf` does): the length the caller
+        // needs, so that it can size its buffer (issue 22). `buf` is untouched.
+        if !out_len.is_null() {
+            // SAFETY: non-NULL caller storage for a size_t (caller contract).
+            unsafe { out_len.write(bytes.len()) };
+        }
         return Err(too_small(n, buf_size));
     }
     // SAFETY: `buf` is non-NULL and holds `buf_size > bytes.len()` bytes (caller contract).
@@ -86,11 +92,14 @@ unsafe fn parse_into<T>(
 ///
 /// - `buf`, `buf_size`: the caller's buffer and its size in bytes, including the NUL;
 ///   `DLPACK_HELPERS_NAME_MAX` always suffices.
-/// - `out_len`: may be NULL; receives the name's length without the NUL.
+/// - `out_len`: may be NULL; receives the name's length without the NUL, on OK and also on
+///   `BUFFER_TOO_SMALL` (the one out-parameter written on failure, as `snprintf` returns the
+///   length it needed: call again with a buffer of `*out_len + 1` bytes).
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `INVALID_DTYPE` for a dtype that does not validate (an
-/// unknown code, `lanes == 0`, bits not allowed for the code); `BUFFER_TOO_SMALL` (nothing
-/// written); `NULL_POINTER` (NULL `buf`). No allocation on success; thread-safe.
+/// unknown code, `lanes == 0`, bits not allowed for the code); `BUFFER_TOO_SMALL` (`buf`
+/// untouched, the needed length in `*out_len`); `NULL_POINTER` (NULL `buf`). No allocation on
+/// success; thread-safe.
 ///
 /// @param[out] out_len May be NULL.
 /// @retval DLPACK_HELPERS_STATUS_OK on success
@@ -98,7 +107,7 @@ unsafe fn parse_into<T>(
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype does not validate (unknown code,
 ///   `lanes == 0`, bits not allowed for the code)
 /// @retval DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL when `buf_size` cannot hold the name and its NUL
-///   (nothing written)
+///   (`buf` untouched; the name's length, without the NUL, is written to a non-NULL `out_len`)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_dtype_format(
     dtype: DLDataType,
@@ -139,17 +148,19 @@ pub unsafe extern "C" fn dlpack_dtype_parse(
 /// `"ext_dev:0"`, `"oneapi:0"`, `"webgpu:0"`, `"hexagon:0"`, `"maia:0"`, `"trn:0"` (the DLPack
 /// 1.3 device types, shown with id 0).
 ///
-/// `buf`, `buf_size`, `out_len` as in `dlpack_dtype_format`. Returns `DLPACK_HELPERS_STATUS_OK`;
-/// `UNKNOWN_NAME` for a device type DLPack 1.3 does not assign; `INVALID_ARGUMENT` for a
-/// negative `device_id`; `BUFFER_TOO_SMALL`; `NULL_POINTER`. Thread-safe.
+/// `buf`, `buf_size`, `out_len` as in `dlpack_dtype_format` (`out_len` also receives the needed
+/// length on `BUFFER_TOO_SMALL`). Returns `DLPACK_HELPERS_STATUS_OK`;
+/// `INVALID_DEVICE` for a negative `device_id` (checked first: the one device rule, peer case
+/// 54); `UNKNOWN_NAME` for a device type DLPack 1.3 does not assign; `BUFFER_TOO_SMALL` (the
+/// needed length is written to `out_len`); `NULL_POINTER`. Thread-safe.
 ///
 /// @param[out] out_len May be NULL.
 /// @retval DLPACK_HELPERS_STATUS_OK on success
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `buf` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_UNKNOWN_NAME when DLPack 1.3 does not assign the device type
-/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL when `buf_size` cannot hold the name and its NUL
-///   (nothing written)
+///   (`buf` untouched; the name's length, without the NUL, is written to a non-NULL `out_len`)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_device_format(
     device: DLDevice,

@@ -16,6 +16,7 @@ use crate::rules::{Error, info};
 use core::ffi::c_void;
 use core::mem::{offset_of, size_of};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
 
 /// Host access that could not be established: no backend could classify the tensor's memory
 /// (returned only by the per-tensor calls, never by `dlpack_device_host_access`).
@@ -26,10 +27,11 @@ pub const DLPACK_HELPERS_HOST_ACCESS_UNKNOWN: dlpack_helpers_host_access = 3;
 pub type dlpack_helpers_memory_class = i32;
 /// No backend could establish what the memory is (the answer is unknown, never guessed).
 pub const DLPACK_HELPERS_MEMORY_UNKNOWN: dlpack_helpers_memory_class = 0;
-/// Ordinary host memory, confirmed: at least one backend was asked, none knows the pointer,
-/// no backend that could own it was unreachable, and Level Zero was not among those asked
-/// (it answers for one context's allocations only, so its "not mine" cannot exclude USM memory
-/// of another context).
+/// Ordinary host memory, confirmed: every backend that could own the memory was asked and none
+/// knows the pointer, or is absent from the process (no runtime at all in a CPU-only process:
+/// memory of a runtime that is not loaded cannot exist), no backend that could own it was
+/// unreachable, and Level Zero was not among those asked (it answers for one context's
+/// allocations only, so its "not mine" cannot exclude USM memory of another context).
 pub const DLPACK_HELPERS_MEMORY_HOST: dlpack_helpers_memory_class = 1;
 /// Device memory (`kDLCUDA`, `kDLROCM`, Level Zero USM device): host code cannot dereference it.
 pub const DLPACK_HELPERS_MEMORY_DEVICE: dlpack_helpers_memory_class = 2;
@@ -72,9 +74,11 @@ pub struct dlpack_helpers_pointer_info {
     /// The DLPack device of the memory: `(kDLCPU, 0)` for confirmed host memory;
     /// `(kDLCUDA, ordinal)`, `(kDLCUDAHost, 0)`, `(kDLCUDAManaged, 0)`; `(kDLROCM, device)` for
     /// HIP device and managed memory (DLPack has no ROCm managed type), `(kDLROCMHost, 0)`;
-    /// `(kDLOneAPI, -1)` for Level Zero USM (Level Zero names devices by handle, not by the SYCL
-    /// ordinal DLPack uses: the id is not established, see `native_device`); `(0, 0)` when
-    /// unknown.
+    /// `(kDLOneAPI, ordinal)` for Level Zero USM device and shared memory whose device (or its
+    /// root device) is in the list registered with `dlpack_level_zero_context_set_devices` for
+    /// the context asked in; `(kDLOneAPI, 0)` with `device_id_known` 0 otherwise (Level Zero
+    /// names devices by handle, not by the SYCL ordinal DLPack uses; USM host memory has no
+    /// device); `(0, 0)` when unknown. The id is never negative (peer case 54).
     pub device: DLDevice,
     /// The Level Zero `ze_device_handle_t` of USM device and shared memory (NULL for USM host
     /// memory and for the other backends).
@@ -88,9 +92,42 @@ pub struct dlpack_helpers_pointer_info {
     pub backends_unreachable: u32,
     /// The `DLPACK_HELPERS_BACKEND_*` bit of the backend that claimed the memory, 0 if none.
     pub answered_by: u32,
+    /// 1 when `device.device_id` is established (every class but unknown, except Level Zero
+    /// memory whose device the registered list does not name and USM host memory), else 0:
+    /// `device.device_id` is then 0 and means nothing (`dlpack_pointer_get_device` answers
+    /// `DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN`). Added after `answered_by` (issue 22), 8 bytes
+    /// wide so that it starts at the end of the earlier 48-byte struct: a caller built before it
+    /// passes a `struct_size` that does not reach it and is not written to.
+    pub device_id_known: u64,
 }
 
 static LEVEL_ZERO_CONTEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// A device list registered with `dlpack_level_zero_context_set_devices`, for its context only.
+struct Registered {
+    context: usize,
+    devices: Vec<usize>,
+}
+
+/// The registered device list. A query takes a reference (an `Arc` clone, no allocation) and
+/// releases the lock before any driver call: no lock is held while foreign code runs.
+static LEVEL_ZERO_DEVICES: RwLock<Option<Arc<Registered>>> = RwLock::new(None);
+
+/// The most devices `dlpack_level_zero_context_set_devices` takes.
+pub const DLPACK_HELPERS_LEVEL_ZERO_MAX_DEVICES: usize = 4096;
+
+fn registered_devices(context: usize) -> Option<Arc<Registered>> {
+    let g = LEVEL_ZERO_DEVICES.read().unwrap_or_else(|e| e.into_inner());
+    g.as_ref().filter(|r| r.context == context).cloned()
+}
+
+fn set_registration(context: usize, devices: Option<Vec<usize>>) {
+    let mut g = LEVEL_ZERO_DEVICES
+        .write()
+        .unwrap_or_else(|e| e.into_inner());
+    *g = devices.map(|devices| Arc::new(Registered { context, devices }));
+    LEVEL_ZERO_CONTEXT.store(context, Ordering::Release);
+}
 
 /// Register the Level Zero context (`ze_context_handle_t`) that pointer queries use when the
 /// caller passes none: `dlpack_pointer_get_device`, `dlpack_*_host_access` with a NULL
@@ -99,20 +136,83 @@ static LEVEL_ZERO_CONTEXT: AtomicUsize = AtomicUsize::new(0);
 /// USM allocations belong to a context and `zeMemGetAllocProperties` answers only for its own
 /// context's allocations. A SYCL application on the Level Zero backend obtains the handle with
 /// `sycl::get_native<sycl::backend::ext_oneapi_level_zero>(queue.get_context())`. NULL clears
-/// the registration. The handle is not retained: it must stay valid while registered.
+/// the registration. The handle is not retained: it must stay valid while registered. A device
+/// list registered earlier (`dlpack_level_zero_context_set_devices`) is cleared: without one,
+/// the DLPack device id of USM memory is not established (`DEVICE_ID_UNKNOWN`).
 ///
 /// - `ze_context`: the `ze_context_handle_t`, or NULL to clear the registration.
 ///
-/// Returns `DLPACK_HELPERS_STATUS_OK`. Thread-safe (an atomic store).
+/// Returns `DLPACK_HELPERS_STATUS_OK`. Thread-safe.
 ///
 /// @param[in] ze_context May be NULL.
-/// @retval DLPACK_HELPERS_STATUS_OK always (the registration is an atomic store)
+/// @retval DLPACK_HELPERS_STATUS_OK always
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_level_zero_context_set(
     ze_context: *mut c_void,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
-        LEVEL_ZERO_CONTEXT.store(ze_context as usize, Ordering::Release);
+        set_registration(ze_context as usize, None);
+        Ok(())
+    })
+}
+
+/// Register a Level Zero context, as `dlpack_level_zero_context_set`, together with the SYCL
+/// ordinals of its devices, so that pointer queries can answer USM memory's DLPack device id
+/// (`kDLOneAPI` ids are SYCL device ordinals, which Level Zero does not know: it names devices by
+/// handle). `devices[i]` is the `ze_device_handle_t` of the device whose DLPack `device_id` is
+/// `i` (a SYCL application: `sycl::get_native<sycl::backend::ext_oneapi_level_zero>(d)` for each
+/// `d` of the list its ordinals index, in order; NULL for an ordinal that is not a Level Zero
+/// device of this context). USM device and shared memory of `ze_context` then answer
+/// `(kDLOneAPI, i)` for the `i` whose handle is the allocation's device, or its root device
+/// (`zeDeviceGetRootDevice`) for memory of a sub-device. Memory whose device the list does not
+/// name, and USM host memory (no device), keep an id that is not established: never -1
+/// (peer case 54). The list is copied; the handles are not retained.
+///
+/// - `ze_context`: the `ze_context_handle_t`; NULL clears the registration (context and list).
+/// - `devices`: `num_devices` handles (entries may be NULL); may be NULL when `num_devices` is 0.
+/// - `num_devices`: at most `DLPACK_HELPERS_LEVEL_ZERO_MAX_DEVICES` (4096).
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER` (`devices` NULL with `num_devices > 0`)
+/// or `_INVALID_ARGUMENT` (`num_devices` above the maximum); on failure the registration is
+/// unchanged. Thread-safe: queries running meanwhile use the old or the new registration, each
+/// whole (a list applies only to queries in its own context).
+///
+/// @param[in] ze_context May be NULL.
+/// @param[in] devices May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `devices` is NULL and `num_devices` is not 0
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `num_devices` is above
+///   `DLPACK_HELPERS_LEVEL_ZERO_MAX_DEVICES`
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_level_zero_context_set_devices(
+    ze_context: *mut c_void,
+    devices: *const *mut c_void,
+    num_devices: usize,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        if num_devices > DLPACK_HELPERS_LEVEL_ZERO_MAX_DEVICES {
+            return Err(Error::invalid(format!(
+                "num_devices is {num_devices}, above DLPACK_HELPERS_LEVEL_ZERO_MAX_DEVICES \
+                 ({DLPACK_HELPERS_LEVEL_ZERO_MAX_DEVICES})"
+            )));
+        }
+        if devices.is_null() && num_devices != 0 {
+            return Err(Error::NullPointer("devices"));
+        }
+        if ze_context.is_null() {
+            set_registration(0, None);
+            return Ok(());
+        }
+        let list = if num_devices == 0 {
+            Vec::new()
+        } else {
+            // SAFETY: non-NULL, `num_devices` readable handles (caller contract).
+            unsafe { core::slice::from_raw_parts(devices, num_devices) }
+                .iter()
+                .map(|&h| h as usize)
+                .collect()
+        };
+        set_registration(ze_context as usize, Some(list));
         Ok(())
     })
 }
@@ -148,10 +248,15 @@ fn cuda_reply(ptr: usize) -> Result<Reply, Error> {
         DLDeviceType::kDLCUDAManaged => MemoryClass::Managed,
         _ => MemoryClass::Device,
     };
+    // A negative ordinal from the driver is not an id: not established, never passed on.
     Ok(Reply::Mine(Claim {
         class,
-        device: d,
+        device: DLDevice {
+            device_type: d.device_type,
+            device_id: d.device_id.max(0),
+        },
         native_device: 0,
+        id_known: d.device_id >= 0,
     }))
 }
 
@@ -183,7 +288,9 @@ fn level_zero_reply(context: usize, ptr: usize) -> Result<Reply, Error> {
         State::Ready(z) => z,
         s => return Ok(not_ready(&s)),
     };
-    Ok(match z.pointer_claim(context, ptr)? {
+    let registered = registered_devices(context);
+    let devices = registered.as_deref().map_or(&[][..], |r| &r.devices[..]);
+    Ok(match z.pointer_claim(context, ptr, devices)? {
         Some(c) => Reply::Mine(c),
         // Not an allocation of this context: another context's USM memory is not excluded.
         None => Reply::NotInContext,
@@ -242,6 +349,35 @@ pub(crate) fn unknown(ptr: usize, v: &Verdict) -> Error {
     ))
 }
 
+/// The `DeviceIdUnknown` error: the memory is classified but its DLPack device id is not
+/// established (Level Zero USM; never answered as -1).
+#[cold]
+pub(crate) fn id_unknown(ptr: usize, v: &Verdict) -> Error {
+    if v.answered_by != pointer::BACKEND_LEVEL_ZERO {
+        return Error::DeviceIdUnknown(format!(
+            "pointer 0x{ptr:x} is on device type {} ({}), but the runtime answered a negative \
+             device ordinal, which is not an id: it is never passed on (peer case 54)",
+            v.device.device_type.0,
+            names(v.answered_by)
+        ));
+    }
+    let why = if v.class == MemoryClass::PinnedHost {
+        "it is USM host memory, which belongs to no device"
+    } else if registered_devices(registered_context()).is_some() {
+        "its ze_device_handle_t (native device) is not in the device list registered for the \
+         context (nor is its root device)"
+    } else {
+        "no device list is registered for the context (dlpack_level_zero_context_set_devices \
+         maps ze_device_handle_t to SYCL ordinals)"
+    };
+    Error::DeviceIdUnknown(format!(
+        "pointer 0x{ptr:x} is Level Zero USM memory on device type {} (native device 0x{:x}), \
+         but its DLPack device id (the SYCL ordinal) is not established: {why}; it is never \
+         answered as -1 (peer case 54). dlpack_pointer_classify gives the class and the handle",
+        v.device.device_type.0, v.native_device
+    ))
+}
+
 fn host_access_raw(class: MemoryClass) -> dlpack_helpers_host_access {
     match class.host_accessible() {
         Some(true) => DLPACK_HELPERS_HOST_ACCESS_ALWAYS,
@@ -273,8 +409,12 @@ fn host_access_raw(class: MemoryClass) -> dlpack_helpers_host_access {
 /// for the allocations of the context it is asked in (`ZE_MEMORY_TYPE_UNKNOWN` also for
 /// another context's USM memory), so once it has been asked, memory nobody claims is
 /// `DLPACK_HELPERS_MEMORY_UNKNOWN` too (`backends_asked` includes Level Zero). With no backend
-/// at all the answer is also unknown. Any address inside an allocation answers like its base; one
-/// past its end belongs to whatever follows.
+/// in the process at all (none loaded, none loadable, no override set) the memory is confirmed
+/// host memory, `(kDLCPU, 0)` with `backends_asked` 0: the common case of a CPU-only producer
+/// (issue 22, peer case 55; the earlier answer was unknown). Level Zero USM device and shared
+/// memory get their SYCL ordinal from `dlpack_level_zero_context_set_devices`, else
+/// `device_id_known` is 0 (never a -1 id; peer case 54). Any address inside an allocation
+/// answers like its base; one past its end belongs to whatever follows.
 ///
 /// - `ptr`: the address (non-NULL).
 /// - `ze_context`: a `ze_context_handle_t`, or NULL for the registered one (if any).
@@ -320,9 +460,10 @@ pub unsafe extern "C" fn dlpack_pointer_classify(
             backends_asked: v.asked,
             backends_unreachable: v.unreachable,
             answered_by: v.answered_by,
+            device_id_known: u64::from(v.id_known),
         };
         type I = dlpack_helpers_pointer_info;
-        const ENDS: [usize; 8] = [
+        const ENDS: [usize; 9] = [
             offset_of!(I, struct_size) + size_of::<usize>(),
             offset_of!(I, memory_class) + 4,
             offset_of!(I, host_access) + 4,
@@ -331,6 +472,7 @@ pub unsafe extern "C" fn dlpack_pointer_classify(
             offset_of!(I, backends_asked) + 4,
             offset_of!(I, backends_unreachable) + 4,
             offset_of!(I, answered_by) + 4,
+            offset_of!(I, device_id_known) + 8,
         ];
         // SAFETY: `out` holds `caller_size` bytes (checked above to cover `struct_size`).
         unsafe { crate::capi::boundary::write_struct_sized(out, &full, &ENDS, caller_size) };
@@ -357,7 +499,7 @@ pub(crate) fn tensor_host_access(
     let State::Ready(z) = level_zero::state() else {
         return Ok(DLPACK_HELPERS_HOST_ACCESS_UNKNOWN);
     };
-    Ok(match z.pointer_claim(ze_context, data)? {
+    Ok(match z.pointer_claim(ze_context, data, &[])? {
         Some(c) => host_access_raw(c.class),
         None => DLPACK_HELPERS_HOST_ACCESS_UNKNOWN,
     })

@@ -128,6 +128,7 @@ pub const DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM: u32 = 0x4;
 /// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the value is not valid for the device (the
 ///   array API's `ValueError`)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_decode(
     device: DLDevice,
@@ -137,6 +138,8 @@ pub unsafe extern "C" fn dlpack_stream_decode(
     out_stream: *mut dlpack_helpers_stream,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
+        // Issue 22 (peer case 54): no negative device id is accepted.
+        crate::rules::device::check_id(device, "device")?;
         let out = out_ptr(out_stream, "out_stream")?;
         if flags & !DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0 {
             return Err(Error::invalid(format!(
@@ -177,6 +180,7 @@ pub unsafe extern "C" fn dlpack_stream_decode(
 ///   (Python's `TypeError`)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `kind` is not one of the three queue-object
 ///   kinds
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_decode_handle(
     device: DLDevice,
@@ -185,6 +189,8 @@ pub unsafe extern "C" fn dlpack_stream_decode_handle(
     out_stream: *mut dlpack_helpers_stream,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
+        // Issue 22 (peer case 54): no negative device id is accepted.
+        crate::rules::device::check_id(device, "device")?;
         let out = out_ptr(out_stream, "out_stream")?;
         let k = Kind::from_raw(kind).ok_or_else(|| {
             Error::invalid(format!(
@@ -225,6 +231,7 @@ pub unsafe extern "C" fn dlpack_stream_decode_handle(
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_has_stream` or `out_stream` is NULL
 /// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the stream has no protocol integer on this
 ///   device
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_encode(
     device: DLDevice,
@@ -233,6 +240,8 @@ pub unsafe extern "C" fn dlpack_stream_encode(
     out_stream: *mut i64,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
+        // Issue 22 (peer case 54): no negative device id is accepted.
+        crate::rules::device::check_id(device, "device")?;
         let has = out_ptr(out_has_stream, "out_has_stream")?;
         let out = out_ptr(out_stream, "out_stream")?;
         let v = stream::encode(device, native_stream as usize)?;
@@ -275,6 +284,7 @@ pub unsafe extern "C" fn dlpack_stream_encode(
 ///   `device`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `stream->kind` is not a
 ///   `DLPACK_HELPERS_STREAM_*` value
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_encode_decoded(
     device: DLDevice,
@@ -283,6 +293,8 @@ pub unsafe extern "C" fn dlpack_stream_encode_decoded(
     out_stream: *mut i64,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
+        // Issue 22 (peer case 54): no negative device id is accepted.
+        crate::rules::device::check_id(device, "device")?;
         // SAFETY: caller contract: a non-NULL stream points to a live struct.
         let s = unsafe { nonnull(stream, "stream") }?.to_core("stream")?;
         let has = out_ptr(out_has_stream, "out_has_stream")?;
@@ -397,6 +409,8 @@ pub struct dlpack_helpers_export_plan {
 ///   `_COPY_FORBIDDEN` (`BufferError`, peer case 47);
 /// - any other `dl_device`, including `(kDLCPU, id)` with `id != 0` → `_UNSUPPORTED_DEVICE`
 ///   (`BufferError`);
+/// - a negative `device_id` in `tensor_device` or `dl_device` → `_INVALID_DEVICE` (`ValueError`;
+///   peer case 54: an index-less device is not -1);
 /// - `flags`: `DLPACK_FLAG_BITMASK_IS_COPIED` for every copy of a versioned export; always 0 for
 ///   a legacy export (its struct has no flags), whatever `copy` is.
 ///
@@ -413,6 +427,8 @@ pub struct dlpack_helpers_export_plan {
 ///   NEVER (`BufferError`)
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `dl_device` is neither the tensor's device
 ///   nor `(kDLCPU, 0)` (`BufferError`)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `tensor_device.device_id` or the requested
+///   `dl_device.device_id` is negative (`ValueError`; peer case 54)
 /// @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION as `dlpack_version_negotiate`
 /// @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD as `dlpack_version_negotiate`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `producer_flags` has unknown bits or `copy`
@@ -505,6 +521,8 @@ unsafe extern "C" fn resolve_report(
 ///   NEVER (`BufferError`)
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `dl_device` is neither the tensor's device
 ///   nor `(kDLCPU, 0)` (`BufferError`)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `tensor_device.device_id` or the requested
+///   `dl_device.device_id` is negative (`ValueError`; peer case 54)
 /// @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION as `dlpack_version_negotiate`
 /// @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD as `dlpack_version_negotiate`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT as `dlpack_export_request_resolve`, and when both
@@ -1025,6 +1043,7 @@ fn synchronize(device: DLDevice, stream_handle: usize) -> Result<(), Error> {
 /// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when a queue object is given for a device type
 ///   other than `kDLOneAPI`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when a queue object is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_wait(
     device: DLDevice,
@@ -1032,6 +1051,8 @@ pub unsafe extern "C" fn dlpack_stream_wait(
     consumer_stream: *const dlpack_helpers_stream,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
+        // Issue 22 (peer case 54): no negative device id is accepted.
+        crate::rules::device::check_id(device, "device")?;
         // SAFETY: caller contract.
         let c =
             unsafe { nonnull(consumer_stream, "consumer_stream") }?.to_core("consumer_stream")?;
@@ -1053,12 +1074,17 @@ pub unsafe extern "C" fn dlpack_stream_wait(
 /// @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when no backend serves the device type
 /// @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the runtime reports an error (named in the
 ///   message)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (peer case 54)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_stream_synchronize(
     device: DLDevice,
     stream: *mut c_void,
 ) -> dlpack_helpers_status {
-    boundary::status(|| synchronize(device, stream as usize))
+    boundary::status(|| {
+        // Issue 22 (peer case 54): no negative device id is accepted.
+        crate::rules::device::check_id(device, "device")?;
+        synchronize(device, stream as usize)
+    })
 }
 
 /// Release a versioned managed tensor after the work queued so far on a stream is done,
@@ -1212,10 +1238,17 @@ pub(crate) fn backend_capabilities() -> u64 {
 /// that claims the memory answers: CUDA managed memory → `(kDLCUDAManaged, 0)` (peer case 12),
 /// CUDA pinned or registered host memory → `(kDLCUDAHost, 0)` (peer case 10), CUDA device
 /// memory → `(kDLCUDA, ordinal)`; HIP pinned host memory → `(kDLROCMHost, 0)`, HIP device and
-/// managed memory → `(kDLROCM, device)`; Level Zero USM → `(kDLOneAPI, -1)` (the SYCL ordinal is
-/// not established). `(kDLCPU, 0)` only when the memory is confirmed host memory: at least one
-/// backend was asked, none knows the pointer, and no backend that could own it was unreachable.
-/// Otherwise nothing is written and the status is `_DEVICE_UNKNOWN`, with a message naming the
+/// managed memory → `(kDLROCM, device)`; Level Zero USM device and shared memory →
+/// `(kDLOneAPI, ordinal)` where the device list registered with
+/// `dlpack_level_zero_context_set_devices` names its device, else `_DEVICE_ID_UNKNOWN` (also
+/// for USM host memory): the id is never answered as -1 (peer case 54). `(kDLCPU, 0)` when
+/// the memory is confirmed host memory: every backend that could own it was asked and none
+/// knows the pointer, or is absent from the process (a CPU-only process, where no CUDA, HIP or
+/// Level Zero runtime is loaded or loadable, gets `(kDLCPU, 0)` for any host pointer: memory of
+/// a runtime that is not in the process cannot exist in it; issue 22, peer case 55).
+/// Otherwise (a backend that could own it was unreachable: its override names a missing file,
+/// it failed to initialize, Level Zero is in use without a context, or was asked in one
+/// context only) nothing is written and the status is `_DEVICE_UNKNOWN`, with a message naming the
 /// backends asked and those that could not be: a device is never guessed (earlier builds
 /// answered `(kDLCPU, 0)` without a driver and for HIP memory, the "device memory called CPU"
 /// fault of the peer cases). `dlpack_pointer_classify` gives the same facts as
@@ -1225,13 +1258,15 @@ pub(crate) fn backend_capabilities() -> u64 {
 /// - `ptr`: any address inside the allocation (non-NULL).
 /// - `out_device`: receives the device.
 ///
-/// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER`, `_DEVICE_UNKNOWN` or `_DEVICE_ERROR` (a
-/// driver call failed). Thread-safe.
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `_NULL_POINTER`, `_DEVICE_UNKNOWN`,
+/// `_DEVICE_ID_UNKNOWN` or `_DEVICE_ERROR` (a driver call failed). Thread-safe.
 ///
 /// @retval DLPACK_HELPERS_STATUS_OK on success
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `ptr` or `out_device` is NULL
-/// @retval DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN when no backend could be asked about the pointer
-///   (nothing is written)
+/// @retval DLPACK_HELPERS_STATUS_DEVICE_UNKNOWN when a backend that could own the memory could not
+///   be asked, or Level Zero was asked in one context only (nothing is written)
+/// @retval DLPACK_HELPERS_STATUS_DEVICE_ID_UNKNOWN when the memory is Level Zero USM memory whose
+///   SYCL ordinal is not established (nothing is written)
 /// @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when a driver call failed
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_pointer_get_device(
@@ -1249,6 +1284,9 @@ pub unsafe extern "C" fn dlpack_pointer_get_device(
         )?;
         if v.class == crate::rules::pointer::MemoryClass::Unknown {
             return Err(crate::capi::pointer::unknown(ptr as usize, &v));
+        }
+        if !v.id_known {
+            return Err(crate::capi::pointer::id_unknown(ptr as usize, &v));
         }
         // SAFETY: non-NULL caller storage.
         unsafe { out.write(v.device) };

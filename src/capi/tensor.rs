@@ -92,26 +92,34 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_delete(tensor: *mut DLManagedTenso
 /// - `tensor`: the tensor, borrowed. Its `version` is read first; when its major is not the
 ///   one this library reads (1), nothing past `version` is read.
 /// - `out_device`: receives `tensor->dl_tensor.device` as the producer wrote it (device type
-///   and the producer's device id; unknown device types are passed through, not refused).
+///   and the producer's device id; unknown device types are passed through, not refused). A
+///   negative device id is refused (peer case 54: no DLDevice this library returns has one).
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
-/// `out_device` is NULL; `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` when the major version is
-/// not 1. `out_device` is written only on OK. Thread-safe (reads only).
+/// `out_device` is NULL (the message names `tensor` first, the argument order);
+/// `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION` when the major version is not 1;
+/// `DLPACK_HELPERS_STATUS_INVALID_DEVICE` for a negative device id. `out_device` is written
+/// only on OK. Thread-safe (reads only).
 ///
 /// @retval DLPACK_HELPERS_STATUS_OK on success
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_device` is NULL
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device_id` is negative
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_get_device(
     tensor: *const DLManagedTensorVersioned,
     out_device: *mut DLDevice,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
+        if tensor.is_null() {
+            return Err(Error::NullPointer("tensor"));
+        }
         let out = out_ptr(out_device, "out_device")?;
         // SAFETY: caller contract.
         unsafe { checked_version(tensor, "tensor->version") }?;
         // SAFETY: major 1: the layout is the one mirrored in `abi`.
         let device = unsafe { addr_of!((*tensor).dl_tensor.device).read() };
+        crate::rules::device::check_id(device, "tensor->dl_tensor.device")?;
         // SAFETY: `out` is non-NULL and points to caller-owned storage for a DLDevice.
         unsafe { out.write(device) };
         Ok(())
@@ -121,22 +129,26 @@ pub unsafe extern "C" fn dlpack_get_device(
 /// The device of a legacy managed tensor: the C counterpart of `__dlpack_device__`.
 ///
 /// - `tensor`: a legacy `DLManagedTensor`, borrowed.
-/// - `out_device`: receives `tensor->dl_tensor.device` unchanged.
+/// - `out_device`: receives `tensor->dl_tensor.device` unchanged (unknown device types pass
+///   through; a negative device id is refused, peer case 54).
 ///
-/// Returns `DLPACK_HELPERS_STATUS_OK`, or `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
-/// `out_device` is NULL. `out_device` is written only on OK. Thread-safe (reads only).
+/// Returns `DLPACK_HELPERS_STATUS_OK`, `DLPACK_HELPERS_STATUS_NULL_POINTER` when `tensor` or
+/// `out_device` is NULL (`tensor` named first), or `DLPACK_HELPERS_STATUS_INVALID_DEVICE` for a
+/// negative device id. `out_device` is written only on OK. Thread-safe (reads only).
 ///
 /// @retval DLPACK_HELPERS_STATUS_OK on success
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_device` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device_id` is negative
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_legacy_get_device(
     tensor: *const DLManagedTensor,
     out_device: *mut DLDevice,
 ) -> dlpack_helpers_status {
     boundary::status(|| {
-        let out = out_ptr(out_device, "out_device")?;
         // SAFETY: non-NULL `tensor` points to a live legacy managed tensor.
         let t = unsafe { nonnull(tensor, "tensor") }?;
+        let out = out_ptr(out_device, "out_device")?;
+        crate::rules::device::check_id(t.dl_tensor.device, "tensor->dl_tensor.device")?;
         // SAFETY: `out` is non-NULL caller storage.
         unsafe { out.write(t.dl_tensor.device) };
         Ok(())

@@ -363,7 +363,9 @@ unsafe fn run_full(
 /// 8. dtype: known code, `lanes >= 1`, `bits` allowed for the code (`INVALID_DTYPE`; bool
 ///    must be 8 bits, bfloat16 16, float6 6, float4 4; peer cases 43, 45), then
 ///    `REJECT_VECTOR` / `REQUIRE_DTYPE` (`DTYPE_MISMATCH`);
-/// 9. non-NULL `data` when the tensor has elements on a pointer-addressed device (`NULL_DATA`;
+/// 9. `device.device_id >= 0` (`INVALID_DEVICE`; peer case 54: an index-less device is not
+///    -1; device types DLPack does not assign pass through, a consumer reads what it is given),
+///    then non-NULL `data` when the tensor has elements on a pointer-addressed device (`NULL_DATA`;
 ///    peer case 34), and all its bytes inside the address space (`OVERFLOW`);
 /// 10. `REQUIRE_CPU_ACCESSIBLE` (`NOT_CPU_ACCESSIBLE`); alignment options (`MISALIGNED`; peer
 ///     cases 40, 42); contiguity options (`NOT_CONTIGUOUS`; peer cases 30, 32, 33, 36);
@@ -404,6 +406,7 @@ unsafe fn run_full(
 ///   `bits` is not allowed for the code
 /// @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
 ///   dtype
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
 ///   pointer-addressed device
 /// @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
@@ -457,6 +460,7 @@ pub unsafe extern "C" fn dlpack_tensor_validate(
 ///   `bits` is not allowed for the code
 /// @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
 ///   dtype
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
 ///   pointer-addressed device
 /// @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
@@ -520,6 +524,7 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_validate(
 ///   `bits` is not allowed for the code
 /// @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
 ///   dtype
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
 ///   pointer-addressed device
 /// @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the

@@ -35,6 +35,9 @@ pub(crate) struct LevelZero {
     lib: Lib,
     mem_get_alloc_properties:
         unsafe extern "C" fn(Handle, *const c_void, *mut AllocProperties, *mut Handle) -> ZeResult,
+    /// `zeDeviceGetRootDevice` (Level Zero 1.7+), where the loader has it: the root device of a
+    /// sub-device (a tile), whose SYCL ordinal a sub-device's memory carries.
+    device_get_root_device: Option<unsafe extern "C" fn(Handle, *mut Handle) -> ZeResult>,
 }
 
 // SAFETY: Level Zero entry points are thread-safe for distinct output storage; the struct holds
@@ -91,6 +94,7 @@ fn load() -> Result<LevelZero, LoadError> {
     let init: unsafe extern "C" fn(c_uint) -> ZeResult = lib.sym(c"zeInit")?;
     let ze = LevelZero {
         mem_get_alloc_properties: lib.sym(c"zeMemGetAllocProperties")?,
+        device_get_root_device: lib.sym_opt(c"zeDeviceGetRootDevice"),
         lib,
     };
     // SAFETY: documented signature; 0 = all driver types. Calling zeInit again in a process
@@ -108,11 +112,16 @@ fn load() -> Result<LevelZero, LoadError> {
 impl LevelZero {
     /// Classify the memory at `ptr` in `context` with one `zeMemGetAllocProperties` call (any
     /// address inside an allocation answers like its base). `Ok(None)`: not a USM allocation of
-    /// that context (`ZE_MEMORY_TYPE_UNKNOWN`).
+    /// that context (`ZE_MEMORY_TYPE_UNKNOWN`). `devices` is the device list registered for
+    /// `context` (`devices[i]`: the `ze_device_handle_t` of SYCL ordinal `i`), or empty: the
+    /// claim's device id is the index of the allocation's device in it, or of its root device
+    /// (`zeDeviceGetRootDevice`, one more call, only for a handle the list does not name);
+    /// otherwise the id is not established (`Claim::id_known` false), never -1.
     pub(crate) fn pointer_claim(
         &self,
         context: usize,
         ptr: usize,
+        devices: &[usize],
     ) -> Result<Option<pointer::Claim>, Error> {
         let mut props = AllocProperties {
             stype: STYPE_MEMORY_ALLOCATION_PROPERTIES,
@@ -138,11 +147,35 @@ impl LevelZero {
                  ze_result_t 0x{r:x}"
             )));
         }
-        pointer::level_zero_claim(props.memory_type, device as usize).map_err(|t| {
+        let handle = device as usize;
+        let ordinal = if devices.is_empty() || props.memory_type == 1 {
+            None
+        } else {
+            pointer::ordinal_in(devices, handle).or_else(|| {
+                let root = self.root_device(handle)?;
+                pointer::ordinal_in(devices, root)
+            })
+        };
+        pointer::level_zero_claim(props.memory_type, handle, ordinal).map_err(|t| {
             Error::DeviceError(format!(
                 "zeMemGetAllocProperties returned memory type {t} for pointer 0x{ptr:x}, which \
                  has no DLPack meaning"
             ))
         })
+    }
+
+    /// The root device of `device` (`zeDeviceGetRootDevice`), `None` when the loader lacks the
+    /// call, it fails, or `device` is itself a root device (the answer is NULL then).
+    fn root_device(&self, device: usize) -> Option<usize> {
+        let f = self.device_get_root_device?;
+        if device == 0 {
+            return None;
+        }
+        let mut root: Handle = core::ptr::null_mut();
+        // SAFETY: documented signature; `device` is the handle the loader just returned for a
+        // live allocation; `root` is a live out-pointer.
+        let r = unsafe { f(device as Handle, &mut root) };
+        (r == ZE_RESULT_SUCCESS && !root.is_null() && root as usize != device)
+            .then_some(root as usize)
     }
 }

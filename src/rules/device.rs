@@ -26,8 +26,22 @@
 //! 19 (`kDLTPU`) and 20 (`kDLTPUHost`) were assigned on DLPack's main branch after 1.3; they are
 //! not part of the 1.3 ABI this library implements, so they are "depends" (unknown) like every
 //! other unassigned value.
+//!
+//! Which `DLDevice` values the library accepts ([`check`], issue 22, peer cases 54 and 55):
+//!
+//! - a negative `device_id` never (every export that accepts, creates or returns a device): an
+//!   index-less device is not `-1`, and an id the library cannot establish is a distinct
+//!   answer, never `-1`;
+//! - a device type DLPack 1.3 does not assign (0, 5, 6, 19, 20, negative, ≥ 21) only where
+//!   the caller passes unknown types through (consumer helpers: validation, host access,
+//!   names of assigned types only) or opts in (producer helpers with
+//!   `DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE`, `dlpack_device_check` with
+//!   `DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE`). A tensor this library makes declares DLPack
+//!   1.3, whose `DLDeviceType` has no 19 or 20: a producer that emits JAX's `kDLTPU` /
+//!   `kDLTPUHost` opts in and knows its consumers read DLPack's main branch.
 
 use crate::abi::{DLDevice, DLDeviceType};
+use crate::rules::Error;
 
 /// Whether host code may dereference memory of a device type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,6 +90,54 @@ pub const fn is_known_device_type(device_type: DLDeviceType) -> bool {
     matches!(device_type.0, 1..=4 | 7..=18)
 }
 
+/// Whether a device is one the library accepts, creates or returns: `device_id >= 0` always,
+/// and, unless `allow_unassigned`, a device type DLPack 1.3 assigns (see the module docs).
+/// `what` names the device in the message (`"device"`, `"tensor.device"`, `"dl_device"`).
+pub fn check(device: DLDevice, allow_unassigned: bool, what: &str) -> Result<(), Error> {
+    if device.device_id < 0 {
+        return Err(negative_id(device, what));
+    }
+    if !allow_unassigned && !is_known_device_type(device.device_type) {
+        return Err(unassigned(device, what));
+    }
+    Ok(())
+}
+
+/// Only the id rule of [`check`] (consumer helpers: unknown device types pass through).
+#[inline]
+pub fn check_id(device: DLDevice, what: &str) -> Result<(), Error> {
+    if device.device_id < 0 {
+        return Err(negative_id(device, what));
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn negative_id(device: DLDevice, what: &str) -> Error {
+    Error::InvalidDevice(format!(
+        "{what}.device_id is {} on device type {}: a device id is a non-negative ordinal (an \
+         index-less device is not -1; peer case 54)",
+        device.device_id, device.device_type.0
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn unassigned(device: DLDevice, what: &str) -> Error {
+    let post = if matches!(device.device_type.0, 19 | 20) {
+        " (19 kDLTPU and 20 kDLTPUHost were assigned on DLPack's main branch after 1.3)"
+    } else {
+        ""
+    };
+    Error::InvalidDevice(format!(
+        "{what}.device_type is {}, which DLPack 1.3 does not assign{post}: a producer helper \
+         makes tensors only on DLPack 1.3 device types unless the caller opts in \
+         (DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE; peer case 55)",
+        device.device_type.0
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +155,37 @@ mod tests {
                 "{v}"
             );
         }
+    }
+
+    #[test]
+    fn check_refuses_negative_ids_and_unassigned_types() {
+        let d = |t, id| DLDevice {
+            device_type: DLDeviceType(t),
+            device_id: id,
+        };
+        for t in (-3..=25).chain([99, i32::MIN, i32::MAX]) {
+            for id in [0, 1, i32::MAX] {
+                assert_eq!(
+                    check(d(t, id), false, "d").is_ok(),
+                    is_known_device_type(DLDeviceType(t))
+                );
+                assert!(check(d(t, id), true, "d").is_ok());
+                assert!(check_id(d(t, id), "d").is_ok());
+            }
+            for id in [-1, i32::MIN] {
+                assert!(matches!(
+                    check(d(t, id), true, "d"),
+                    Err(Error::InvalidDevice(_))
+                ));
+                assert!(matches!(
+                    check_id(d(t, id), "d"),
+                    Err(Error::InvalidDevice(_))
+                ));
+            }
+        }
+        let Err(Error::InvalidDevice(m)) = check(d(19, 0), false, "device") else {
+            panic!()
+        };
+        assert!(m.contains("kDLTPU"), "{m}");
     }
 }

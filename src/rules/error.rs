@@ -59,6 +59,14 @@ pub enum Error {
     /// `kDLCPU`: it did not name the stream the data is ordered on (peer case 53).
     #[error("{0}")]
     NullWorkStream(String),
+    /// A `DLDevice` with a negative `device_id`, or (producer helpers, without the opt-in) a
+    /// device type DLPack 1.3 does not assign (issue 22, peer cases 54 and 55).
+    #[error("{0}")]
+    InvalidDevice(String),
+    /// The memory's device type is established but its DLPack device id is not (Level Zero USM
+    /// whose device is not in the registered device list): never answered as -1 (peer case 54).
+    #[error("{0}")]
+    DeviceIdUnknown(String),
     /// No Python interpreter in this process (the Python C API did not resolve at run time).
     #[error(
         "{0}: no Python interpreter in this process (the Python C API functions did not resolve at run time)"
@@ -203,6 +211,8 @@ pub enum Refusal {
         to: DLDevice,
         rule: DeviceRule,
     },
+    /// A negative device id: the request's `dl_device` (`requested`) or the tensor's.
+    NegativeDeviceId { device: DLDevice, requested: bool },
     /// `copy=False`, but serving `(kDLCPU, 0)` from this device needs a copy.
     CopyForbidden { from: DLDevice },
 }
@@ -261,6 +271,17 @@ impl From<Refusal> for Error {
                 from.device_type.0,
                 from.device_id,
                 rule.text()
+            )),
+            Refusal::NegativeDeviceId { device, requested } => Error::InvalidDevice(format!(
+                "{}.device_id is {} on device type {}: a device id is a non-negative ordinal (an \
+                 index-less device is not -1; peer case 54)",
+                if requested {
+                    "dl_device"
+                } else {
+                    "tensor_device"
+                },
+                device.device_id,
+                device.device_type.0
             )),
             Refusal::CopyForbidden { from } => Error::CopyForbidden(format!(
                 "dl_device=(kDLCPU, 0) requested for a tensor on ({}, {}) with copy=False, but the \

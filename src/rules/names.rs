@@ -289,12 +289,11 @@ pub fn device_type_name(t: DLDeviceType) -> Option<&'static str> {
 /// for a negative id.
 #[inline]
 pub fn device_name(d: DLDevice) -> Result<Name, Error> {
+    // The one device-id rule (issue 22): a negative id is `InvalidDevice` here as everywhere.
+    crate::rules::device::check_id(d, "device")?;
     let Some(name) = device_type_name(d.device_type) else {
         return Err(device_name_error(d));
     };
-    if d.device_id < 0 {
-        return Err(device_name_error(d));
-    }
     let mut n = Name::new();
     // The longest: `cuda_managed:2147483647`, within NAME_MAX.
     n.push_str(name);
@@ -307,17 +306,13 @@ pub fn device_name(d: DLDevice) -> Result<Name, Error> {
 #[cold]
 #[inline(never)]
 fn device_name_error(d: DLDevice) -> Error {
-    if device_type_name(d.device_type).is_none() {
-        Error::fault(
-            Fault::UnknownName,
-            format!(
-                "device.device_type {} has no name in DLPack 1.3",
-                d.device_type.0
-            ),
-        )
-    } else {
-        Error::invalid(format!("device.device_id is {}, negative", d.device_id))
-    }
+    Error::fault(
+        Fault::UnknownName,
+        format!(
+            "device.device_type {} has no name in DLPack 1.3",
+            d.device_type.0
+        ),
+    )
 }
 
 /// Parse `name` or `name:id`.

@@ -9,22 +9,28 @@
 //! | HIP | `hipPointerGetAttributes` | managed (`isManaged`, `hipMemoryTypeManaged`, `Unified`) | managed | `(kDLROCM, device)` |
 //! | HIP | | host (pinned / registered) | pinned host | `(kDLROCMHost, 0)` |
 //! | HIP | | device, array | device | `(kDLROCM, device)` |
-//! | Level Zero | `zeMemGetAllocProperties` | `ZE_MEMORY_TYPE_SHARED` | managed | `(kDLOneAPI, -1)` |
-//! | Level Zero | | `ZE_MEMORY_TYPE_HOST` | pinned host | `(kDLOneAPI, -1)` |
-//! | Level Zero | | `ZE_MEMORY_TYPE_DEVICE` | device | `(kDLOneAPI, -1)` |
+//! | Level Zero | `zeMemGetAllocProperties` | `ZE_MEMORY_TYPE_SHARED` | managed | `(kDLOneAPI, ordinal)` |
+//! | Level Zero | | `ZE_MEMORY_TYPE_DEVICE` | device | `(kDLOneAPI, ordinal)` |
+//! | Level Zero | | `ZE_MEMORY_TYPE_HOST` | pinned host | `(kDLOneAPI, ?)`: id not established |
 //!
 //! DLPack has no ROCm managed device type: HIP managed memory is reported on its device
 //! (`kDLROCM`) with the class "managed" saying that the host may dereference it. Level Zero
-//! names a device by handle, not by the SYCL ordinal DLPack uses, so the id is -1 (not
-//! established) and the handle is reported beside it.
+//! names a device by handle, not by the SYCL ordinal DLPack uses: the ordinal is the handle's
+//! index in the device list the application registered with the context (or its root device's,
+//! for a sub-device). Where that list does not name the handle, or for USM host memory (no
+//! device), the id is *not established*: [`Claim::id_known`] is false and the device id is 0,
+//! never -1 (issue 22, peer case 54; the C layer answers `DEVICE_ID_UNKNOWN`).
 //!
 //! Combination ([`verdict`]): the first runtime that claims the pointer answers. When none
-//! claims it, the pointer is confirmed ordinary host memory only if at least one runtime was
-//! asked, no runtime that could own it was unreachable (its library named by an override but
-//! missing, or present but failing to initialize), and no runtime was asked within one context
-//! only (Level Zero: `zeMemGetAllocProperties` answers `ZE_MEMORY_TYPE_UNKNOWN` for another
-//! context's allocation too, so its "not mine" cannot exclude USM memory). Anything else is
-//! "unknown": never `kDLCPU` by default (issue: a device is never guessed).
+//! claims it, the pointer is confirmed ordinary host memory when no runtime that could own it
+//! was unreachable (its library named by an override but missing, or present but failing to
+//! initialize, or Level Zero in use without a context) and no runtime was asked within one
+//! context only (Level Zero: `zeMemGetAllocProperties` answers `ZE_MEMORY_TYPE_UNKNOWN` for
+//! another context's allocation too, so its "not mine" cannot exclude USM memory). That includes
+//! a process where no runtime is resident at all ([`Reply::Absent`] from each): memory of a
+//! runtime that is not in the process cannot exist in it, so a CPU-only process gets
+//! `(kDLCPU, 0)` (issue 22, peer case 55). Anything else is "unknown": never `kDLCPU` by default
+//! (issue 12: a device is never guessed).
 
 use crate::abi::{DLDevice, DLDeviceType};
 
@@ -80,6 +86,9 @@ pub struct Claim {
     pub device: DLDevice,
     /// The runtime's own device handle where it names devices by handle (Level Zero), else 0.
     pub native_device: usize,
+    /// Whether `device.device_id` is established (false: Level Zero memory whose device the
+    /// registered list does not name, or USM host memory; the id is then 0, never -1).
+    pub id_known: bool,
 }
 
 /// What asking one runtime gave.
@@ -109,6 +118,8 @@ pub struct Verdict {
     /// Meaningful unless `class` is [`MemoryClass::Unknown`] (then `(0, 0)`).
     pub device: DLDevice,
     pub native_device: usize,
+    /// Whether `device.device_id` is established ([`Claim::id_known`]; true for host memory).
+    pub id_known: bool,
     /// `BACKEND_*` bits of the runtimes that answered (claimed or not).
     pub asked: u32,
     /// `BACKEND_*` bits of the runtimes that should have been asked but could not be.
@@ -129,6 +140,7 @@ pub fn verdict(replies: &[(u32, Reply)]) -> Verdict {
             device_id: 0,
         },
         native_device: 0,
+        id_known: false,
         asked: 0,
         unreachable: 0,
         answered_by: 0,
@@ -149,12 +161,17 @@ pub fn verdict(replies: &[(u32, Reply)]) -> Verdict {
                 v.class = c.class;
                 v.device = c.device;
                 v.native_device = c.native_device;
+                v.id_known = c.id_known;
                 return v;
             }
         }
     }
-    if v.asked != 0 && v.unreachable == 0 && v.context_only == 0 {
+    // Nothing unreachable and nothing asked within one context only: every runtime that could
+    // own the memory was asked and said no, or is absent from the process (none at all in a
+    // CPU-only process, issue 22), so the memory is host memory.
+    if v.unreachable == 0 && v.context_only == 0 {
         v.class = MemoryClass::Host;
+        v.id_known = true;
         v.device = DLDevice {
             device_type: DLDeviceType::kDLCPU,
             device_id: 0,
@@ -205,11 +222,14 @@ pub fn hip_claim(
     let on = |device_type: DLDeviceType, device_id: i32, class| {
         Some(Claim {
             class,
+            // A negative device from the runtime is not an ordinal: not established, never
+            // passed on (issue 22).
             device: DLDevice {
                 device_type,
-                device_id,
+                device_id: device_id.max(0),
             },
             native_device: 0,
+            id_known: device_id >= 0,
         })
     };
     Ok(match t {
@@ -221,8 +241,14 @@ pub fn hip_claim(
 }
 
 /// Level Zero `ze_memory_type_t`: UNKNOWN 0 (not a USM allocation of the context), HOST 1,
-/// DEVICE 2, SHARED 3. Any other value is returned as the error.
-pub fn level_zero_claim(memory_type: u32, native_device: usize) -> Result<Option<Claim>, u32> {
+/// DEVICE 2, SHARED 3. Any other value is returned as the error. `ordinal` is the SYCL ordinal
+/// of `native_device` where the caller established it (its index in the registered device
+/// list); USM host memory has no device, so its id is never established.
+pub fn level_zero_claim(
+    memory_type: u32,
+    native_device: usize,
+    ordinal: Option<u32>,
+) -> Result<Option<Claim>, u32> {
     let class = match memory_type {
         0 => return Ok(None),
         1 => MemoryClass::PinnedHost,
@@ -230,14 +256,30 @@ pub fn level_zero_claim(memory_type: u32, native_device: usize) -> Result<Option
         3 => MemoryClass::Managed,
         other => return Err(other),
     };
+    let ordinal = match class {
+        MemoryClass::PinnedHost => None,
+        _ => ordinal.and_then(|o| i32::try_from(o).ok()),
+    };
     Ok(Some(Claim {
         class,
         device: DLDevice {
             device_type: DLDeviceType::kDLOneAPI,
-            device_id: -1,
+            device_id: ordinal.unwrap_or(0),
         },
         native_device,
+        id_known: ordinal.is_some(),
     }))
+}
+
+/// The index of `handle` in a registered device list (`list[i]` is the handle of ordinal `i`;
+/// 0 entries hold a place). `None` for the NULL handle or one the list does not name.
+pub fn ordinal_in(list: &[usize], handle: usize) -> Option<u32> {
+    if handle == 0 {
+        return None;
+    }
+    list.iter()
+        .position(|&h| h == handle)
+        .and_then(|i| u32::try_from(i).ok())
 }
 
 #[cfg(test)]
@@ -252,17 +294,32 @@ mod tests {
                 device_id: id,
             },
             native_device: 0,
+            id_known: true,
         }
     }
 
     #[test]
     fn verdict_never_guesses_host() {
         use Reply::*;
-        // Nothing asked: unknown.
-        let v = verdict(&[(BACKEND_CUDA, Absent), (BACKEND_HIP, Absent)]);
+        // No runtime in the process at all (issue 22, peer case 55): host memory, nothing asked.
+        let v = verdict(&[
+            (BACKEND_CUDA, Absent),
+            (BACKEND_HIP, Absent),
+            (BACKEND_LEVEL_ZERO, Absent),
+        ]);
+        assert_eq!(
+            (v.class, v.asked, v.unreachable, v.id_known),
+            (MemoryClass::Host, 0, 0, true)
+        );
+        assert_eq!(
+            (v.device.device_type, v.device.device_id),
+            (DLDeviceType::kDLCPU, 0)
+        );
+        // ... but one unreachable runtime, even with nothing asked: unknown.
+        let v = verdict(&[(BACKEND_CUDA, Unreachable), (BACKEND_HIP, Absent)]);
         assert_eq!(
             (v.class, v.asked, v.unreachable),
-            (MemoryClass::Unknown, 0, 0)
+            (MemoryClass::Unknown, 0, BACKEND_CUDA)
         );
         // One asked, one unreachable: unknown, both reported.
         let v = verdict(&[(BACKEND_CUDA, NotMine), (BACKEND_HIP, Unreachable)]);
@@ -331,13 +388,33 @@ mod tests {
 
     #[test]
     fn level_zero_types() {
-        assert_eq!(level_zero_claim(0, 5), Ok(None));
-        let k = |t| level_zero_claim(t, 5).unwrap().unwrap().class;
+        assert_eq!(level_zero_claim(0, 5, None), Ok(None));
+        let k = |t| level_zero_claim(t, 5, None).unwrap().unwrap().class;
         assert_eq!(k(1), MemoryClass::PinnedHost);
         assert_eq!(k(2), MemoryClass::Device);
         assert_eq!(k(3), MemoryClass::Managed);
-        assert_eq!(level_zero_claim(4, 5), Err(4));
-        assert_eq!(level_zero_claim(1, 5).unwrap().unwrap().native_device, 5);
+        assert_eq!(level_zero_claim(4, 5, None), Err(4));
+        assert_eq!(
+            level_zero_claim(1, 5, None).unwrap().unwrap().native_device,
+            5
+        );
+        // Peer case 54: the id is the ordinal where established, else 0 and not known; never -1.
+        for t in 1..=3 {
+            for o in [None, Some(0), Some(2), Some(u32::MAX)] {
+                let c = level_zero_claim(t, 5, o).unwrap().unwrap();
+                assert!(c.device.device_id >= 0);
+                let want = if t == 1 {
+                    None
+                } else {
+                    o.filter(|&o| o <= i32::MAX as u32)
+                };
+                assert_eq!(c.id_known, want.is_some(), "{t} {o:?}");
+                assert_eq!(c.device.device_id, want.unwrap_or(0) as i32);
+            }
+        }
+        assert_eq!(ordinal_in(&[0, 7, 9], 9), Some(2));
+        assert_eq!(ordinal_in(&[0, 7, 9], 0), None);
+        assert_eq!(ordinal_in(&[7], 8), None);
         assert_eq!(MemoryClass::Device.host_accessible(), Some(false));
         assert_eq!(MemoryClass::Unknown.host_accessible(), None);
     }

@@ -550,6 +550,13 @@ pub fn resolve(
 ) -> Result<Plan, Refusal> {
     let export = version::negotiate(producer, req.max_version)?;
     let target = req.dl_device.unwrap_or(tensor);
+    // Issue 22 (peer case 54): no negative device id, neither the tensor's nor the request's.
+    if tensor.device_id < 0 || target.device_id < 0 {
+        return Err(Refusal::NegativeDeviceId {
+            device: if tensor.device_id < 0 { tensor } else { target },
+            requested: tensor.device_id >= 0,
+        });
+    }
     let same = target == tensor;
     let plan = |copy: bool, device: DLDevice, sync: Sync, stream: Stream| Plan {
         export,

@@ -232,6 +232,8 @@ pub fn check_view_with(
             )
         },
     )?;
+    // Issue 22 (peer case 54): a device id is never negative; unknown device types pass through.
+    device::check_id(view.device, "tensor.device")?;
     let pointer = layout::is_pointer_addressed(view.device.device_type);
     if l.numel > 0 && pointer {
         require(view.data != 0, Fault::NullData, || {
@@ -417,6 +419,7 @@ pub fn fast_accept(
         || n_dims > FAST_MAX_NDIM
         || strides.len() != n_dims
         || data == 0
+        || device.device_id < 0
         || !layout::is_pointer_addressed(device.device_type)
         || dtype.lanes != 1
         || dtype.bits % 8 != 0

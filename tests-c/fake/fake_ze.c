@@ -8,7 +8,11 @@
  * non-NULL context, properties and device out-pointer, the structure type
  * ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES (0x17), and answers ZE_MEMORY_TYPE_UNKNOWN for
  * memory that is not an allocation of that context. FAKE_ZE_INIT_ERROR=<code> makes zeInit
- * fail. */
+ * fail.
+ *
+ * fake_ze_set_root(sub, root) makes `sub` a sub-device of `root` for zeDeviceGetRootDevice
+ * (Level Zero 1.7), which answers NULL for any other handle (a root device); its calls are
+ * counted like the others. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,7 +32,7 @@ typedef struct {
 } ze_memory_allocation_properties_t;
 
 #define NFN 4
-static const char *names[NFN] = {"zeInit", "zeMemGetAllocProperties", 0};
+static const char *names[NFN] = {"zeInit", "zeMemGetAllocProperties", "zeDeviceGetRootDevice", 0};
 #include "recorder.h"
 
 struct allocation { void *ctx; uintptr_t base; size_t size; unsigned type; void *device; };
@@ -38,6 +42,28 @@ void fake_ze_register(void *ctx, const void *base, size_t size, unsigned type, v
   pthread_mutex_lock(&lock);
   allocations[nallocations++] = (struct allocation){ctx, (uintptr_t)base, size, type, device};
   pthread_mutex_unlock(&lock);
+}
+
+struct root { void *sub; void *root; };
+static struct root roots[8];
+static int nroots;
+void fake_ze_set_root(void *sub, void *root) {
+  pthread_mutex_lock(&lock);
+  roots[nroots++] = (struct root){sub, root};
+  pthread_mutex_unlock(&lock);
+}
+
+ze_result_t zeDeviceGetRootDevice(void *device, void **root) {
+  int f = enter("zeDeviceGetRootDevice", device, 0);
+  if (f) return (ze_result_t)f;
+  if (!device) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!root) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  *root = 0;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nroots; ++i)
+    if (roots[i].sub == device) *root = roots[i].root;
+  pthread_mutex_unlock(&lock);
+  return 0;
 }
 
 ze_result_t zeInit(unsigned flags) {

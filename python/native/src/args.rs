@@ -138,10 +138,26 @@ pub fn device(x: &Bound<'_, PyAny>, what: &str) -> PyResult<DLDevice> {
     let (a, b) = pair(x, what, "(device_type, device_id)")?;
     let t = ranged_part(&a, what, "device_type", i32::MIN as i64, i32::MAX as i64)?;
     let i = ranged_part(&b, what, "device_id", i32::MIN as i64, i32::MAX as i64)?;
-    Ok(DLDevice {
-        device_type: DLDeviceType(t as i32),
-        device_id: i as i32,
-    })
+    checked_device(
+        DLDevice {
+            device_type: DLDeviceType(t as i32),
+            device_id: i as i32,
+        },
+        what,
+    )
+}
+
+/// The C library's device rule for a device the caller names (`dlpack_device_check`, the one
+/// rule: issue 22): a negative `device_id` is `ValueError` (`INVALID_DEVICE`, peer case 54);
+/// device types DLPack does not assign pass through, as in every consumer helper.
+pub fn checked_device(d: DLDevice, what: &str) -> PyResult<DLDevice> {
+    // SAFETY: plain values.
+    let s = unsafe { ffi::dlpack_device_check(d, ffi::DEVICE_ALLOW_UNASSIGNED_TYPE) };
+    if s == ffi::OK {
+        Ok(d)
+    } else {
+        Err(crate::errors::status_error_for(s, what))
+    }
 }
 
 /// `copy`: None, True or False (a NumPy bool too), as the array API's `__dlpack__`.

@@ -27,14 +27,27 @@ fn cstr(p: *const core::ffi::c_char) -> String {
 
 /// The exception for `status` after a failing call on this thread.
 pub fn status_error(status: ffi::status) -> PyErr {
+    status_error_for(status, "")
+}
+
+/// [`status_error`] with the message prefixed by `"{what}: "` (the Python argument the failing
+/// value came from), when `what` is not empty. A status this library version does not define
+/// says "unknown status N" (never the message of an unrelated earlier failure; issue 22).
+pub fn status_error_for(status: ffi::status, what: &str) -> PyErr {
     // SAFETY: plain C calls returning NUL-terminated strings.
-    let (message, class, name) = unsafe {
+    let (mut message, class, name) = unsafe {
         (
             cstr(ffi::dlpack_last_error_message()),
             cstr(ffi::dlpack_status_python_exception(status)),
             cstr(ffi::dlpack_status_string(status)),
         )
     };
+    if name == "UNKNOWN_STATUS" {
+        message = format!("unknown status {status}");
+    }
+    if !what.is_empty() {
+        message = format!("{what}: {message}");
+    }
     let text = message_for(&message, &class, &name);
     match class.as_str() {
         "BufferError" => PyBufferError::new_err(text),

@@ -38,6 +38,8 @@ pub const STREAM_NONE: i32 = 1;
 pub const STREAM_LEGACY_DEFAULT: i32 = 2;
 pub const STREAM_HANDLE: i32 = 5;
 pub const SYNC_STREAM_WAIT: i32 = 1;
+pub const DEVICE_ALLOW_UNASSIGNED_TYPE: u32 = 0x1;
+pub const CREATE_ALLOW_UNASSIGNED_DEVICE: u64 = 1 << 63;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -230,6 +232,7 @@ extern "C" {
         out_len: *mut usize,
     ) -> status;
     pub fn dlpack_device_parse(name: *const c_char, out: *mut DLDevice) -> status;
+    pub fn dlpack_device_check(device: DLDevice, flags: u32) -> status;
 }
 
 extern "C" {

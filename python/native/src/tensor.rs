@@ -584,6 +584,10 @@ impl Tensor {
             }
             let mut tensor = mt.dl_tensor;
             tensor.device = plan.device; // host-accessible memory served to the CPU reports (1, 0)
+            // Re-exporting what was imported: a device type DLPack 1.3 does not assign (a
+            // producer's kDLTPU, say) passes through, as in every consumer path (issue 22); the
+            // request bit is not stored.
+            let flags = flags | ffi::CREATE_ALLOW_UNASSIGNED_DEVICE;
             let owner = self.owner()?;
             // SAFETY: `tensor` borrows our shape/strides (copied by the call); owner is alive.
             check(unsafe {

@@ -33,7 +33,9 @@ fn c_name(name: &str, what: &str) -> PyResult<CString> {
 /// ``str(dtype)`` is the library's name (``"float32"``, ``"bfloat16"``, ``"float8_e4m3fn"``,
 /// ``"complex64"`` with the bits of the whole complex number, ``"float32x4"`` for 4 lanes);
 /// ``DType("float32")`` parses one (``ValueError`` for an unknown name). ``DType((2, 32, 1))``
-/// takes the ``(code, bits, lanes)`` triple. A DType equals the same triple, its name and
+/// takes the ``(code, bits, lanes)`` triple, checked by the C library's rule
+/// (``dlpack_dtype_format``): a triple it refuses (unknown code, ``lanes == 0``, bits the code
+/// does not allow, such as ``(2, 7, 1)``) raises ``ValueError`` naming ``INVALID_DTYPE``. A DType equals the same triple, its name and
 /// another DType of the same value, hashes as the triple, and unpacks as one
 /// (``code, bits, lanes = dtype``). :meth:`to_numpy` gives the NumPy dtype where one exists.
 #[pyclass(frozen, module = "dlpack_helpers", name = "DType", sequence)]
@@ -61,13 +63,27 @@ impl DType {
                 let code = args::ranged(&t.get_item(0)?, "dtype code", 0, u8::MAX as i64)?;
                 let bits = args::ranged(&t.get_item(1)?, "dtype bits", 0, u8::MAX as i64)?;
                 let lanes = args::ranged(&t.get_item(2)?, "dtype lanes", 0, u16::MAX as i64)?;
-                return Ok(DType {
-                    raw: DLDataType {
-                        code: code as u8,
-                        bits: bits as u8,
-                        lanes: lanes as u16,
-                    },
-                });
+                let raw = DLDataType {
+                    code: code as u8,
+                    bits: bits as u8,
+                    lanes: lanes as u16,
+                };
+                // The C library's dtype rule, asked rather than restated (issue 22): a triple
+                // `dlpack_dtype_format` refuses (unknown code, lanes 0, bits the code does not
+                // allow) is no DType. ValueError, as for the ranges above, with the library's
+                // message and status name.
+                let mut buf = [0 as c_char; ffi::NAME_MAX];
+                // SAFETY: our buffer and its size; NULL length.
+                let st = unsafe {
+                    ffi::dlpack_dtype_format(raw, buf.as_mut_ptr(), buf.len(), core::ptr::null_mut())
+                };
+                if st != ffi::OK {
+                    let e = crate::errors::status_error_for(st, "DType()");
+                    return Err(pyo3::exceptions::PyValueError::new_err(
+                        Python::attach(|py| e.value(py).to_string()),
+                    ));
+                }
+                return Ok(DType { raw });
             }
         }
         Err(PyTypeError::new_err(format!(
@@ -218,7 +234,11 @@ impl DType {
 ///
 /// ``str(device)`` is the library's name, always with the id (``"cpu:0"``, ``"cuda:1"``,
 /// ``"cuda_host:0"``); ``Device("cuda:1")`` parses one (``"cuda"`` means id 0; ``ValueError``
-/// for an unknown name); ``Device((2, 1))`` takes the pair. A Device equals the same
+/// for an unknown name); ``Device((2, 1))`` takes the pair, checked by the C library's device
+/// rule (``dlpack_device_check``): a negative ``device_id`` raises ``ValueError``
+/// (``INVALID_DEVICE``: an index-less device is not -1, peer case 54), while device types DLPack
+/// does not assign pass through, as in every consumer helper (``name`` is then None). A Device
+/// equals the same
 /// ``(device_type, device_id)`` tuple (what ``__dlpack_device__`` returns), its name and
 /// another Device of the same value, hashes as the tuple and unpacks as one.
 #[pyclass(frozen, module = "dlpack_helpers", name = "Device", sequence)]

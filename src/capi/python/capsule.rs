@@ -404,8 +404,8 @@ pub(crate) fn import_capsule(
 /// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when a versioned capsule's tensor has flag bits its
 ///   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
 ///   tensor): consumed, and the tensor released through its deleter
-/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
-///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM` (a legacy tensor; the capsule is
 ///   consumed and the tensor released)
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor;
 ///   the capsule is consumed and the tensor released)
@@ -417,6 +417,7 @@ pub(crate) fn import_capsule(
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code (a legacy tensor; the capsule is consumed and the tensor
 ///   released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
 ///   pointer-addressed device (a legacy tensor; the capsule is consumed and the tensor released)
 /// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
@@ -477,8 +478,8 @@ pub unsafe extern "C" fn dlpack_capsule_import(
 /// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when a versioned capsule's tensor has flag bits its
 ///   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
 ///   tensor): consumed, and the tensor released through its deleter
-/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
-///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor; the capsule is
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM` (a legacy tensor; the capsule is
 ///   consumed and the tensor released)
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor;
 ///   the capsule is consumed and the tensor released)
@@ -490,6 +491,7 @@ pub unsafe extern "C" fn dlpack_capsule_import(
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code (a legacy tensor; the capsule is consumed and the tensor
 ///   released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
 ///   pointer-addressed device (a legacy tensor; the capsule is consumed and the tensor released)
 /// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
@@ -676,7 +678,11 @@ unsafe extern "C" fn view_legacy_deleter(t: *mut DLManagedTensor) {
 ///   shape whose element count or byte extent does not fit in `int64_t` is `OVERFLOW`), and
 ///   NULL strides become the exact compact row-major strides, or `OVERFLOW` when one does not
 ///   fit in `int64_t` (peer case 49: never a clamped or wrapped stride).
-/// - `flags`: `DLPACK_FLAG_BITMASK_*` (DLPack 1.3 bits only, else `INVALID_FLAGS`). Versioned
+/// - `tensor->device`: `device_id` non-negative, and a device type DLPack 1.3 assigns (1-4,
+///   7-18) unless `flags` has `DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE` (else
+///   `INVALID_DEVICE`; peer cases 54, 55).
+/// - `flags`: `DLPACK_FLAG_BITMASK_*` (DLPack 1.3 bits only, else `INVALID_FLAGS`), plus the
+///   request bit `DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE` (never stored). Versioned
 ///   export: stored as given. Legacy export (the struct has no flags), each flag is refused or
 ///   dropped, never silently: `READ_ONLY` is refused with `DLPACK_HELPERS_STATUS_READ_ONLY`
 ///   (`BufferError`, as NumPy raises for a read-only array asked for the legacy struct; peer
@@ -710,12 +716,15 @@ unsafe extern "C" fn view_legacy_deleter(t: *mut DLManagedTensor) {
 ///   `READ_ONLY`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's, or a
 ///   legacy export of a padded sub-byte tensor
-/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
-///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative, or the device
+///   type is not one DLPack 1.3 assigns and `flags` lacks
+///   `DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE`
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
 ///   pointer-addressed device
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte extent or a filled-in stride
@@ -742,11 +751,11 @@ pub unsafe extern "C" fn dlpack_capsule_new_view(
                 "kind is {kind}, not a DLPACK_HELPERS_EXPORT_* value"
             )));
         }
+        let flags = crate::capi::convert::producer_flags(flags, t.device, "tensor.device")?;
         let producer = Declared::Versioned {
             version: DLPackVersion::CURRENT,
             flags,
         };
-        crate::capi::convert::check_known(flags, "flags")?;
         // SAFETY: caller contract: non-NULL shape/strides hold ndim elements.
         let view = unsafe { view_of(&t, producer, &LENIENT) }?;
         validate::check_view(&view, producer, &LENIENT)?;

@@ -589,8 +589,8 @@ pub(crate) fn import_ordered(
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
 /// @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
 ///   `used_` capsule
-/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
-///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor, which is released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM` (a legacy tensor, which is released)
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor,
 ///   which is released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor, which
@@ -600,6 +600,7 @@ pub(crate) fn import_ordered(
 ///   released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
 ///   `bits` is not allowed for the code (a legacy tensor, which is released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
 ///   pointer-addressed device (a legacy tensor, which is released)
 /// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
@@ -771,6 +772,7 @@ fn as_i64(api: &'static Api, item: &Owned, keep: bool) -> Result<Option<i64>, Er
 ///   A device id of `None` is read as 0 for `kDLCPU` (PaddlePaddle 3.3 answers `(kDLCPU,
 ///   None)`; a CPU has one device) and is `_BAD_PRODUCER_RESULT` for every other device type
 ///   (issue 25).
+///   A negative `device_id` is refused (`_INVALID_DEVICE`, `ValueError`; peer case 54).
 ///
 /// Returns OK; `_NO_DLPACK_METHOD` (`AttributeError`); `_PRODUCER_BUFFER_ERROR`,
 /// `_PRODUCER_TYPE_ERROR`, `_PRODUCER_ERROR` (the method raised); `_BAD_PRODUCER_RESULT` (not a
@@ -787,6 +789,8 @@ fn as_i64(api: &'static Api, item: &Owned, keep: bool) -> Result<Option<i64>, Er
 /// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the method raised another exception
 /// @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when the result is not a pair of integers in
 ///   `int32` range
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the pair's `device_id` is negative (peer case
+///   54: an index-less device is not -1)
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception that does not derive from
 ///   `Exception` was raised: it is left set
@@ -817,6 +821,8 @@ pub unsafe extern "C" fn dlpack_object_get_device(
 /// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the method raised another exception
 /// @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when the result is not a pair of integers in
 ///   `int32` range
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the pair's `device_id` is negative (peer case
+///   54: an index-less device is not -1)
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception is left set: with
 ///   `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`, or one not deriving from `Exception`
@@ -907,12 +913,13 @@ fn query_device(
     } else {
         i32::try_from(vals[1]).map_err(|_| bad())?
     };
-    // SAFETY: non-NULL caller storage.
-    unsafe {
-        out.write(DLDevice {
-            device_type: DLDeviceType(dt),
-            device_id: id,
-        })
+    let d = DLDevice {
+        device_type: DLDeviceType(dt),
+        device_id: id,
     };
+    // Issue 22 (peer case 54): a negative id is never returned; unknown types pass through.
+    crate::rules::device::check_id(d, "__dlpack_device__()")?;
+    // SAFETY: non-NULL caller storage.
+    unsafe { out.write(d) };
     Ok(())
 }
