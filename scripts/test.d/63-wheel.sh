@@ -102,6 +102,7 @@ ro_build() {  # ro_build <checkout>: what runs against the read-only checkout
 export -f ro_build
 export PY RUN
 echo "== the checkout read-only: pip install (temporary build folder) and python -m build --sdist"
+t0=$SECONDS
 if [ "$(id -u)" = 0 ]; then
   SRC="$ROOT"; CARGO_DIR="$ROOT/target"
   before="$(snapshot "$SRC")"
@@ -126,7 +127,7 @@ else
 fi
 after="$(snapshot "$SRC")"
 [ "$before" = "$after" ] || { diff <(echo "$before") <(echo "$after") | head -n 20; fail "building changed the checkout"; }
-echo "ok: installed and packed from the read-only checkout; the tree is byte-for-byte unchanged ($(echo "$before" | grep -c '^f ') files)"
+echo "ok: installed and packed from the read-only checkout in $((SECONDS - t0)) s; the tree is byte-for-byte unchanged ($(echo "$before" | grep -c '^f ') files)"
 (cd / && env -u DLPACK_HELPERS_LIBRARY PYTHONPATH="$RUN/ro-install" "$PY" -c '
 import sys, numpy as np, dlpack_helpers as dh
 assert dh.__file__.startswith(sys.argv[1]), dh.__file__
@@ -157,29 +158,58 @@ assert not bad, bad
 print(f"   the sdist holds {len(files)} files, all of them tracked sources; none from target/, build/, .venv")
 PY
 
-echo "== pip install of the sdist into a fresh venv (build isolation, pinned build requirements)"
+echo "== pip install of the sdist's sources into a fresh venv (its declared build requirements, pinned)"
+t0=$SECONDS
 "$PY" -m venv "$RUN/sdist-venv" || fail "python -m venv"
 SPY="$RUN/sdist-venv/bin/python"
-# Cargo's dependency builds are reused from target/wheel-check/cargo-sdist (the project's own
-# crates rebuild: the unpacked sdist is a new source path each time). Build requirements come
-# from PyPI at the versions of scripts/constraints.txt.
+# The sdist is unpacked (as pip does) into a folder whose path stays the same from run to run,
+# and only files whose content changed are rewritten there: cargo's fingerprints name the source
+# path and compare times, so its folders (target/wheel-check/cargo-sdist) rebuild exactly what
+# the sdist changed.
+SDIST_SRC="$WORK/sdist-src"
 SDIST_CARGO="$WORK/cargo-sdist"
-# the last run's builds of the project's own crates (other source paths) are dead weight
-find "$SDIST_CARGO" -path '*/deps/*' \( -name '*dlpack_helpers*' -o -name '*_native*' \) -delete 2>/dev/null || true
-PIP_CONSTRAINT="$ROOT/scripts/constraints.txt" "$SPY" -m pip install --disable-pip-version-check --quiet "$SDIST" \
+mkdir -p "$RUN/sdist-unpacked"
+tar -xzf "$SDIST" -C "$RUN/sdist-unpacked" --strip-components=1
+"$PY" - "$RUN/sdist-unpacked" "$SDIST_SRC" <<'PY'
+import filecmp, os, shutil, sys
+src, dst = sys.argv[1:]
+want = {os.path.relpath(os.path.join(d, f), src) for d, _, fs in os.walk(src) for f in fs}
+for d, _, fs in os.walk(dst, topdown=False):
+    for f in fs:
+        rel = os.path.relpath(os.path.join(d, f), dst)
+        if rel not in want:
+            os.remove(os.path.join(dst, rel))
+    if d != dst and not os.listdir(d):
+        os.rmdir(d)
+for rel in sorted(want):
+    s, t = os.path.join(src, rel), os.path.join(dst, rel)
+    if not (os.path.isfile(t) and filecmp.cmp(s, t, shallow=False)):
+        os.makedirs(os.path.dirname(t), exist_ok=True)
+        shutil.copyfile(s, t)
+        shutil.copymode(s, t)
+PY
+# The build requirements the sdist declares (its pyproject.toml), at the pinned versions, into the
+# fresh venv, which then builds without isolation: pip's isolated environment has a new path each
+# time, and cargo rebuilds every dependency when the linker's path (Zig's) changes.
+"$SPY" -c 'import sys, tomllib; print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"]))' \
+  "$SDIST_SRC/pyproject.toml" >"$RUN/build-requires.txt" || fail "reading the sdist's build requirements"
+"$SPY" -m pip install --disable-pip-version-check --quiet -r "$RUN/build-requires.txt" -c "$ROOT/scripts/constraints.txt" \
+  || fail "pip install of the sdist's build requirements ($(paste -sd' ' "$RUN/build-requires.txt"))"
+"$SPY" -m pip install --disable-pip-version-check --quiet --no-build-isolation "$SDIST_SRC" \
   -Ccmake.define.DLPACK_HELPERS_CARGO_TARGET_DIR="$SDIST_CARGO" \
   -Ccmake.define.DLPACK_HELPERS_PYTHON_CARGO_TARGET_DIR="$SDIST_CARGO/python-native" >"$RUN/sdist-install.log" 2>&1 \
   || { tail -n 40 "$RUN/sdist-install.log"; fail "pip install of the sdist in a fresh venv"; }
-# The package's tests, from the sdist, against the installed package. NumPy, PyArrow and pytest
-# come from the project venv through a .pth line (after the venv's own site-packages).
+echo "   built and installed in $((SECONDS - t0)) s"
+# The package's tests, from the sdist, against the installed package (and its library, for the
+# tests that use ctypes). NumPy, PyArrow and pytest come from the project venv through a .pth
+# line (after the venv's own site-packages).
 SSITE="$("$SPY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 "$PY" -c 'import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))' > "$SSITE/project-venv.pth"
-mkdir -p "$RUN/sdist-src"
-tar -xzf "$SDIST" -C "$RUN/sdist-src" --strip-components=1
+SLIB="$(cd / && "$SPY" -m dlpack_helpers --library)" || fail "python -m dlpack_helpers --library in the sdist's venv"
 # Left out, each for its reason: test_prototypes.py reads include/dlpack_helpers.h and
 # test_install.py / test_lifetime.py run scripts or builds of the checkout (50-python.sh runs them).
-(cd "$RUN/sdist-src" && env -u DLPACK_HELPERS_LIBRARY "$SPY" -m pytest -q -p no:cacheprovider tests-py \
-   --ignore=tests-py/test_prototypes.py --ignore=tests-py/test_install.py --ignore=tests-py/test_lifetime.py 2>&1 | tail -n 5; exit "${PIPESTATUS[0]}") || fail "the package's tests against the sdist install"
-"$SPY" -c 'import dlpack_helpers as dh, sys; assert dh.__file__.startswith(sys.argv[1]), dh.__file__' "$SSITE" \
-  || fail "the tests did not run against the sdist's install"
+(cd "$SDIST_SRC" && DLPACK_HELPERS_LIBRARY="$SLIB" PYTHONDONTWRITEBYTECODE=1 "$SPY" -m pytest -q -p no:cacheprovider tests-py \
+   --ignore=tests-py/test_prototypes.py --ignore=tests-py/test_install.py --ignore=tests-py/test_lifetime.py 2>&1 | tail -n 3
+ exit "${PIPESTATUS[0]}") || fail "the package's tests against the sdist install"
+case "$SLIB" in "$SSITE"/*) ;; *) fail "the sdist's venv loads $SLIB, not its own library" ;; esac
 echo "wheel: all checks passed"
