@@ -89,6 +89,8 @@ case "$INC$LIBD$CMD$PCD" in *"$ROOT"*) fail "an SDK directory points into the so
 [ -f "$CMD/dlpack_helpersConfig.cmake" ] || fail "no dlpack_helpersConfig.cmake in $CMD"
 [ -f "$PCD/dlpack_helpers.pc" ] || fail "no dlpack_helpers.pc in $PCD"
 [ "$(ask --includedir --libdir)" = "$INC $LIBD" ] || fail "several options are not answered in order on one line"
+LIBF="$(ask --library)"; echo "library $LIBF"
+[ "$(dirname "$LIBF")" = "$LIBD" ] && [ "$(head -c4 "$LIBF" | tail -c3)" = "ELF" ] || fail "--library is not the ELF file in $LIBD: $LIBF"
 "$VPY" -c "
 import dlpack_helpers as dh
 assert (dh.get_include(), dh.get_library_dir(), dh.get_cmake_dir()) == ('$INC', '$LIBD', '$CMD')" \

@@ -145,7 +145,7 @@ import subprocess, sys, tarfile
 sdist, root = sys.argv[1:]
 names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
 files = {n for n in names if not any(m.startswith(n + "/") for m in names)}
-tracked = set(subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True, check=True).stdout.split())
+tracked = set(subprocess.run(["git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard"], capture_output=True, text=True, check=True).stdout.split())
 extra = sorted(files - tracked - {"PKG-INFO"})
 assert not extra, f"the sdist holds files that are not the project's sources: {extra[:10]}"
 need = {"pyproject.toml", "CMakeLists.txt", "Cargo.toml", "Cargo.lock", "build.rs", "scripts/build",
