@@ -51,7 +51,24 @@ static double sum_f64(const DLTensor *t, int64_t *count) {
   return total;
 }
 
+/* The library's own names: "float64", "cpu:0" (dlpack_dtype_format / dlpack_device_format);
+ * a value without a name prints as the numbers. */
+static const char *dtype_name(DLDataType dtype, char *buf, size_t size) {
+  if (dlpack_dtype_format(dtype, buf, size, NULL) != DLPACK_HELPERS_STATUS_OK)
+    snprintf(buf, size, "(code %u, bits %u, lanes %u)", dtype.code, dtype.bits, dtype.lanes);
+  return buf;
+}
+
+static const char *device_name(DLDevice device, char *buf, size_t size) {
+  if (dlpack_device_format(device, buf, size, NULL) != DLPACK_HELPERS_STATUS_OK)
+    snprintf(buf, size, "(%d, %d)", device.device_type, device.device_id);
+  return buf;
+}
+
+static const char *elements(int64_t n) { return n == 1 ? "element" : "elements"; }
+
 static void describe(const DLTensor *t) {
+  char name[64];
   printf("    ndim %d, shape (", t->ndim);
   for (int32_t d = 0; d < t->ndim; ++d) printf("%s%lld", d ? ", " : "", (long long)t->shape[d]);
   printf("), strides ");
@@ -62,8 +79,8 @@ static void describe(const DLTensor *t) {
     for (int32_t d = 0; d < t->ndim; ++d) printf("%s%lld", d ? ", " : "", (long long)t->strides[d]);
     printf(")");
   }
-  printf(" elements, dtype (code %u, bits %u, lanes %u), byte_offset %llu\n", t->dtype.code,
-         t->dtype.bits, t->dtype.lanes, (unsigned long long)t->byte_offset);
+  printf(" elements, dtype %s, byte_offset %llu\n", dtype_name(t->dtype, name, sizeof name),
+         (unsigned long long)t->byte_offset);
 }
 
 /* Take the managed tensor out of a capsule: check the name, rename it (ownership moves now, before
@@ -123,6 +140,7 @@ static void consume(PyObject *array, const char *label, int versioned, double ex
   }
 
   DLDevice device;
+  char name[64];
   const DLTensor *t;
   Py_ssize_t refs_held = Py_REFCNT(array); /* NumPy's manager_ctx holds the array while we own the tensor */
   if (versioned) {
@@ -147,7 +165,7 @@ static void consume(PyObject *array, const char *label, int versioned, double ex
     EXPECT(dlpack_get_device(m, &device) == DLPACK_HELPERS_STATUS_OK, "dlpack_get_device failed");
     t = &m->dl_tensor;
     describe(t);
-    printf("    device (%d, %d), CPU-accessible: %s\n", device.device_type, device.device_id,
+    printf("    device %s, CPU-accessible: %s\n", device_name(device, name, sizeof name),
            dlpack_is_cpu_accessible(device) ? "yes" : "no");
     EXPECT(dlpack_is_cpu_accessible(device), "NumPy memory is not CPU-accessible");
     if (!fits_allocation(t, m->flags, label)) {
@@ -157,8 +175,8 @@ static void consume(PyObject *array, const char *label, int versioned, double ex
     }
     int64_t n;
     double total = sum_f64(t, &n);
-    printf("    read %lld elements through the DLTensor, sum %g (NumPy says %g)\n", (long long)n, total,
-           expected_sum);
+    printf("    read %lld %s through the DLTensor, sum %g (NumPy says %g)\n", (long long)n, elements(n),
+           total, expected_sum);
     EXPECT(total == expected_sum, "sum differs from NumPy's");
     dlpack_tensor_delete(m); /* exactly once; m is gone now */
   } else {
@@ -169,7 +187,7 @@ static void consume(PyObject *array, const char *label, int versioned, double ex
     EXPECT(dlpack_legacy_get_device(m, &device) == DLPACK_HELPERS_STATUS_OK, "dlpack_legacy_get_device failed");
     t = &m->dl_tensor;
     describe(t);
-    printf("    device (%d, %d), CPU-accessible: %s\n", device.device_type, device.device_id,
+    printf("    device %s, CPU-accessible: %s\n", device_name(device, name, sizeof name),
            dlpack_is_cpu_accessible(device) ? "yes" : "no");
     if (!fits_allocation(t, 0, label)) {
       ++failures;
@@ -178,8 +196,8 @@ static void consume(PyObject *array, const char *label, int versioned, double ex
     }
     int64_t n;
     double total = sum_f64(t, &n);
-    printf("    read %lld elements through the DLTensor, sum %g (NumPy says %g)\n", (long long)n, total,
-           expected_sum);
+    printf("    read %lld %s through the DLTensor, sum %g (NumPy says %g)\n", (long long)n, elements(n),
+           total, expected_sum);
     EXPECT(total == expected_sum, "sum differs from NumPy's");
     dlpack_legacy_tensor_delete(m);
   }

@@ -66,6 +66,28 @@ lib.dlpack_dltensor_fits_allocation.argtypes = [C.POINTER(DLTensor), C.c_uint64,
                                                 C.POINTER(C.c_bool)]
 lib.dlpack_dltensor_fits_allocation.restype = C.c_int32
 
+lib.dlpack_dtype_format.argtypes = [DLDataType, C.c_char_p, C.c_size_t, C.POINTER(C.c_size_t)]
+lib.dlpack_dtype_format.restype = C.c_int32
+lib.dlpack_device_format.argtypes = [DLDevice, C.c_char_p, C.c_size_t, C.POINTER(C.c_size_t)]
+lib.dlpack_device_format.restype = C.c_int32
+
+
+def dtype_name(dtype):
+    """The library's name for a dtype ("float64"), or the numbers when it has none."""
+    buf = C.create_string_buffer(64)
+    if lib.dlpack_dtype_format(dtype, buf, len(buf), None) == 0:
+        return buf.value.decode()
+    return f"(code {dtype.code}, bits {dtype.bits}, lanes {dtype.lanes})"
+
+
+def device_name(device):
+    """The library's name for a device ("cpu:0"), or the numbers when it has none."""
+    buf = C.create_string_buffer(64)
+    if lib.dlpack_device_format(device, buf, len(buf), None) == 0:
+        return buf.value.decode()
+    return f"({device.device_type}, {device.device_id})"
+
+
 capi = C.pythonapi
 capi.PyCapsule_GetPointer.argtypes, capi.PyCapsule_GetPointer.restype = [C.py_object, C.c_char_p], C.c_void_p
 capi.PyCapsule_SetName.argtypes, capi.PyCapsule_SetName.restype = [C.py_object, C.c_char_p], C.c_int
@@ -152,10 +174,9 @@ def consume(array, label, versioned):
     t = m.contents.dl_tensor
     shape = tuple(t.shape[d] for d in range(t.ndim))
     strides = tuple(t.strides[d] for d in range(t.ndim)) if t.strides else None
-    print(f"    shape {shape}, strides {strides} elements, dtype ({t.dtype.code}, {t.dtype.bits}, {t.dtype.lanes}),"
-          f" byte_offset {t.byte_offset}")
+    print(f"    shape {shape}, strides {strides} elements, dtype {dtype_name(t.dtype)}, byte_offset {t.byte_offset}")
     cpu = lib.dlpack_is_cpu_accessible(dev)
-    print(f"    device ({dev.device_type}, {dev.device_id}), CPU-accessible: {'yes' if cpu else 'no'}")
+    print(f"    device {device_name(dev)}, CPU-accessible: {'yes' if cpu else 'no'}")
     expect(cpu, "NumPy memory is not CPU-accessible")
     # Before reading: every element inside the allocation the tensor views (NumPy's root buffer)?
     # Negative strides reach below data + byte_offset; an empty tensor touches nothing.
@@ -173,7 +194,7 @@ def consume(array, label, versioned):
         return
     values = read_f64(t)
     expect(values == array.ravel().tolist(), "elements differ from NumPy's")
-    print(f"    read {len(values)} elements through the DLTensor: {values[:6]}{' ...' if len(values) > 6 else ''}"
+    print(f"    read {len(values)} element{'' if len(values) == 1 else 's'} through the DLTensor: {values[:6]}{' ...' if len(values) > 6 else ''}"
           f" {'== NumPy' if values == array.ravel().tolist() else '!= NumPy'}")
     (lib.dlpack_tensor_delete if versioned else lib.dlpack_legacy_tensor_delete)(m)
     refs_after = sys.getrefcount(array)

@@ -68,13 +68,16 @@ setup_venv() {
     echo "== creating the project virtual environment in .venv"
     python3 -m venv "$VENV" || { echo "error: python3 -m venv failed (install the python3-venv package)" >&2; exit 1; }
   fi
-  if ! "$PY" -c 'import sys; sys.exit(0 if open(sys.argv[1]).read() == open(sys.argv[2]).read() else 1)' \
-      scripts/requirements.txt "$VENV/.requirements" 2>/dev/null; then
-    echo "== installing Python packages (scripts/requirements.txt) into .venv"
-    "$PY" -m pip install --quiet --disable-pip-version-check -r scripts/requirements.txt
-    cp scripts/requirements.txt "$VENV/.requirements"
+  # Exact versions from scripts/constraints.txt (scripts/pin rewrites it), so that every fresh
+  # machine tests the same NumPy, PyArrow and tools. Reinstalled when either file changes.
+  if ! cat scripts/requirements.txt scripts/constraints.txt | cmp -s - "$VENV/.requirements"; then
+    echo "== installing Python packages (scripts/requirements.txt, pinned by scripts/constraints.txt) into .venv"
+    "$PY" -m pip install --quiet --disable-pip-version-check -r scripts/requirements.txt -c scripts/constraints.txt
+    cat scripts/requirements.txt scripts/constraints.txt > "$VENV/.requirements"
   fi
   export PATH="$VENV/bin:$PATH"
+  # Zig (the wheel's linker, from the ziglang package) keeps its cache in the project.
+  export ZIG_GLOBAL_CACHE_DIR="${ZIG_GLOBAL_CACHE_DIR:-$ROOT/target/zig-cache}"
   install_package
 }
 
@@ -82,13 +85,17 @@ setup_venv() {
 package_inputs_hash() {
   git -C "$ROOT" ls-files -z --cached --others --exclude-standard -- \
       pyproject.toml CMakeLists.txt cmake Cargo.toml Cargo.lock clib src include python README.md abi scripts/build \
+      scripts/native-static-libs \
     | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1
 }
 
-# `pip install .` of the repository root into .venv, as a user would (scikit-build-core runs
-# CMakeLists.txt: cargo builds the library, then the extension). The wheel is kept in
-# target/wheels (scripts/test.d/50-python.sh installs the same wheel into a fresh venv); cargo
-# reuses target/ and target/python-native. Skipped when no build input changed since the last
+# `pip wheel .` of the repository root, repaired by auditwheel, installed into .venv, as a user
+# would (scikit-build-core runs CMakeLists.txt: cargo builds the library, then the extension,
+# both linked with Zig for glibc 2.17). The repaired (manylinux) wheel is kept in target/wheels
+# (the test parts install it into fresh venvs), the wheel as built in target/wheels/built/, the
+# separate debug files in target/wheels/debug/. For speed the build uses the documented opt-in
+# persistent folders, all under target/: -Cbuild-dir (target/python-build) and cargo's target
+# dirs (target/, target/python-native). Skipped when no build input changed since the last
 # install (content hash of the inputs) and the installed package still imports.
 install_package() {
   need cargo "the Rust toolchain"
@@ -99,13 +106,27 @@ install_package() {
       && (cd / && "$PY" -c 'import dlpack_helpers._native') 2>/dev/null; then
     return 0
   fi
-  echo "== pip install . (dlpack_helpers: native extension + C SDK) into .venv"
+  echo "== pip wheel . + auditwheel repair (dlpack_helpers: native extension + C SDK), installed into .venv"
   rm -rf "$WHEEL_DIR"
-  "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation -w "$WHEEL_DIR" "$ROOT" \
+  "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation -w "$WHEEL_DIR/built" "$ROOT" \
+    -Cbuild-dir="$ROOT/target/python-build/{wheel_tag}" \
     -Ccmake.define.DLPACK_HELPERS_CARGO_TARGET_DIR="$ROOT/target" \
-    -Ccmake.define.DLPACK_HELPERS_PYTHON_CARGO_TARGET_DIR="$ROOT/target/python-native"
+    -Ccmake.define.DLPACK_HELPERS_PYTHON_CARGO_TARGET_DIR="$ROOT/target/python-native" \
+    -Ccmake.define.DLPACK_HELPERS_DEBUG_DIR="$WHEEL_DIR/debug"
+  repair_wheel "$WHEEL_DIR"/built/dlpack_helpers-*.whl
   "$PY" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$WHEEL_DIR"/dlpack_helpers-*.whl
   echo "$want" > "$VENV/.package"
+}
+
+# The glibc floor of the wheels (CMakeLists.txt DLPACK_HELPERS_GLIBC_FLOOR, set by pyproject.toml)
+# and the platform tag auditwheel gives them (docs/python.md "The wheel").
+WHEEL_PLAT="manylinux_2_17_$(uname -m)"
+
+# repair_wheel WHEEL [OUTDIR]: auditwheel repair, tagged $WHEEL_PLAT, into OUTDIR (target/wheels).
+repair_wheel() {
+  local out="${2:-$WHEEL_DIR}"
+  "$VENV/bin/auditwheel" repair --plat "$WHEEL_PLAT" -w "$out" "$1" >"$out/auditwheel-repair.log" 2>&1 \
+    || { cat "$out/auditwheel-repair.log"; echo "error: auditwheel repair --plat $WHEEL_PLAT $1 failed" >&2; return 1; }
 }
 
 build_release() {

@@ -15,7 +15,7 @@ import dlpack_helpers as dh
 from dlpack_helpers import _sdk
 
 PACKAGE = Path(dh.__file__).resolve().parent
-OPTIONS = ["--includedir", "--libdir", "--cmakedir", "--pkgconfigdir", "--cflags", "--libs"]
+OPTIONS = ["--includedir", "--libdir", "--library", "--cmakedir", "--pkgconfigdir", "--cflags", "--libs"]
 
 
 def _cli(*args, path=None):
@@ -31,6 +31,7 @@ def _has_sdk() -> bool:
 def test_locators_are_exported_from_the_package():
     assert dh.get_include is _sdk.get_include
     assert dh.get_library_dir is _sdk.get_library_dir
+    assert dh.get_library_path is _sdk.get_library_path
     assert dh.get_cmake_dir is _sdk.get_cmake_dir
     assert issubclass(_sdk.SDKNotFoundError, FileNotFoundError)
 
@@ -44,6 +45,60 @@ def test_installed_sdk_directories_hold_what_they_name():
     assert (Path(_sdk.get_pkgconfig_dir()) / "dlpack_helpers.pc").is_file()
     r = _cli("--includedir", "--cmakedir")
     assert r.returncode == 0 and r.stdout.split() == [dh.get_include(), dh.get_cmake_dir()], r.stderr
+
+
+# Counts the distinct files mapped into the running process whose name starts with the library's
+# name (device and inode from /proc/self/maps): two copies of the library are two files.
+_COUNT_MAPPINGS = """
+import sys
+def library_files():
+    files = {}
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) == 6 and parts[5].strip().rsplit("/", 1)[-1].startswith("libdlpack_helpers.so"):
+                files[(parts[3], parts[4])] = parts[5].strip()
+    return files
+"""
+
+
+def _mapped_files(code: str) -> list[str]:
+    r = subprocess.run([sys.executable, "-c", _COUNT_MAPPINGS + code + "\nprint('\\n'.join(library_files().values()))"],
+                       capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(PACKAGE.parent)))
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()
+
+
+@pytest.mark.skipif(not _has_sdk(), reason="this package has no SDK (a source checkout)")
+def test_the_wheel_holds_one_library_file_and_a_linker_script():
+    lib = Path(dh.get_library_dir())
+    elf = [p for p in lib.iterdir() if p.is_file() and p.read_bytes()[:4] == b"\x7fELF"]
+    assert [p.name for p in elf] == [Path(dh.get_library_path()).name], sorted(p.name for p in lib.iterdir())
+    script = (lib / "libdlpack_helpers.so").read_text()
+    assert f"INPUT(-l:{elf[0].name})" in script, script
+    # The file the extension is linked against is that one file.
+    assert os.path.realpath(dh._native._library_path()) == dh.get_library_path()
+    assert _cli("--library").stdout.strip() == dh.get_library_path()
+
+
+@pytest.mark.skipif(not _has_sdk(), reason="this package has no SDK (a source checkout)")
+def test_one_process_maps_one_library_whichever_way_it_is_loaded():
+    """The extension, ctypes by the documented name (get_library_path()), dh.lib and a dlopen by
+    the bare SONAME: one file mapped. The control loads a copy of the
+    same library, which the same probe sees as a second file."""
+    one = _mapped_files(
+        "import ctypes, dlpack_helpers as dh\n"
+        "ctypes.CDLL(dh.get_library_path()); dh.lib.dlpack_get_info\n"
+        "ctypes.CDLL(dh.get_library_path().rsplit('/', 1)[1])  # by SONAME: the loaded one\n")
+    assert one == [dh.get_library_path()], one
+
+
+@pytest.mark.skipif(not _has_sdk(), reason="this package has no SDK (a source checkout)")
+def test_the_mapping_probe_sees_a_second_copy(tmp_path):
+    copy = tmp_path / Path(dh.get_library_path()).name
+    shutil.copy(dh.get_library_path(), copy)
+    two = _mapped_files(f"import ctypes, dlpack_helpers as dh\nctypes.CDLL({str(copy)!r})\n")
+    assert sorted(two) == sorted([dh.get_library_path(), str(copy)]), two
 
 
 @pytest.fixture

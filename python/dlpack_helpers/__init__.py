@@ -31,12 +31,13 @@ from ._native import (
     is_cpu_accessible,
     raise_status,
 )
-from ._sdk import get_cmake_dir, get_include, get_library_dir  # the wheel's C/C++ SDK (see _sdk.py)
+# the wheel's C/C++ SDK (see _sdk.py)
+from ._sdk import get_cmake_dir, get_include, get_library_dir, get_library_path
 
 __all__ = [
     "info", "device", "is_cpu_accessible", "import_tensor", "Tensor", "DType", "Device",
     "DLPackHelpersError", "raise_status", "lib", "__dlpack_info__",
-    "get_include", "get_library_dir", "get_cmake_dir",
+    "get_include", "get_library_dir", "get_library_path", "get_cmake_dir",
 ]
 __version__ = "0.1.0"
 

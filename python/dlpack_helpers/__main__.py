@@ -1,5 +1,5 @@
-"""``python -m dlpack_helpers --includedir | --libdir | --cmakedir | --pkgconfigdir | --cflags |
---libs``: print where the installed wheel's C/C++ SDK is, for build scripts::
+"""``python -m dlpack_helpers --includedir | --libdir | --library | --cmakedir | --pkgconfigdir |
+--cflags | --libs``: print where the installed wheel's C/C++ SDK is, for build scripts::
 
     cmake -S . -B build -Ddlpack_helpers_DIR="$(python -m dlpack_helpers --cmakedir)"
     cc -shared ext.c $(python -m dlpack_helpers --cflags --libs) ...
@@ -20,6 +20,8 @@ from . import _sdk
 _OPTIONS = {
     "--includedir": ("the directory of dlpack_helpers.h (-I)", lambda: [_sdk.get_include()]),
     "--libdir": ("the directory of the shared C library (-L)", lambda: [_sdk.get_library_dir()]),
+    "--library": ("the shared library file itself, for ctypes.CDLL or dlopen (one copy per process)",
+                  lambda: [_sdk.get_library_path()]),
     "--cmakedir": ("the directory of dlpack_helpersConfig.cmake (-Ddlpack_helpers_DIR=)",
                    lambda: [_sdk.get_cmake_dir()]),
     "--pkgconfigdir": ("the directory of dlpack_helpers.pc (PKG_CONFIG_PATH)",

@@ -2,8 +2,8 @@
 
 The library is searched, in order: the file the native extension ``_native`` is linked against,
 as the dynamic loader resolved it (so ctypes, the extension and C extensions share one loaded
-copy and its process-wide state; a wheel stores the SONAME link as a plain copy, so loading
-another path could load a second copy); this package's ``lib/`` folder; at ``$DLPACK_HELPERS_LIBRARY`` (a file); in the checkout's ``target/release``, only
+copy and its process-wide state); this package's ``lib/`` folder (its one library file, named
+by the SONAME: ``lib/libdlpack_helpers.so`` is a linker script); at ``$DLPACK_HELPERS_LIBRARY`` (a file); in the checkout's ``target/release``, only
 when this package is the ``python/`` folder of a dlpack-helpers source checkout. It is loaded with
 ``ctypes.PyDLL``: calls keep the GIL, which the Python entry points require. The ``ImportError``
 when nothing loads lists every place tried.
@@ -302,6 +302,21 @@ def _checkout_root(here: Path):
     return None
 
 
+def _package_library(lib: Path, name: str) -> Path:
+    """The library file in a package's ``lib/``: a wheel holds one file, named by the SONAME
+    (``libdlpack_helpers.so.0.1``), beside ``libdlpack_helpers.so``, a linker script that ctypes
+    cannot load. The first ELF file among ``name*``, else ``lib/name`` (reported as tried)."""
+    try:
+        for p in sorted(lib.glob(name + "*")):
+            if p.is_file():
+                with open(p, "rb") as f:
+                    if f.read(4) == b"\x7fELF":
+                        return p
+    except OSError:
+        pass
+    return lib / name
+
+
 def candidates(here: Path | None = None, env: str | None = None) -> list[tuple[Path, str]]:
     """Where the library is looked for, in order, as ``(path, where)`` pairs."""
     name = _NAMES.get(sys.platform, "libdlpack_helpers.so")
@@ -316,7 +331,7 @@ def candidates(here: Path | None = None, env: str | None = None) -> list[tuple[P
             linked = None
         if linked:
             out.append((Path(linked), "the library dlpack_helpers._native is linked against"))
-    out.append((here / "lib" / name, "the package's lib/ folder"))
+    out.append((_package_library(here / "lib", name), "the package's lib/ folder"))
     if env:
         out.append((Path(env), "$DLPACK_HELPERS_LIBRARY"))
     root = _checkout_root(here)

@@ -4,7 +4,9 @@ build against the library (as ``numpy.get_include()`` or ``pybind11.get_cmake_di
 The wheel lays the SDK out inside the package directory::
 
     dlpack_helpers/include/dlpack_helpers.h, dlpack_helpers.hpp
-    dlpack_helpers/lib/libdlpack_helpers.so*            (the shared C library)
+    dlpack_helpers/lib/libdlpack_helpers.so.0.1         (the shared C library, one file, named
+                                                         by its SONAME)
+    dlpack_helpers/lib/libdlpack_helpers.so             (a linker script naming it, for -l)
     dlpack_helpers/lib/cmake/dlpack_helpers/*.cmake     (find_package(dlpack_helpers CONFIG))
     dlpack_helpers/lib/pkgconfig/dlpack_helpers.pc
 
@@ -19,7 +21,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-__all__ = ["get_include", "get_library_dir", "get_cmake_dir", "get_pkgconfig_dir", "SDKNotFoundError"]
+__all__ = ["get_include", "get_library_dir", "get_library_path", "get_cmake_dir", "get_pkgconfig_dir",
+           "SDKNotFoundError"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -65,6 +68,34 @@ def get_library_dir() -> str:
     your extension finds the library another way). ``SDKNotFoundError`` when the package has no
     SDK."""
     return _dir_with("lib", _LIBRARY_NAMES, "the C library " + " or ".join(_LIBRARY_NAMES))
+
+
+def get_library_path() -> str:
+    """The shared C library file itself, the one to load with ``ctypes.CDLL``/``dlopen``: the
+    file named by its SONAME (``lib/libdlpack_helpers.so.0.1``), the only copy in the wheel. It is
+    the file ``dlpack_helpers._native`` and every extension linked through the SDK load, so a
+    process maps it once and all of them share its state (last error, stream backends, exchange
+    API cache). ``lib/libdlpack_helpers.so`` is a linker script for ``-ldlpack_helpers``, not a
+    library: ``dlopen`` refuses it ("invalid ELF header"). ``SDKNotFoundError`` when the package
+    has no SDK."""
+    d = Path(get_library_dir())
+    # The one file that is an ELF object among the library's names (lib/ holds the SONAME file
+    # and the linker script; a build tree or a distribution's layout may hold more links).
+    found = sorted(p for p in d.glob(_LIBRARY_NAMES[0] + "*") if p.is_file() and _is_elf(p))
+    if not found:
+        raise _missing("the shared library file (an ELF object named " + _LIBRARY_NAMES[0] + ".*)",
+                       [d / (_LIBRARY_NAMES[0] + ".*")])
+    # Links resolve to one real file; distinct real files would be distinct copies.
+    real = {p.resolve() for p in found}
+    if len(real) > 1:
+        raise SDKNotFoundError(f"dlpack_helpers: {d} holds {len(real)} different copies of the "
+                               f"library ({', '.join(sorted(str(p) for p in real))}): reinstall")
+    return str(found[0].resolve())
+
+
+def _is_elf(p: Path) -> bool:
+    with open(p, "rb") as f:
+        return f.read(4) == b"\x7fELF"
 
 
 def get_cmake_dir() -> str:

@@ -17,4 +17,7 @@ fn main() {
     println!("cargo:rustc-link-search=native={dir}");
     println!("cargo:rustc-link-lib=dylib=dlpack_helpers");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,$ORIGIN/lib");
+    // A build id, as the C library has: debuggers match the separate debug file by it (Zig's
+    // linker, used for wheels, does not add one unless asked).
+    println!("cargo:rustc-cdylib-link-arg=-Wl,--build-id");
 }

@@ -6,8 +6,12 @@
 # built against it with pip and its tests run on NumPy, PyArrow (and JAX on CPU when the project
 # venv has it) in that venv.
 #
-# The package is the wheel of the repository root (pyproject.toml): the one setup_venv built into
-# target/wheels when there is one, else `pip wheel .` here. The native package's wheel lays the
+# The package is the wheel of the repository root (pyproject.toml): the manylinux wheel setup_venv
+# built and repaired into target/wheels when there is one, else `pip wheel .` here. Everything
+# after the wheel exists runs with no Rust toolchain on PATH (a user of the wheel has none), and
+# ends with one process that loads the package, the example extension and the library through
+# ctypes by its documented name (dlpack_helpers.get_library_path()): /proc/self/maps must show
+# one library file. The native package's wheel lays the
 # SDK out inside the package: dlpack_helpers/include, dlpack_helpers/lib, lib/cmake/dlpack_helpers,
 # lib/pkgconfig. Before the root has a pyproject.toml the same layout is assembled from
 # python/dlpack_helpers and a `cmake --install` of this tree.
@@ -31,7 +35,7 @@ SITE="$("$VPY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 "$PY" -c 'import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))' > "$SITE/project-venv.pth"
 pip_() { "$VPY" -m pip --disable-pip-version-check "$@"; }
 echo "== scikit-build-core into the fresh venv"
-pip_ install --quiet "scikit-build-core>=0.10" || fail "pip install scikit-build-core"
+pip_ install --quiet -c "$ROOT/scripts/constraints.txt" "scikit-build-core>=0.10" || fail "pip install scikit-build-core"
 
 if [ -f "$ROOT/pyproject.toml" ]; then
   shopt -s nullglob
@@ -58,6 +62,18 @@ else
   ln -s lib/libdlpack_helpers.so "$SITE/dlpack_helpers/libdlpack_helpers.so"
 fi
 
+# From here on: no cargo, no rustc on PATH (the venv's bin first, for cmake and python).
+NO_RUST_PATH=""
+IFS=: read -r -a path_dirs <<<"$PATH"
+for d in "${path_dirs[@]}"; do
+  [ -n "$d" ] && { [ -e "$d/cargo" ] || [ -e "$d/rustc" ]; } && continue
+  NO_RUST_PATH="${NO_RUST_PATH:+$NO_RUST_PATH:}$d"
+done
+export PATH="$TMP/venv/bin:$NO_RUST_PATH"
+unset CARGO RUSTC CARGO_HOME RUSTUP_HOME RUSTUP_TOOLCHAIN
+if command -v cargo >/dev/null || command -v rustc >/dev/null; then fail "a Rust toolchain is still on PATH"; fi
+echo "== no Rust toolchain on PATH from here on"
+
 echo "== python -m dlpack_helpers (from elsewhere, without DLPACK_HELPERS_LIBRARY)"
 mkdir -p "$TMP/elsewhere"
 cd "$TMP/elsewhere"
@@ -73,6 +89,8 @@ case "$INC$LIBD$CMD$PCD" in *"$ROOT"*) fail "an SDK directory points into the so
 [ -f "$CMD/dlpack_helpersConfig.cmake" ] || fail "no dlpack_helpersConfig.cmake in $CMD"
 [ -f "$PCD/dlpack_helpers.pc" ] || fail "no dlpack_helpers.pc in $PCD"
 [ "$(ask --includedir --libdir)" = "$INC $LIBD" ] || fail "several options are not answered in order on one line"
+LIBF="$(ask --library)"; echo "library $LIBF"
+[ "$(dirname "$LIBF")" = "$LIBD" ] && [ "$(head -c4 "$LIBF" | tail -c3)" = "ELF" ] || fail "--library is not the ELF file in $LIBD: $LIBF"
 "$VPY" -c "
 import dlpack_helpers as dh
 assert (dh.get_include(), dh.get_library_dir(), dh.get_cmake_dir()) == ('$INC', '$LIBD', '$CMD')" \
@@ -99,6 +117,33 @@ pip_ install --no-build-isolation --no-deps \
 grep -q "^dlpack_helpers_DIR:[A-Z]*=$CMD\$" "$WORK/example-build/CMakeCache.txt" \
   || fail "the example did not find dlpack_helpers through --cmakedir"
 "$VPY" -m pytest -q -p no:cacheprovider "$ROOT/examples/python_extension/tests" || fail "the example's tests"
+
+echo "== one process, one library: the package, the example extension and ctypes by the documented name"
+"$VPY" - "$SITE" <<'PY' || fail "the library is mapped more than once, or from outside the venv"
+import ctypes, os, sys
+import numpy as np
+import dlpack_helpers as dh
+import dlpack_sum_example as ex
+
+site = os.path.realpath(sys.argv[1])
+path = dh.get_library_path()                  # the documented name for ctypes / dlopen
+assert path.startswith(site), path
+lib = ctypes.CDLL(path)                       # a ctypes user
+lib.dlpack_status_string.restype = ctypes.c_char_p
+assert lib.dlpack_status_string(0) == b"OK", lib.dlpack_status_string(0)
+assert ex.sum(np.arange(4.0)) == 6.0          # the example extension (DT_NEEDED by SONAME)
+with dh.import_tensor(np.arange(3.0)) as t:   # the package's extension
+    assert np.from_dlpack(t).tolist() == [0.0, 1.0, 2.0]
+assert dh.lib._name == path, dh.lib._name      # dh.lib, the package's own ctypes binding
+files = {}
+with open("/proc/self/maps") as f:
+    for line in f:
+        p = line.split(None, 5)
+        if len(p) == 6 and os.path.basename(p[5].strip()).startswith("libdlpack_helpers"):
+            files[(p[3], p[4])] = p[5].strip()
+print("   mapped:", sorted(set(files.values())))
+assert sorted(set(files.values())) == [path] and len(files) == 1, files
+PY
 
 echo "== a package without the SDK says so"
 mkdir -p "$TMP/bare"
