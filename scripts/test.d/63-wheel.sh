@@ -148,7 +148,7 @@ files = {n for n in names if not any(m.startswith(n + "/") for m in names)}
 tracked = set(subprocess.run(["git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard"], capture_output=True, text=True, check=True).stdout.split())
 extra = sorted(files - tracked - {"PKG-INFO"})
 assert not extra, f"the sdist holds files that are not the project's sources: {extra[:10]}"
-need = {"pyproject.toml", "CMakeLists.txt", "Cargo.toml", "Cargo.lock", "build.rs", "scripts/build",
+need = {"pyproject.toml", "CMakeLists.txt", "Cargo.toml", "Cargo.lock", "clib/Cargo.toml", "clib/build.rs", "scripts/build",
         "scripts/native-static-libs", "abi/dlpack_helpers.map", "include/dlpack_helpers.h",
         "python/native/Cargo.lock", "python/native/Cargo.toml", "python/dlpack_helpers/_sdk.py",
         "src/lib.rs", "cmake/dlpack_helpersConfig.cmake.in", "tests-py/conftest.py"}
