@@ -1,7 +1,8 @@
 """Run the whole benchmark suite and write docs/performance.md (driven by scripts/bench).
 
-Usage: python benches/bench.py [--quick] [--out PATH]
+Usage: python benches/bench.py [--quick] [--out PATH] [--peers-only]
 --quick: tiny iteration counts, no callgrind (the smoke run of scripts/test.d/70-bench.sh).
+--peers-only: issue 26's rows alone (benches/python_peers.py), printed as JSON.
 """
 import json
 import os
@@ -99,6 +100,35 @@ def python():
             b = total_ir([PY, script, "loop", case, str(3 * n)])
             res["ir"][case] = (b - a) / (2 * n)
     return res
+
+
+def peers():
+    """Issue 26's pairs (benches/python_peers.py): ours next to NumPy, nanobind and tvm-ffi.
+    The full run builds the peer modules once (cached in target/bench-peers by their sources);
+    the quick run uses them only when already built, else their rows are skipped with a reason."""
+    script = str(ROOT / "benches" / "python_peers.py")
+    if not QUICK:
+        print(sh([PY, script, "build"]).strip(), file=sys.stderr)
+    res = {"time": json.loads(sh([PY, script, "time"] + (["--quick"] if QUICK else [])))}
+    for name, why in res["time"]["skipped"].items():
+        print(f"bench: skipped row {name!r}: {why}", file=sys.stderr)
+    if not QUICK and shutil_which("valgrind") and shutil_which("setarch"):
+        res["ir"] = peers_ir()
+    return res
+
+
+def peers_ir():
+    """One callgrind run of `python_peers.py ir` (a dump per measured loop), instructions per call.
+    Repeatable: ASLR off, hash seed fixed, one BLAS thread, gc off (in the script)."""
+    d = Path(tempfile.mkdtemp(prefix="peers-ir-", dir=BUILD))
+    env = dict(ENV, OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
+    meta = d / "meta.json"
+    cmd = ["setarch", platform.machine(), "-R", "valgrind", "--tool=callgrind", "--dump-before=bench_mark",
+           f"--callgrind-out-file={d / 'cg.out'}", PY, str(ROOT / "benches" / "python_peers.py"), "ir"]
+    meta.write_text(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
+    if "error" in json.loads(meta.read_text()):
+        return None
+    return json.loads(sh([PY, str(ROOT / "benches" / "python_peers.py"), "dumps", str(d / "cg.out"), str(meta)]))
 
 
 def slope(pts):
@@ -294,9 +324,13 @@ BEFORE = Path(__file__).resolve().parent / "ir_before.json"
 NOTES = Path(__file__).resolve().parent / "performance_notes.md"
 
 if __name__ == "__main__":
+    if "--peers-only" in sys.argv:  # issue 26's rows alone, as JSON (benches/issue26_before.json)
+        print(json.dumps(peers(), indent=1))
+        sys.exit(0)
     core = c_core()
     allocs = c_allocs()
     thr = streams()
     py = python()
+    py["peers"] = peers()
     report(core, allocs, thr, py)
     print(f"wrote {OUT}")
