@@ -9,7 +9,7 @@ use crate::ffi;
 use crate::values::{DType, Device};
 use core::ffi::c_void;
 use core::ptr::null_mut;
-use core::sync::atomic::{AtomicPtr, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering::Relaxed};
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyTuple};
@@ -37,6 +37,19 @@ pub struct Tensor {
     /// `dlpack_capsule_new` that owns `mt` (its destructor calls the deleter); views reference it.
     owner: AtomicPtr<pyo3::ffi::PyObject>,
     how: u32,
+    /// Set once `mt` passed `dlpack_tensor_validate` (first in-place export, first exchange-API
+    /// import): views of it are then made by `dlpack_*_new_view_validated` (issue 26). `mt` does
+    /// not change while this Tensor holds it (nothing here writes it; DLPack: the producer
+    /// does not).
+    validated: AtomicBool,
+    /// The first plan `dlpack_export_request_resolve` gave for a request without `stream` and
+    /// `dl_device` (then the plan depends only on the request's `max_version` and `copy` and on
+    /// this tensor's device, which do not change), with that request: the same request again
+    /// reuses it.
+    plan: OnceLock<(
+        ffi::dlpack_helpers_export_request,
+        ffi::dlpack_helpers_export_plan,
+    )>,
     shape: OnceLock<Py<PyTuple>>,
     dtype: OnceLock<Py<DType>>,
     device: OnceLock<Py<Device>>,
@@ -59,6 +72,8 @@ impl Tensor {
             mt: AtomicPtr::new(mt),
             owner: AtomicPtr::new(null_mut()),
             how,
+            validated: AtomicBool::new(false),
+            plan: OnceLock::new(),
             shape: OnceLock::new(),
             dtype: OnceLock::new(),
             device: OnceLock::new(),
@@ -89,6 +104,25 @@ impl Tensor {
         // SAFETY: valid until release (GIL held; nothing here runs Python code that could
         // release it while the reference is used).
         Ok(unsafe { &*p })
+    }
+
+    /// Validate `mt` once per Tensor (`dlpack_tensor_validate`, NULL strides read as row-major,
+    /// as `dlpack_capsule_new_view` checks a view), so that views of it are only copied
+    /// (`dlpack_*_new_view_validated`). `Ok(true)` once it passed; an invalid tensor is an error
+    /// on every export, never cached.
+    pub fn validate_once(&self, mt: &DLManagedTensorVersioned) -> PyResult<bool> {
+        if self.validated.load(Relaxed) {
+            return Ok(true);
+        }
+        let opts = ffi::dlpack_helpers_validate_options {
+            struct_size: core::mem::size_of::<ffi::dlpack_helpers_validate_options>(),
+            flags: ffi::VALIDATE_LENIENT_NULL_STRIDES,
+            ..Default::default()
+        };
+        // SAFETY: `mt` is the live tensor this object owns; no layout wanted.
+        check(unsafe { ffi::dlpack_tensor_validate(mt, &opts, null_mut()) })?;
+        self.validated.store(true, Relaxed);
+        Ok(true)
     }
 
     /// The owner capsule of the managed tensor (made on first use), borrowed.
@@ -420,20 +454,6 @@ impl Tensor {
 }
 
 impl Tensor {
-    /// A versioned in-place (or copied, as the plan says) export with max_version 1.3.
-    pub fn export_versioned<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let req = ffi::dlpack_helpers_export_request {
-            has_max_version: true,
-            max_version: DLPackVersion { major: 1, minor: 3 },
-            has_stream: false,
-            stream: 0,
-            has_dl_device: false,
-            dl_device: DLDevice::default(),
-            copy: ffi::COPY_IF_NEEDED,
-        };
-        self.export(py, &req, None)
-    }
-
     fn export<'py>(
         &self,
         py: Python<'py>,
@@ -442,6 +462,14 @@ impl Tensor {
     ) -> PyResult<Bound<'py, PyAny>> {
         let mt = self.managed()?;
         let src = mt.dl_tensor.device;
+        let memo = queue.is_none() && !req.has_stream && !req.has_dl_device;
+        if memo {
+            if let Some((r, p)) = self.plan.get() {
+                if same_request(r, req) {
+                    return self.export_with(py, mt, *p);
+                }
+            }
+        }
         let mut plan = core::mem::MaybeUninit::<ffi::dlpack_helpers_export_plan>::uninit();
         let version = DLPackVersion { major: 1, minor: 3 };
         // SAFETY: valid request, stream and out pointers.
@@ -466,6 +494,19 @@ impl Tensor {
         })?;
         // SAFETY: written on OK.
         let plan = unsafe { plan.assume_init() };
+        if memo {
+            let _ = self.plan.set((*req, plan));
+        }
+        self.export_with(py, mt, plan)
+    }
+
+    /// The export `plan` says (a copy, or a view of this tensor).
+    fn export_with<'py>(
+        &self,
+        py: Python<'py>,
+        mt: &DLManagedTensorVersioned,
+        plan: ffi::dlpack_helpers_export_plan,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let mut out: *mut c_void = null_mut();
         if plan.copy {
             let (tensor, buffer, shape) = host_copy(py, &mt.dl_tensor, plan.device)?;
@@ -496,12 +537,37 @@ impl Tensor {
             let owner = self.owner()?;
             // SAFETY: `tensor` borrows our shape/strides (copied by the call); owner is alive.
             check(unsafe {
-                ffi::dlpack_capsule_new_view(&tensor, flags, owner.cast(), plan.kind, &mut out)
+                if tensor.device == mt.dl_tensor.device && self.validate_once(mt)? {
+                    // `tensor` is `mt`'s DLTensor, validated: only its flags differ, and the
+                    // export checks those on every call.
+                    ffi::dlpack_capsule_new_view_validated(
+                        &tensor,
+                        flags,
+                        owner.cast(),
+                        plan.kind,
+                        &mut out,
+                    )
+                } else {
+                    ffi::dlpack_capsule_new_view(&tensor, flags, owner.cast(), plan.kind, &mut out)
+                }
             })?;
         }
         // SAFETY: a new reference on OK.
         Ok(unsafe { Bound::from_owned_ptr(py, out.cast()) })
     }
+}
+
+/// Whether two requests without `stream` and `dl_device` are the same (the fields a resolution
+/// reads then).
+fn same_request(
+    a: &ffi::dlpack_helpers_export_request,
+    b: &ffi::dlpack_helpers_export_request,
+) -> bool {
+    a.has_max_version == b.has_max_version
+        && (!a.has_max_version || a.max_version == b.max_version)
+        && a.copy == b.copy
+        && a.has_stream == b.has_stream
+        && a.has_dl_device == b.has_dl_device
 }
 
 /// A compact row-major host copy of `t` for a plan that copies to `device`: the tensor (shape
