@@ -5,13 +5,14 @@ side in one process (a benchmark, not a test).
                                                       target/bench-peers/<hash of the sources> once;
                                                       prints the folder, or "skip: <reason>"
   python benches/python_peers.py time [--quick]     -> JSON {row: {ours_ns, peer_ns, ...}}
-  python benches/python_peers.py ir                 -> JSON {row: {ours_ir, peer_ir, ...}}; run it
-                                                      under callgrind with --dump-before=bench_mark
-                                                      (benches/bench.py does: `peers_ir`)
+  python benches/python_peers.py ir                 -> runs the loops, a callgrind dump point between
+                                                      them (run under --dump-before=getppid, as
+                                                      benches/bench.py `peers_ir` does); prints their order
+  python benches/python_peers.py dumps PREFIX META  -> JSON {row: {ours_ir, peer_ir, ratio}} from the dumps
 
 Every row is a pair of statements, ours first. Rows whose peer is missing (the peer modules not
 built, nanobind, tvm-ffi, PyTorch or Paddle not installed) are left out with a reason in
-"skipped". Instruction counts: one callgrind run; the peer module's `mark()` starts a new
+"skipped". Instruction counts: one callgrind run; `mark()` (libc's getppid) starts a new
 callgrind dump before each measured loop, so each loop's instructions are read from its own dump
 and the empty loop's are subtracted. Repeatable only with PYTHONHASHSEED=0, gc disabled,
 OPENBLAS_NUM_THREADS=1 and ASLR off (`setarch -R`), as benches/bench.py runs it.
@@ -69,6 +70,9 @@ def build():
 
 def load_peers():
     """(sdk module or None, nanobind module or None, reason for each missing one)."""
+    if os.environ.get("DLPACK_BENCH_FRAMEWORK_RUN"):
+        why = "the peer modules are built for the project venv, not the framework environment"
+        return None, None, {"sdk": why, "nanobind": why}
     d = peer_dir()
     if not d:
         why = "peer modules not built (scripts/bench builds them once: benches/python_peers.py build)"
@@ -172,8 +176,14 @@ def time_rows(quick):
     return {"rows": out, "skipped": skip}
 
 
+def mark():
+    """A callgrind dump point: libc's getppid, which nothing on the measured paths calls (the peer
+    module is not needed, so the framework environment's run is counted the same way)."""
+    os.getppid()
+
+
 def ir_rows(n=5000):
-    """Run under callgrind --dump-before=bench_mark: each loop is one dump (see the module doc)."""
+    """Run under callgrind --dump-before=getppid: each loop is one dump (see the module doc)."""
     gc.disable()
     ok, skip = rows()
     stmts = ["pass"] + sorted({s for row in ok for s in row[1:3]})
@@ -182,10 +192,10 @@ def ir_rows(n=5000):
     order = []
     for s in stmts:
         f = loop_fn(s)
-        sdk.mark()
+        mark()
         f(n)
         order.append(s)
-    sdk.mark()
+    mark()
     return {"n": n, "order": order, "rows": [list(r[:4]) for r in ok], "skipped": skip}
 
 
@@ -218,9 +228,6 @@ if __name__ == "__main__":
     elif mode == "time":
         print(json.dumps(time_rows("--quick" in sys.argv), indent=1))
     elif mode == "ir":
-        if sdk is None:
-            print(json.dumps({"error": SKIPPED.get("sdk")}))
-        else:
-            print(json.dumps(ir_rows()))
+        print(json.dumps(ir_rows()))
     elif mode == "dumps":
         print(json.dumps(read_dumps(sys.argv[2], json.loads(Path(sys.argv[3]).read_text())), indent=1))

@@ -4,8 +4,7 @@
  * examples/python_extension does; returns the tensor's ndim. ndim_exchange(obj): the same
  * through the type's C exchange table (DLPACK_HELPERS_IMPORT_EXCHANGE_API).
  * noop(obj): the same METH_O call with no import, the call's own cost (subtracted to get the
- * C import alone). loop(obj, n): n imports + releases in C, no Python call between them.
- * mark(): a callgrind dump point. */
+ * C import alone). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -50,37 +49,10 @@ static PyObject *noop(PyObject *self, PyObject *obj) {
   return PyLong_FromLong(0);
 }
 
-static PyObject *loop(PyObject *self, PyObject *args) {
-  (void)self;
-  PyObject *obj;
-  Py_ssize_t n;
-  if (!PyArg_ParseTuple(args, "On", &obj, &n)) return NULL;
-  long total = 0;
-  for (Py_ssize_t i = 0; i < n; i++) {
-    DLManagedTensorVersioned *t = NULL;
-    dlpack_helpers_status s = dlpack_object_import(obj, NULL, &t, NULL);
-    if (s != DLPACK_HELPERS_STATUS_OK) return fail(s);
-    total += t->dl_tensor.ndim;
-    dlpack_tensor_delete(t);
-  }
-  return PyLong_FromLong(total);
-}
-
-/* mark(): nothing; benches/python_peers.py runs under callgrind --dump-before=bench_mark, so each
- * call starts a new dump (one per measured loop). Not static, never inlined: callgrind must see it. */
-__attribute__((noinline)) PyObject *bench_mark(PyObject *self, PyObject *unused) {
-  (void)self;
-  (void)unused;
-  __asm__ volatile("" ::: "memory");
-  Py_RETURN_NONE;
-}
-
 static PyMethodDef methods[] = {
-    {"mark", bench_mark, METH_NOARGS, "callgrind dump point (see benches/python_peers.py)"},
     {"ndim", ndim, METH_O, "ndim of obj, imported through dlpack_object_import and released"},
     {"ndim_exchange", ndim_exchange, METH_O, "ndim through the type's C exchange table (else __dlpack__)"},
     {"noop", noop, METH_O, "0: the call alone"},
-    {"loop", loop, METH_VARARGS, "loop(obj, n): n imports + releases in C; the sum of ndim"},
     {NULL, NULL, 0, NULL},
 };
 
