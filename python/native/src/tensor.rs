@@ -42,14 +42,6 @@ pub struct Tensor {
     /// not change while this Tensor holds it (nothing here writes it; DLPack: the producer
     /// does not).
     validated: AtomicBool,
-    /// The first plan `dlpack_export_request_resolve` gave for a request without `stream` and
-    /// `dl_device` (then the plan depends only on the request's `max_version` and `copy` and on
-    /// this tensor's device, which do not change), with that request: the same request again
-    /// reuses it.
-    plan: OnceLock<(
-        ffi::dlpack_helpers_export_request,
-        ffi::dlpack_helpers_export_plan,
-    )>,
     shape: OnceLock<Py<PyTuple>>,
     dtype: OnceLock<Py<DType>>,
     device: OnceLock<Py<Device>>,
@@ -73,7 +65,6 @@ impl Tensor {
             owner: AtomicPtr::new(null_mut()),
             how,
             validated: AtomicBool::new(false),
-            plan: OnceLock::new(),
             shape: OnceLock::new(),
             dtype: OnceLock::new(),
             device: OnceLock::new(),
@@ -464,8 +455,9 @@ impl Tensor {
         let src = mt.dl_tensor.device;
         let memo = queue.is_none() && !req.has_stream && !req.has_dl_device;
         if memo {
-            if let Some((r, p)) = self.plan.get() {
-                if same_request(r, req) {
+            // SAFETY: GIL held (PLAN_MEMO's rule).
+            if let Some((d, r, p)) = unsafe { &*PLAN_MEMO.0.get() } {
+                if *d == src && same_request(r, req) {
                     return self.export_with(py, mt, *p);
                 }
             }
@@ -495,7 +487,8 @@ impl Tensor {
         // SAFETY: written on OK.
         let plan = unsafe { plan.assume_init() };
         if memo {
-            let _ = self.plan.set((*req, plan));
+            // SAFETY: GIL held (PLAN_MEMO's rule).
+            unsafe { *PLAN_MEMO.0.get() = Some((src, *req, plan)) };
         }
         self.export_with(py, mt, plan)
     }
@@ -556,6 +549,25 @@ impl Tensor {
         Ok(unsafe { Bound::from_owned_ptr(py, out.cast()) })
     }
 }
+
+/// The last plan `dlpack_export_request_resolve` gave for a request without `stream` and
+/// `dl_device`, with that request and the source device: then the plan depends on nothing
+/// else (the producer's version and flags are this module's constants), so the same request
+/// for a tensor on the same device reuses it (issue 26). Process-wide rather than per `Tensor`,
+/// so that a `Tensor` stays small (it is made on every import). Read and written only with the
+/// GIL held (abi3 targets GIL-enabled CPython, as `Tensor`'s own fields).
+struct PlanMemo(
+    core::cell::UnsafeCell<
+        Option<(
+            DLDevice,
+            ffi::dlpack_helpers_export_request,
+            ffi::dlpack_helpers_export_plan,
+        )>,
+    >,
+);
+// SAFETY: accessed only with the GIL held (see above).
+unsafe impl Sync for PlanMemo {}
+static PLAN_MEMO: PlanMemo = PlanMemo(core::cell::UnsafeCell::new(None));
 
 /// Whether two requests without `stream` and `dl_device` are the same (the fields a resolution
 /// reads then).
