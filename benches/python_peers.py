@@ -111,8 +111,9 @@ for name, make in (("torch", "torch.arange(16, dtype=torch.float32)"),
         ENV[name] = __import__(name)
         FRAMEWORKS[name] = ENV[f"{name}_t"] = eval(make, ENV)
     except Exception as e:  # noqa: BLE001 (not installed, or broken: a reason, never a failure)
-        SKIPPED[name] = f"{name} not importable here ({type(e).__name__}: {e}); " \
-                        "run scripts/bench in the framework environment to get its rows"
+        SKIPPED[name] = (f"{name} not importable here ({type(e).__name__}: {e}); its rows come from "
+                         "the framework environment (scripts/test frameworks makes it; scripts/bench "
+                         "then uses it)")
 
 # (row, ours, peer, target ratio ours/peer or None, what it needs). Each statement makes and drops
 # its result in the statement: an import includes the release.
