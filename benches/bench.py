@@ -1,7 +1,8 @@
 """Run the whole benchmark suite and write docs/performance.md (driven by scripts/bench).
 
-Usage: python benches/bench.py [--quick] [--out PATH]
+Usage: python benches/bench.py [--quick] [--out PATH] [--peers-only]
 --quick: tiny iteration counts, no callgrind (the smoke run of scripts/test.d/70-bench.sh).
+--peers-only: issue 26's rows alone (benches/python_peers.py), printed as JSON.
 """
 import json
 import os
@@ -99,6 +100,85 @@ def python():
             b = total_ir([PY, script, "loop", case, str(3 * n)])
             res["ir"][case] = (b - a) / (2 * n)
     return res
+
+
+def peers():
+    """Issue 26's pairs (benches/python_peers.py): ours next to NumPy, nanobind and tvm-ffi.
+    The full run builds the peer modules once (cached in target/bench-peers by their sources);
+    the quick run uses them only when already built, else their rows are skipped with a reason."""
+    script = str(ROOT / "benches" / "python_peers.py")
+    if not QUICK:
+        print(sh([PY, script, "build"]).strip(), file=sys.stderr)
+    res = {"time": json.loads(sh([PY, script, "time"] + (["--quick"] if QUICK else [])))}
+    if not QUICK and shutil_which("valgrind") and shutil_which("setarch"):
+        res["ir"] = peers_ir(PY)
+    # The framework rows (PyTorch, Paddle) in the framework part's environment, when it exists
+    # (scripts/test frameworks makes it): merged into the rows above.
+    fpy = ROOT / ".cache" / "frameworks" / "venv" / "bin" / "python"
+    if fpy.exists():
+        env = dict(ENV, DLPACK_BENCH_FRAMEWORK_RUN="1")
+        try:
+            fw = json.loads(sh([str(fpy), script, "time"] + (["--quick"] if QUICK else []), env=env))
+            fw_ir = peers_ir(str(fpy), env) if "ir" in res and res["ir"] else None
+        except subprocess.CalledProcessError as e:
+            print(f"bench: the framework environment's run failed: {e.stderr[-500:]}", file=sys.stderr)
+            fw, fw_ir = None, None
+        for name in list(fw["rows"] if fw else []):
+            if any(k in name for k in ("torch", "paddle")):
+                res["time"]["rows"][name] = fw["rows"][name]
+                res["time"]["skipped"].pop(name, None)
+                if fw_ir and name in fw_ir["rows"]:
+                    res["ir"]["rows"][name] = fw_ir["rows"][name]
+        for name, why in (fw or {}).get("skipped", {}).items():
+            if name in res["time"]["skipped"] and any(k in name for k in ("torch", "paddle")):
+                res["time"]["skipped"][name] = f"{why} (framework environment)"
+    for name, why in res["time"]["skipped"].items():
+        print(f"bench: skipped row {name!r}: {why}", file=sys.stderr)
+    return res
+
+
+def peers_ir(py, env=None):
+    """One callgrind run of `python_peers.py ir` (a dump per measured loop), instructions per call.
+    Repeatable: ASLR off, hash seed fixed, one BLAS thread, gc off (in the script)."""
+    d = Path(tempfile.mkdtemp(prefix="peers-ir-", dir=BUILD))
+    env = dict(env or ENV, OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
+    meta = d / "meta.json"
+    cmd = ["setarch", platform.machine(), "-R", "valgrind", "--tool=callgrind", "--dump-before=getppid",
+           f"--callgrind-out-file={d / 'cg.out'}", py, str(ROOT / "benches" / "python_peers.py"), "ir"]
+    meta.write_text(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
+    return json.loads(sh([PY, str(ROOT / "benches" / "python_peers.py"), "dumps", str(d / "cg.out"), str(meta)]))
+
+
+def peers_section(pe):
+    """Issue 26's rows: before (benches/issue26_before.json) and after, by instructions and time."""
+    if not pe:
+        return []
+    before = json.loads(ISSUE26_BEFORE.read_text()) if ISSUE26_BEFORE.exists() else {}
+    bi, bt = before.get("ir", {}).get("rows", {}), before.get("time", {}).get("rows", {})
+    ai, at = (pe.get("ir") or {}).get("rows", {}), pe["time"]["rows"]
+    L = ["", "### Issue 26: ours next to NumPy, nanobind and tvm-ffi\n",
+         "`benches/python_peers.py`: `x = numpy.arange(16, dtype=float32)`, `T = import_tensor(x)`; "
+         "`sdk.ndim(obj)` is a C extension (`benches/peers/src/sdk_peer.c`) importing through "
+         "`dlpack_object_import` and releasing, as `examples/python_extension` does (`ndim_exchange`: "
+         "with `DLPACK_HELPERS_IMPORT_EXCHANGE_API`); `nbp.ndim(a)` is a nanobind function taking "
+         "`nb::ndarray<>` (`benches/peers/src/nb_peer.cpp`); `sdk.noop(obj)` is the same C call "
+         "without an import. Instructions: Ir per call from one callgrind run (a dump per loop of "
+         "5,000 calls, the empty loop subtracted; ASLR off, `PYTHONHASHSEED=0`, one BLAS thread, gc "
+         "off). Time: minimum ns of interleaved repeats (shared machine: read as +-30%). *Before*: "
+         "the library at the start of issue 26 (`benches/issue26_before.json`), same script.\n",
+         "| row | ours | peer | before Ir (ours / peer) | after Ir (ours / peer) | ratio before | ratio after "
+         "| before ns (ours / peer) | after ns (ours / peer) | ratio after (ns) | target |",
+         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, r in at.items():
+        b, a, tb = bi.get(name, {}), ai.get(name, {}), bt.get(name, {})
+        pair = lambda d, k1, k2: f"{d[k1]:,.0f} / {d[k2]:,.0f}" if k1 in d else "-"
+        tgt = f"<= {r['target']}" if r.get("target") else "(the C import alone)"
+        L.append(f"| {name} | `{r['ours']}` | `{r['peer']}` | {pair(b, 'ours_ir', 'peer_ir')} | "
+                 f"{pair(a, 'ours_ir', 'peer_ir')} | {fmt(b.get('ratio'), 2)} | {fmt(a.get('ratio'), 2)} | "
+                 f"{pair(tb, 'ours_ns', 'peer_ns')} | {pair(r, 'ours_ns', 'peer_ns')} | {r['ratio']:.2f} | {tgt} |")
+    for name, why in pe["time"]["skipped"].items():
+        L.append(f"| {name} | skipped: {why} | | | | | | | | | |")
+    return L
 
 
 def slope(pts):
@@ -216,6 +296,7 @@ def report(core, allocs, thr, py):
     for k, v in py.get("ratios", {}).items():
         L.append(f"| `{v['statements'][0]}` vs `{v['statements'][1]}` | {v['ours_ns']:.0f} | "
                  f"{v['numpy_ns']:.0f} | {v['ratio']:.2f} | <= {v['target']} |")
+    L += peers_section(py.get("peers"))
     L += ["",
           "## 3. Memory\n",
           "Heap allocations per call (malloc/calloc/realloc/memalign counted by "
@@ -291,12 +372,17 @@ SCALING_ONLY = {"tensor_validate_2d", "tensor_validate_16d", "tensor_validate_32
                 "tensor_layout_1d", "tensor_layout_2d", "tensor_layout_8d", "tensor_layout_16d",
                 "tensor_layout_32d", "tensor_layout_64d"}
 BEFORE = Path(__file__).resolve().parent / "ir_before.json"
+ISSUE26_BEFORE = Path(__file__).resolve().parent / "issue26_before.json"
 NOTES = Path(__file__).resolve().parent / "performance_notes.md"
 
 if __name__ == "__main__":
+    if "--peers-only" in sys.argv:  # issue 26's rows alone, as JSON (benches/issue26_before.json)
+        print(json.dumps(peers(), indent=1))
+        sys.exit(0)
     core = c_core()
     allocs = c_allocs()
     thr = streams()
     py = python()
+    py["peers"] = peers()
     report(core, allocs, thr, py)
     print(f"wrote {OUT}")

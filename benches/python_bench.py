@@ -132,9 +132,17 @@ def allocs():
     get.restype = ctypes.c_ulong
     n = 10000
     out = {}
+    def tensor_export():  # issue 26: a view of a validated Tensor (one block: struct, shape, strides)
+        T.__dlpack__(max_version=(1, 3))
+
+    def tensor_to_numpy():
+        np.from_dlpack(T)
+
     for k, f in [("bare __dlpack__ + capsule release", bare_dlpack),
                  ("numpy.from_dlpack", numpy_from_dlpack),
-                 ("dlpack_helpers.import_tensor + release", import_tensor)]:
+                 ("dlpack_helpers.import_tensor + release", import_tensor),
+                 ("Tensor.__dlpack__(max_version=(1, 3)) + capsule release", tensor_export),
+                 ("numpy.from_dlpack(Tensor)", tensor_to_numpy)]:
         for _ in range(1000):
             f()
         b = get()

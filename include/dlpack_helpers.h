@@ -3439,6 +3439,90 @@ dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
                                               void **out_capsule);
 
 /**
+ * Export a view of `tensor`, which the caller has already validated, as a new DLPack capsule
+ * kept alive by a Python `owner`: `dlpack_capsule_new_view` without validating `tensor` again.
+ *
+ * For producers that validate a tensor once (when they make or import it: with
+ * `dlpack_tensor_validate` or `dlpack_dltensor_validate`, default options or
+ * `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`) and then export many views of it, as NumPy
+ * exports its arrays without re-checking them: the `dlpack_helpers.Tensor` export path uses it
+ * from its second export on. The capsule is the one `dlpack_capsule_new_view` makes (same
+ * struct, name, flags rules, owner reference and deleter), at the cost of the copy alone.
+ *
+ * Caller contract: `*tensor` passed one of those validations and has not changed since (the
+ * struct and the contents of its `shape` and `strides`), and `tensor->data` stays valid while
+ * `owner` lives. What is still checked, because the copy itself reads it: the NULL pointers,
+ * `kind`, `flags` (DLPack 1.3 bits only; the legacy export's refusals, as
+ * `dlpack_capsule_new_view`), `ndim` (0 to `DLPACK_HELPERS_MAX_NDIM`), a NULL `shape` with
+ * `ndim != 0`, and the compact row-major strides filled in for NULL `strides` (`OVERFLOW` when
+ * one does not fit). What is not checked again: extents, dtype, `data` and the byte range. A
+ * tensor that breaks the contract is copied as it is (integers only, nothing is dereferenced
+ * but `shape` and `strides`): the consumer then receives the same invalid tensor, never a
+ * fault inside this function.
+ *
+ * Parameters, ownership, thread-safety and statuses as `dlpack_capsule_new_view`. The caller
+ * holds the GIL.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor`, `owner` or `out_capsule` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `kind` is unknown
+ * @retval DLPACK_HELPERS_STATUS_READ_ONLY when a legacy export is asked for a tensor flagged
+ *   `READ_ONLY`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's, or a
+ *   legacy export of a padded sub-byte tensor
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when a filled-in stride does not fit in `int64_t`
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate (nothing is kept)
+ */
+dlpack_helpers_status dlpack_capsule_new_view_validated(const DLTensor *tensor,
+                                                        uint64_t flags,
+                                                        void *owner,
+                                                        dlpack_helpers_export_kind kind,
+                                                        void **out_capsule);
+
+/**
+ * Make a view of `tensor`, which the caller has already validated, as a new versioned managed
+ * tensor kept alive by a Python `owner`: the tensor `dlpack_capsule_new_view_validated` puts in
+ * its capsule, handed over without a capsule.
+ *
+ * For a producer's DLPack 1.3 C exchange API (`managed_tensor_from_py_object_no_sync` of
+ * `__dlpack_c_exchange_api__`), whose consumer takes the managed tensor directly: making a
+ * capsule only to consume it again costs a Python object and two renames per import. The
+ * `dlpack_helpers.Tensor` exchange table uses it.
+ *
+ * - `tensor`, `flags`, `owner`: as `dlpack_capsule_new_view_validated`, under the same caller
+ *   contract (validated with `dlpack_tensor_validate` or `dlpack_dltensor_validate`, default
+ *   options or `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`, unchanged since) and with the
+ *   same checks kept (NULL pointers, `flags` bits, `ndim` range, NULL `shape`, filled-in
+ *   strides).
+ * - `out_tensor`: receives a `DLManagedTensorVersioned` of version 1.3 with `flags`, a copy of
+ *   `*tensor` whose `shape` and `strides` (never NULL for `ndim != 0`) live in the same
+ *   allocation, and a deleter that drops the reference to `owner` as the capsule views' deleter
+ *   does (it takes the GIL itself, on any thread; during finalization only on the thread
+ *   holding it; after finalization it leaks on purpose: DLPack #103/#140). The caller owns it
+ *   and releases it exactly once (`dlpack_tensor_delete`).
+ *
+ * One allocation of the library's allocator (two above 8 dimensions), one new reference to
+ * `owner`; no Python object. The caller holds the GIL.
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor`, `owner` or `out_tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when a filled-in stride does not fit in `int64_t`
+ * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+ */
+dlpack_helpers_status dlpack_tensor_new_view_validated(const DLTensor *tensor,
+                                                       uint64_t flags,
+                                                       void *owner,
+                                                       struct DLManagedTensorVersioned **out_tensor);
+
+/**
  * Find the C exchange API of `type(obj)`: `__dlpack_c_exchange_api__` (a capsule named
  * `"dlpack_exchange_api"`, DLPack 1.3) or else `__c_dlpack_exchange_api__` (an integer
  * address, DLPack 1.2).

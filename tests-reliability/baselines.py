@@ -196,6 +196,34 @@ def b_capsule_new_view(c: Ctx):
     return case
 
 
+def b_capsule_new_view_validated(c: Ctx):
+    return b_capsule_new_view(c)  # the same valid call: a validated C-contiguous float64 tensor
+
+
+def b_tensor_new_view_validated(c: Ctx):
+    arr = np.arange(12.0).reshape(3, 4)
+    shape = (ctypes.c_int64 * 2)(3, 4)
+    t = DLTensor()
+    t.data = arr.ctypes.data
+    t.device = DLDevice(1, 0)
+    t.ndim = 2
+    t.dtype.code, t.dtype.bits, t.dtype.lanes = 2, 64, 1
+    t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    out = ctypes.c_void_p()
+
+    def after(s, args):
+        if c.ok(s):
+            v = ctypes.cast(out.value, ctypes.POINTER(DLManagedTensorVersioned)).contents
+            assert (v.version.major, v.version.minor) == (1, 3)
+            d = v.dl_tensor
+            if d.ndim:  # compact row-major strides filled in, inside the view
+                assert [d.strides[i] for i in range(d.ndim)] == ([4, 1] if d.ndim == 2 else [1] * d.ndim)
+            c.lib.dlpack_tensor_delete(out.value)  # drops the owner reference, once
+    case = Case({"tensor": t, "flags": ctypes.c_uint64(0), "owner": PyObj(arr), "out_tensor": out}, after)
+    case.keep = shape
+    return case
+
+
 class _Holder:
     """Hands a ready capsule to np.from_dlpack."""
 
@@ -557,6 +585,8 @@ BASELINES = {
     "dlpack_dltensor_fits_allocation": b_dltensor_fits_allocation,
     "dlpack_legacy_capsule_consume": lambda c: _b_capsule_consume(c, True),
     "dlpack_capsule_new_view": b_capsule_new_view,
+    "dlpack_capsule_new_view_validated": b_capsule_new_view_validated,
+    "dlpack_tensor_new_view_validated": b_tensor_new_view_validated,
     "dlpack_exchange_api_find": b_exchange_api_find,
     "dlpack_object_import": b_object_import,
     "dlpack_object_import_with_stream": b_object_import_with_stream,
@@ -730,6 +760,17 @@ VARIANTS = [
     ("dlpack_level_zero_context_set_devices", "NULL devices, count 0", lambda cs: (cs.args.__setitem__("devices", None), cs.args.__setitem__("num_devices", 0)), "OK"),
     ("dlpack_capsule_new_view", "int8 {4, 2^62, 4}, NULL strides (peer case 49)", lambda cs: _view_overflow_shape(cs.args["tensor"], 4), "OVERFLOW"),
     ("dlpack_capsule_new_view", "int8 {0, 2^62, 4}, NULL strides: stride 2^64 (peer case 49)", lambda cs: _view_overflow_shape(cs.args["tensor"], 0), "OVERFLOW"),
+    # The _validated views still check what their copy reads (issue 26).
+    ("dlpack_capsule_new_view_validated", "ndim -1", _set("tensor.ndim", -1), "INVALID_NDIM"),
+    ("dlpack_capsule_new_view_validated", "ndim INT32_MIN", _set("tensor.ndim", -2**31), "INVALID_NDIM"),
+    ("dlpack_capsule_new_view_validated", "read-only, legacy kind (peer case 50)", lambda cs: (cs.args.__setitem__("flags", ctypes.c_uint64(1)), cs.args.__setitem__("kind", ctypes.c_int32(0))), "READ_ONLY"),
+    ("dlpack_capsule_new_view_validated", "unknown flag bits", lambda cs: cs.args.__setitem__("flags", ctypes.c_uint64(2**63)), "INVALID_FLAGS"),
+    ("dlpack_capsule_new_view_validated", "int8 {0, 2^62, 4}, NULL strides: stride 2^64 (peer case 49)", lambda cs: _view_overflow_shape(cs.args["tensor"], 0), "OVERFLOW"),
+    ("dlpack_tensor_new_view_validated", "ndim 1025 (above DLPACK_HELPERS_MAX_NDIM)", _set("tensor.ndim", 1025), "INVALID_NDIM"),
+    ("dlpack_tensor_new_view_validated", "ndim -1", _set("tensor.ndim", -1), "INVALID_NDIM"),
+    ("dlpack_tensor_new_view_validated", "unknown flag bits", lambda cs: cs.args.__setitem__("flags", ctypes.c_uint64(2**63)), "INVALID_FLAGS"),
+    ("dlpack_tensor_new_view_validated", "read-only (versioned: kept)", lambda cs: cs.args.__setitem__("flags", ctypes.c_uint64(1)), "OK"),
+    ("dlpack_tensor_new_view_validated", "int8 {0, 2^62, 4}, NULL strides: stride 2^64 (peer case 49)", lambda cs: _view_overflow_shape(cs.args["tensor"], 0), "OVERFLOW"),
     ("dlpack_capsule_import", "unknown flag bits", lambda cs: cs.args.__setitem__("flags", ctypes.c_uint32(2**32 - 1)), "INVALID_ARGUMENT"),
     ("dlpack_capsule_import", "used capsule", lambda cs: cs.args.__setitem__("capsule", PyObj(_used_capsule())), "CAPSULE_CONSUMED"),
     ("dlpack_capsule_import", "versioned capsule, legacy-writable flag", lambda cs: (cs.args.__setitem__("capsule", PyObj(_numpy_capsule(True))), cs.args.__setitem__("flags", ctypes.c_uint32(4))), "OK"),

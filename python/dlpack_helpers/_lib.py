@@ -214,6 +214,8 @@ PROTOTYPES = {
     "dlpack_capsule_import": (status_t, (py_object, c_uint32, P(PV), P(c_uint32))),
     "dlpack_legacy_capsule_consume": (status_t, (py_object, P(PL))),
     "dlpack_capsule_new_view": (status_t, (P(DLTensor), c_uint64, py_object, c_int32, P(c_void_p))),
+    "dlpack_capsule_new_view_validated": (status_t, (P(DLTensor), c_uint64, py_object, c_int32, P(c_void_p))),
+    "dlpack_tensor_new_view_validated": (status_t, (P(DLTensor), c_uint64, py_object, P(PV))),
     "dlpack_object_import": (status_t, (py_object, P(ImportRequest), P(PV), P(c_uint32))),
     "dlpack_object_get_device": (status_t, (py_object, P(DLDevice))),
     "dlpack_object_query_device": (status_t, (py_object, c_uint32, P(DLDevice))),

@@ -345,19 +345,18 @@ pub fn layout_partial(view: &TensorView<'_>, padded: bool, full: bool) -> Result
             // Indexed from the last dimension, overflows flagged rather than branched on (a
             // wrapped value is only ever used when an error or an empty tensor follows): the
             // per-dimension cost of the same loop in C.
-            let strides = &strides[..shape.len()]; // equal lengths (checked above): no bounds checks below
-            let mut i = shape.len();
-            while i > 0 {
-                i -= 1;
-                let e = shape[i];
+            // Zipped and reversed: no bounds check per dimension (an indexed loop kept one, which
+            // cost a third of the instructions of each skipped extent-1 dimension).
+            // The index is needed only for a refusal: what remains of the reversed iterator.
+            let mut dims = shape.iter().zip(strides).rev();
+            while let Some((&e, &s)) = dims.next() {
                 if e <= 1 {
                     if e < 0 {
-                        return Err(negative_extent(i, e));
+                        return Err(negative_extent(dims.len(), e));
                     }
                     zero |= e == 0;
                     continue;
                 }
-                let s = strides[i];
                 c &= s == n;
                 let (v, o) = n.overflowing_mul(e);
                 n = v;

@@ -15,6 +15,9 @@ use core::ptr::null_mut;
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
+/// `DLPACK_FLAG_BITMASK_IS_COPIED`: never set on a view.
+const FLAG_IS_COPIED: u64 = 2;
+
 struct Table(DLPackExchangeAPI);
 // SAFETY: immutable after construction; the only pointer (`prev_api`) is NULL.
 unsafe impl Sync for Table {}
@@ -94,14 +97,28 @@ unsafe extern "C" fn from_py_object(
     guarded(|py| {
         // SAFETY: DLPack 1.3: a borrowed PyObject*, GIL held.
         let obj = unsafe { Bound::from_borrowed_ptr(py, obj.cast()) };
-        let t = ours(&obj)?;
-        order_on_default(t.get())?;
-        let cap = t.get().export_versioned(py)?;
-        let mut mt = null_mut();
-        // SAFETY: a fresh "dltensor_versioned" capsule; the consumer takes ownership.
-        check(unsafe { ffi::dlpack_capsule_consume(cap.as_ptr().cast(), &mut mt) })?;
+        let t = ours(&obj)?.get();
+        // Peer case 53: a recorded producer stream is waited for on the default stream first.
+        order_on_default(t)?;
+        // `__dlpack__(max_version=(1, 3))`'s in-place view (DLPack: a view, never IS_COPIED)
+        // without a capsule: the Tensor is validated once, each view is a copy of its DLTensor.
+        let mt = t.managed()?;
+        t.validate_once(mt)?;
+        let owner = t.owner()?;
+        let mut view = null_mut();
+        // SAFETY: `mt` validated and owned by this Tensor; owner alive; the caller's view.
+        check(unsafe {
+            ffi::dlpack_tensor_new_view_validated(
+                &mt.dl_tensor,
+                // Re-exporting what was imported: an unassigned device type passes through (the
+                // opt-in bit is not stored), as in `Tensor.__dlpack__`.
+                (mt.flags & !FLAG_IS_COPIED) | ffi::CREATE_ALLOW_UNASSIGNED_DEVICE,
+                owner.cast(),
+                &mut view,
+            )
+        })?;
         // SAFETY: the caller's out pointer.
-        unsafe { *out = mt };
+        unsafe { *out = view };
         Ok(())
     })
 }

@@ -97,6 +97,21 @@ pub struct dlpack_helpers_info {
     pub accepts_legacy: bool,
 }
 
+/// `dlpack_helpers_validate_options` (the header's; `struct_size` first).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct dlpack_helpers_validate_options {
+    pub struct_size: usize,
+    pub flags: u32,
+    pub max_ndim: i32,
+    pub data_alignment: u64,
+    pub first_element_alignment: u64,
+    pub dtype: DLDataType,
+}
+
+/// `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`.
+pub const VALIDATE_LENIENT_NULL_STRIDES: u32 = 1;
+
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct dlpack_helpers_layout {
@@ -151,6 +166,26 @@ extern "C" {
         owner: *mut c_void,
         kind: i32,
         out: *mut *mut c_void,
+    ) -> status;
+    /// `dlpack_capsule_new_view` for a tensor already validated (issue 26).
+    pub fn dlpack_capsule_new_view_validated(
+        tensor: *const DLTensor,
+        flags: u64,
+        owner: *mut c_void,
+        kind: i32,
+        out: *mut *mut c_void,
+    ) -> status;
+    /// The same view as a managed tensor, no capsule (issue 26: the exchange table).
+    pub fn dlpack_tensor_new_view_validated(
+        tensor: *const DLTensor,
+        flags: u64,
+        owner: *mut c_void,
+        out: *mut *mut DLManagedTensorVersioned,
+    ) -> status;
+    pub fn dlpack_tensor_validate(
+        tensor: *const DLManagedTensorVersioned,
+        options: *const dlpack_helpers_validate_options,
+        out_layout: *mut dlpack_helpers_layout,
     ) -> status;
     pub fn dlpack_object_import(
         obj: *mut c_void,

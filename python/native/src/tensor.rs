@@ -45,6 +45,11 @@ pub struct Tensor {
     /// assumed (a legacy import): the versioned hop between them carries READ_ONLY as a stated
     /// bit, but the fact is the first import's (issue 25).
     assumed_read_only: AtomicBool,
+    /// Set once `mt` passed `dlpack_tensor_validate` (first in-place export, first exchange-API
+    /// import): views of it are then made by `dlpack_*_new_view_validated` (issue 26). `mt` does
+    /// not change while this Tensor holds it (nothing here writes it; DLPack: the producer
+    /// does not).
+    validated: AtomicBool,
     shape: OnceLock<Py<PyTuple>>,
     dtype: OnceLock<Py<DType>>,
     device: OnceLock<Py<Device>>,
@@ -82,6 +87,7 @@ impl Tensor {
             how,
             ready,
             assumed_read_only: AtomicBool::new(false),
+            validated: AtomicBool::new(false),
             shape: OnceLock::new(),
             dtype: OnceLock::new(),
             device: OnceLock::new(),
@@ -133,6 +139,25 @@ impl Tensor {
     /// Record that this Tensor's READ_ONLY is the assumed one of the Tensor it views.
     pub fn inherit_assumed_read_only(&self) {
         self.assumed_read_only.store(true, Relaxed);
+    }
+
+    /// Validate `mt` once per Tensor (`dlpack_tensor_validate`, NULL strides read as row-major,
+    /// as `dlpack_capsule_new_view` checks a view), so that views of it are only copied
+    /// (`dlpack_*_new_view_validated`). `Ok(true)` once it passed; an invalid tensor is an error
+    /// on every export, never cached.
+    pub fn validate_once(&self, mt: &DLManagedTensorVersioned) -> PyResult<bool> {
+        if self.validated.load(Relaxed) {
+            return Ok(true);
+        }
+        let opts = ffi::dlpack_helpers_validate_options {
+            struct_size: core::mem::size_of::<ffi::dlpack_helpers_validate_options>(),
+            flags: ffi::VALIDATE_LENIENT_NULL_STRIDES,
+            ..Default::default()
+        };
+        // SAFETY: `mt` is the live tensor this object owns; no layout wanted.
+        check(unsafe { ffi::dlpack_tensor_validate(mt, &opts, null_mut()) })?;
+        self.validated.store(true, Relaxed);
+        Ok(true)
     }
 
     /// The owner capsule of the managed tensor (made on first use), borrowed.
@@ -518,6 +543,15 @@ impl Tensor {
     ) -> PyResult<Bound<'py, PyAny>> {
         let mt = self.managed()?;
         let src = mt.dl_tensor.device;
+        let memo = queue.is_none() && !req.has_stream && !req.has_dl_device;
+        if memo {
+            // SAFETY: GIL held (PLAN_MEMO's rule).
+            if let Some((d, r, p)) = unsafe { &*PLAN_MEMO.0.get() } {
+                if *d == src && same_request(r, req) {
+                    return self.export_with(py, mt, req, *p);
+                }
+            }
+        }
         let mut plan = core::mem::MaybeUninit::<ffi::dlpack_helpers_export_plan>::uninit();
         let version = DLPackVersion { major: 1, minor: 3 };
         // SAFETY: valid request, stream and out pointers.
@@ -542,6 +576,23 @@ impl Tensor {
         })?;
         // SAFETY: written on OK.
         let plan = unsafe { plan.assume_init() };
+        if memo {
+            // SAFETY: GIL held (PLAN_MEMO's rule).
+            unsafe { *PLAN_MEMO.0.get() = Some((src, *req, plan)) };
+        }
+        self.export_with(py, mt, req, plan)
+    }
+
+    /// The export `plan` says (a copy, or a view of this tensor), after the recorded producer
+    /// stream is waited for.
+    fn export_with<'py>(
+        &self,
+        py: Python<'py>,
+        mt: &DLManagedTensorVersioned,
+        req: &ffi::dlpack_helpers_export_request,
+        plan: ffi::dlpack_helpers_export_plan,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let src = mt.dl_tensor.device;
         // Peer case 53: data imported through a producer's no-sync export is ordered on the
         // producer's stream recorded then; the consumer's stream waits for it (no host block),
         // and a host copy waits on the host first.
@@ -591,7 +642,19 @@ impl Tensor {
             let owner = self.owner()?;
             // SAFETY: `tensor` borrows our shape/strides (copied by the call); owner is alive.
             check(unsafe {
-                ffi::dlpack_capsule_new_view(&tensor, flags, owner.cast(), plan.kind, &mut out)
+                if tensor.device == mt.dl_tensor.device && self.validate_once(mt)? {
+                    // `tensor` is `mt`'s DLTensor, validated: only its flags differ, and the
+                    // export checks those on every call (issue 26).
+                    ffi::dlpack_capsule_new_view_validated(
+                        &tensor,
+                        flags,
+                        owner.cast(),
+                        plan.kind,
+                        &mut out,
+                    )
+                } else {
+                    ffi::dlpack_capsule_new_view(&tensor, flags, owner.cast(), plan.kind, &mut out)
+                }
             })?;
         }
         // SAFETY: a new reference on OK.
@@ -622,6 +685,38 @@ impl Tensor {
         // SAFETY: a new reference on OK.
         Ok(unsafe { Bound::from_owned_ptr(py, out.cast()) })
     }
+}
+
+/// The last plan `dlpack_export_request_resolve` gave for a request without `stream` and
+/// `dl_device`, with that request and the source device: then the plan depends on nothing
+/// else (the producer's version and flags are this module's constants), so the same request
+/// for a tensor on the same device reuses it (issue 26). Process-wide rather than per `Tensor`,
+/// so that a `Tensor` stays small (it is made on every import). Read and written only with the
+/// GIL held (abi3 targets GIL-enabled CPython, as `Tensor`'s own fields).
+struct PlanMemo(
+    core::cell::UnsafeCell<
+        Option<(
+            DLDevice,
+            ffi::dlpack_helpers_export_request,
+            ffi::dlpack_helpers_export_plan,
+        )>,
+    >,
+);
+// SAFETY: accessed only with the GIL held (see above).
+unsafe impl Sync for PlanMemo {}
+static PLAN_MEMO: PlanMemo = PlanMemo(core::cell::UnsafeCell::new(None));
+
+/// Whether two requests without `stream` and `dl_device` are the same (the fields a resolution
+/// reads then).
+fn same_request(
+    a: &ffi::dlpack_helpers_export_request,
+    b: &ffi::dlpack_helpers_export_request,
+) -> bool {
+    a.has_max_version == b.has_max_version
+        && (!a.has_max_version || a.max_version == b.max_version)
+        && a.copy == b.copy
+        && a.has_stream == b.has_stream
+        && a.has_dl_device == b.has_dl_device
 }
 
 /// A compact row-major host copy of `t` for a plan that copies to `device`: the tensor (shape

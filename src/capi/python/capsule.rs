@@ -9,6 +9,7 @@ use crate::capi::convert::DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE;
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::layout::{LENIENT, view_of};
 use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
+use crate::capi::validate::checked_view;
 use crate::capi::version::{
     DLPACK_HELPERS_EXPORT_LEGACY, DLPACK_HELPERS_EXPORT_VERSIONED, dlpack_helpers_export_kind,
 };
@@ -16,7 +17,7 @@ use crate::host::cpython::{self, Api, PyObject};
 use crate::rules::Error;
 use crate::rules::layout;
 use crate::rules::python::{self as rules, CapsuleState};
-use crate::rules::validate::{self, Declared};
+use crate::rules::validate::Declared;
 use core::ffi::{CStr, c_void};
 
 // The capsule names reach C as the DLPACK_HELPERS_CAPSULE_* macros (cbindgen.toml `trailer`;
@@ -59,10 +60,25 @@ pub unsafe extern "C" fn dlpack_capsule_destructor(capsule: *mut c_void) {
             core::ptr::null_mut(),
             core::ptr::null_mut(),
         );
-        // SAFETY: GIL held (capsule destruction); preserve a pending exception.
-        unsafe { (api.PyErr_Fetch)(&mut t, &mut v, &mut tb) };
-        let name = name_of(api, capsule).unwrap_or(b"");
-        match rules::classify(name) {
+        // SAFETY: GIL held (capsule destruction); preserve a pending exception (set aside only
+        // when there is one: the common case costs one query).
+        let pending = unsafe { !(api.PyErr_Occurred)().is_null() };
+        if pending {
+            // SAFETY: as above.
+            unsafe { (api.PyErr_Fetch)(&mut t, &mut v, &mut tb) };
+        }
+        // SAFETY: GIL held; a live capsule. The capsules this library makes carry its static
+        // names: recognised by address before any string comparison.
+        let raw = unsafe { (api.PyCapsule_GetName)(capsule) };
+        let state = if raw == rules::CAPSULE_VERSIONED.as_ptr() {
+            CapsuleState::Versioned
+        } else if raw == rules::CAPSULE_LEGACY.as_ptr() {
+            CapsuleState::Legacy
+        } else {
+            rules::classify(name_of(api, capsule).unwrap_or(b""))
+        };
+        let name = || name_of(api, capsule).unwrap_or(b"");
+        match state {
             CapsuleState::Legacy => {
                 // SAFETY: the name matches; the pointer is the producer's legacy tensor.
                 let p =
@@ -94,15 +110,22 @@ pub unsafe extern "C" fn dlpack_capsule_destructor(capsule: *mut c_void) {
                     "dlpack_capsule_destructor: capsule named {:?} is not a DLPack tensor capsule \
                      (expected \"dltensor\", \"dltensor_versioned\" or their \"used_\" forms); \
                      no deleter called",
-                    String::from_utf8_lossy(name)
+                    String::from_utf8_lossy(name())
                 );
                 // SAFETY: GIL held.
                 // The dying capsule is not passed: a reference taken to it here would resurrect it.
                 unsafe { api.write_unraisable(core::ptr::null_mut(), &msg) };
             }
         }
-        // SAFETY: GIL held; restore what was pending (NULLs restore nothing).
-        unsafe { (api.PyErr_Restore)(t, v, tb) };
+        // SAFETY: GIL held. Leave exactly what was pending on entry: restore it, or clear what
+        // a deleter may have raised (as restoring "nothing" would).
+        unsafe {
+            if pending {
+                (api.PyErr_Restore)(t, v, tb);
+            } else if !(api.PyErr_Occurred)().is_null() {
+                (api.PyErr_Clear)();
+            }
+        }
     })
 }
 
@@ -202,40 +225,77 @@ pub(crate) enum Taken {
     Legacy(*mut DLManagedTensor),
 }
 
+/// The DLPack state of a live capsule by its name. The two fresh names are compared first, as C
+/// compares them (one `strcmp` each, by address before that: this library's own capsules), so
+/// the common case reads the name once without measuring it; every other name (the `used_`
+/// forms, a foreign name, no name) goes through `rules::classify`, which words the refusals.
+fn state_of(api: &'static Api, capsule: *mut PyObject) -> Result<CapsuleState, Error> {
+    // SAFETY: GIL held, `capsule` is a live capsule (checked by the caller).
+    let p = unsafe { (api.PyCapsule_GetName)(capsule) };
+    if !p.is_null() {
+        for (name, state) in [
+            (rules::CAPSULE_VERSIONED, CapsuleState::Versioned),
+            (rules::CAPSULE_LEGACY, CapsuleState::Legacy),
+        ] {
+            // SAFETY: both NUL-terminated (a capsule name is a C string; ours are static).
+            if p == name.as_ptr() || unsafe { libc::strcmp(p, name.as_ptr()) } == 0 {
+                return Ok(state);
+            }
+        }
+    }
+    Ok(rules::classify(name_of(api, capsule)?))
+}
+
+#[cold]
+#[inline(never)]
+fn not_a_capsule() -> Error {
+    Error::NotACapsule("the object is not a PyCapsule (expected a DLPack capsule)".into())
+}
+
+/// The refusal of a capsule `take` cannot take (a `used_` name, or not a DLPack name), worded
+/// out of line so that the accepted path keeps a small frame.
+#[cold]
+#[inline(never)]
+fn refused(api: &'static Api, capsule: *mut PyObject, state: CapsuleState) -> Error {
+    let name = match name_of(api, capsule) {
+        Ok(n) => String::from_utf8_lossy(n).into_owned(),
+        Err(e) => return e,
+    };
+    if matches!(
+        state,
+        CapsuleState::LegacyUsed | CapsuleState::VersionedUsed
+    ) {
+        Error::CapsuleConsumed(format!(
+            "the capsule is named {name:?}: it was already consumed (a DLPack capsule is consumed \
+             exactly once)"
+        ))
+    } else {
+        Error::CapsuleName(format!(
+            "the capsule is named {name:?}, not \"dltensor\" or \"dltensor_versioned\" (DLPack \
+             Python specification)"
+        ))
+    }
+}
+
 /// Take the tensor out of a DLPack capsule: check the name, rename it to its `used_` form (the
 /// moment ownership moves, before anything that can fail: peer case 1), return the pointer.
 ///
 /// `keep`: a Python exception from the C API calls stays set (`PythonErrorSet`) instead of
 /// becoming a message (see `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`).
+#[inline(always)]
 pub(crate) fn take(api: &'static Api, capsule: *mut PyObject, keep: bool) -> Result<Taken, Error> {
     // SAFETY: GIL held, `capsule` a live object (caller contract).
     if !unsafe { api.is_capsule(capsule) } {
-        return Err(Error::NotACapsule(
-            "the object is not a PyCapsule (expected a DLPack capsule)".into(),
-        ));
+        return Err(not_a_capsule());
     }
-    let name = name_of(api, capsule)?;
-    let (fresh, used, legacy) = match rules::classify(name) {
+    let (fresh, used, legacy) = match state_of(api, capsule)? {
         CapsuleState::Legacy => (rules::CAPSULE_LEGACY, rules::CAPSULE_LEGACY_USED, true),
         CapsuleState::Versioned => (
             rules::CAPSULE_VERSIONED,
             rules::CAPSULE_VERSIONED_USED,
             false,
         ),
-        CapsuleState::LegacyUsed | CapsuleState::VersionedUsed => {
-            return Err(Error::CapsuleConsumed(format!(
-                "the capsule is named {:?}: it was already consumed (a DLPack capsule is consumed \
-                 exactly once)",
-                String::from_utf8_lossy(name)
-            )));
-        }
-        CapsuleState::Other => {
-            return Err(Error::CapsuleName(format!(
-                "the capsule is named {:?}, not \"dltensor\" or \"dltensor_versioned\" (DLPack \
-                 Python specification)",
-                String::from_utf8_lossy(name)
-            )));
-        }
+        state => return Err(refused(api, capsule, state)),
     };
     // SAFETY: GIL held, the name matches.
     let p = unsafe { (api.PyCapsule_GetPointer)(capsule, fresh.as_ptr()) };
@@ -334,6 +394,7 @@ pub(crate) fn accept(
 }
 
 /// The body of `dlpack_capsule_import` (and of the fast path for a capsule): take, then accept.
+#[inline(always)]
 pub(crate) fn import_capsule(
     api: &'static Api,
     capsule: *mut PyObject,
@@ -564,47 +625,20 @@ pub unsafe extern "C" fn dlpack_legacy_capsule_consume(
     })
 }
 
-/// The context of a view exported by `dlpack_capsule_new_view`.
+/// The context of a view exported by `dlpack_capsule_new_view` (and its `_validated`
+/// siblings): the view's shape and strides, and the owner reference its deleter drops.
 struct ViewCtx {
-    /// `shape` then `strides` (`ndim` each).
-    dims: Dims,
-    ndim: usize,
+    /// `shape` then `strides` for up to `INLINE_DIMS` dimensions, inside the view's own
+    /// allocation (one `malloc` per view); only the first `2 * ndim` are written.
+    inline: [core::mem::MaybeUninit<i64>; 2 * INLINE_DIMS],
+    /// `shape` then `strides` for more dimensions (a second allocation), else empty.
+    heap: Vec<i64>,
     owner: *mut PyObject,
 }
 
 /// Up to `INLINE_DIMS` dimensions live inside the view's own allocation (one `malloc` per
 /// view); more take a second allocation.
 const INLINE_DIMS: usize = 8;
-
-enum Dims {
-    Inline([i64; 2 * INLINE_DIMS]),
-    Heap(Vec<i64>),
-}
-
-impl Dims {
-    /// `shape` and room for `strides` (zeroed), `ndim` each.
-    fn new(shape: &[i64]) -> Dims {
-        let n = shape.len();
-        if n <= INLINE_DIMS {
-            let mut a = [0i64; 2 * INLINE_DIMS];
-            a[..n].copy_from_slice(shape);
-            Dims::Inline(a)
-        } else {
-            let mut v = Vec::with_capacity(2 * n);
-            v.extend_from_slice(shape);
-            v.resize(2 * n, 0);
-            Dims::Heap(v)
-        }
-    }
-
-    /// `(shape, strides)`.
-    fn split(&mut self, ndim: usize) -> (&mut [i64], &mut [i64]) {
-        match self {
-            Dims::Inline(a) => a[..2 * ndim].split_at_mut(ndim),
-            Dims::Heap(v) => v.split_at_mut(ndim),
-        }
-    }
-}
 
 #[repr(C)]
 struct ViewVersioned {
@@ -616,6 +650,67 @@ struct ViewVersioned {
 struct ViewLegacy {
     mt: DLManagedTensor,
     ctx: ViewCtx,
+}
+
+/// Fill in the context of a view block in place (nothing zeroed first: a view is made per
+/// export, so the copy is all it costs) and point `dl`'s `shape`/`strides` at its dimensions.
+/// NULL `strides` become the compact row-major ones (`OVERFLOW` when one does not fit); `dl`
+/// is left untouched on failure.
+///
+/// # Safety
+/// `ctx` is the (uninitialised) context of a live view block, which does not move afterwards;
+/// on error nothing was written that needs dropping.
+unsafe fn fill_view(
+    ctx: *mut ViewCtx,
+    dl: &mut DLTensor,
+    shape: &[i64],
+    strides: Option<&[i64]>,
+    owner: *mut c_void,
+) -> Result<(), Error> {
+    let n = shape.len();
+    let mut heap = Vec::new();
+    let base: *mut i64 = if n <= INLINE_DIMS {
+        // SAFETY: `ctx` points into a live allocation (caller contract); the fields are written
+        // with raw writes, never read before.
+        unsafe { (&raw mut (*ctx).inline).cast::<i64>() }
+    } else {
+        heap.reserve_exact(2 * n);
+        heap.as_mut_ptr()
+    };
+    // SAFETY: `base` has room for `2 * n` values (inline array or reserved vector).
+    let (sh, st) = unsafe {
+        core::ptr::copy_nonoverlapping(shape.as_ptr(), base, n);
+        (base, base.add(n))
+    };
+    match strides {
+        // SAFETY: room for `n` strides after the shape.
+        Some(s) => unsafe { core::ptr::copy_nonoverlapping(s.as_ptr(), st, n) },
+        None => {
+            // SAFETY: room for `n` strides; zeroed so the slice below is initialised.
+            let out = unsafe {
+                st.write_bytes(0, n);
+                core::slice::from_raw_parts_mut(st, n)
+            };
+            layout::compact_strides(shape, true, out)?;
+        }
+    }
+    if n > INLINE_DIMS {
+        // SAFETY: the first 2 * n elements were written above.
+        unsafe { heap.set_len(2 * n) };
+    }
+    // SAFETY: as above; `heap`'s buffer moves with the Vec value but not in memory.
+    unsafe {
+        (&raw mut (*ctx).heap).write(heap);
+        (&raw mut (*ctx).owner).write(owner.cast());
+    }
+    if n == 0 {
+        dl.shape = core::ptr::null_mut();
+        dl.strides = core::ptr::null_mut();
+    } else {
+        dl.shape = sh;
+        dl.strides = st;
+    }
+    Ok(())
 }
 
 fn release_owner(owner: *mut PyObject) {
@@ -739,8 +834,148 @@ pub unsafe extern "C" fn dlpack_capsule_new_view(
     kind: dlpack_helpers_export_kind,
     out_capsule: *mut *mut c_void,
 ) -> dlpack_helpers_status {
+    // SAFETY: the caller contract of this export, which `new_view` states.
+    unsafe {
+        new_view(
+            tensor,
+            flags,
+            owner,
+            ViewOut::Capsule(kind, out_capsule),
+            true,
+        )
+    }
+}
+
+/// Export a view of `tensor`, which the caller has already validated, as a new DLPack capsule
+/// kept alive by a Python `owner`: `dlpack_capsule_new_view` without validating `tensor` again.
+///
+/// For producers that validate a tensor once (when they make or import it: with
+/// `dlpack_tensor_validate` or `dlpack_dltensor_validate`, default options or
+/// `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`) and then export many views of it, as NumPy
+/// exports its arrays without re-checking them: the `dlpack_helpers.Tensor` export path uses it
+/// from its second export on. The capsule is the one `dlpack_capsule_new_view` makes (same
+/// struct, name, flags rules, owner reference and deleter), at the cost of the copy alone.
+///
+/// Caller contract: `*tensor` passed one of those validations and has not changed since (the
+/// struct and the contents of its `shape` and `strides`), and `tensor->data` stays valid while
+/// `owner` lives. What is still checked, because the copy itself reads it: the NULL pointers,
+/// `kind`, `flags` (DLPack 1.3 bits only; the legacy export's refusals, as
+/// `dlpack_capsule_new_view`), `ndim` (0 to `DLPACK_HELPERS_MAX_NDIM`), a NULL `shape` with
+/// `ndim != 0`, and the compact row-major strides filled in for NULL `strides` (`OVERFLOW` when
+/// one does not fit). What is not checked again: extents, dtype, `data` and the byte range. A
+/// tensor that breaks the contract is copied as it is (integers only, nothing is dereferenced
+/// but `shape` and `strides`): the consumer then receives the same invalid tensor, never a
+/// fault inside this function.
+///
+/// Parameters, ownership, thread-safety and statuses as `dlpack_capsule_new_view`. The caller
+/// holds the GIL.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor`, `owner` or `out_capsule` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `kind` is unknown
+/// @retval DLPACK_HELPERS_STATUS_READ_ONLY when a legacy export is asked for a tensor flagged
+///   `READ_ONLY`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's, or a
+///   legacy export of a padded sub-byte tensor
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when a filled-in stride does not fit in `int64_t`
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate (nothing is kept)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_capsule_new_view_validated(
+    tensor: *const DLTensor,
+    flags: u64,
+    owner: *mut c_void,
+    kind: dlpack_helpers_export_kind,
+    out_capsule: *mut *mut c_void,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller contract of this export (the tensor was validated and is unchanged).
+    unsafe {
+        new_view(
+            tensor,
+            flags,
+            owner,
+            ViewOut::Capsule(kind, out_capsule),
+            false,
+        )
+    }
+}
+
+/// Make a view of `tensor`, which the caller has already validated, as a new versioned managed
+/// tensor kept alive by a Python `owner`: the tensor `dlpack_capsule_new_view_validated` puts in
+/// its capsule, handed over without a capsule.
+///
+/// For a producer's DLPack 1.3 C exchange API (`managed_tensor_from_py_object_no_sync` of
+/// `__dlpack_c_exchange_api__`), whose consumer takes the managed tensor directly: making a
+/// capsule only to consume it again costs a Python object and two renames per import. The
+/// `dlpack_helpers.Tensor` exchange table uses it.
+///
+/// - `tensor`, `flags`, `owner`: as `dlpack_capsule_new_view_validated`, under the same caller
+///   contract (validated with `dlpack_tensor_validate` or `dlpack_dltensor_validate`, default
+///   options or `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`, unchanged since) and with the
+///   same checks kept (NULL pointers, `flags` bits, `ndim` range, NULL `shape`, filled-in
+///   strides).
+/// - `out_tensor`: receives a `DLManagedTensorVersioned` of version 1.3 with `flags`, a copy of
+///   `*tensor` whose `shape` and `strides` (never NULL for `ndim != 0`) live in the same
+///   allocation, and a deleter that drops the reference to `owner` as the capsule views' deleter
+///   does (it takes the GIL itself, on any thread; during finalization only on the thread
+///   holding it; after finalization it leaks on purpose: DLPack #103/#140). The caller owns it
+///   and releases it exactly once (`dlpack_tensor_delete`).
+///
+/// One allocation of the library's allocator (two above 8 dimensions), one new reference to
+/// `owner`; no Python object. The caller holds the GIL.
+///
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor`, `owner` or `out_tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when a filled-in stride does not fit in `int64_t`
+/// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_new_view_validated(
+    tensor: *const DLTensor,
+    flags: u64,
+    owner: *mut c_void,
+    out_tensor: *mut *mut DLManagedTensorVersioned,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller contract of this export (the tensor was validated and is unchanged).
+    unsafe { new_view(tensor, flags, owner, ViewOut::Tensor(out_tensor), false) }
+}
+
+/// Where a view goes: a capsule of the given kind, or the managed tensor itself (versioned).
+#[derive(Clone, Copy)]
+enum ViewOut {
+    Capsule(dlpack_helpers_export_kind, *mut *mut c_void),
+    Tensor(*mut *mut DLManagedTensorVersioned),
+}
+
+/// The view exports: `validate` runs `dlpack_tensor_validate`'s rules on `tensor`
+/// (`dlpack_capsule_new_view`); without it only what the copy reads is checked
+/// (`dlpack_capsule_new_view_validated`, `dlpack_tensor_new_view_validated`).
+///
+/// # Safety
+/// A non-NULL `tensor` is a live DLTensor whose non-NULL `shape`/`strides` hold `ndim` elements.
+#[inline(always)]
+unsafe fn new_view(
+    tensor: *const DLTensor,
+    flags: u64,
+    owner: *mut c_void,
+    out: ViewOut,
+    validate: bool,
+) -> dlpack_helpers_status {
     boundary::status(|| {
-        let out = out_ptr(out_capsule, "out_capsule")?;
+        let (kind, out_capsule, out_tensor) = match out {
+            ViewOut::Capsule(kind, o) => (kind, out_ptr(o, "out_capsule")?, None),
+            ViewOut::Tensor(o) => (
+                DLPACK_HELPERS_EXPORT_VERSIONED,
+                core::ptr::null_mut(),
+                Some(out_ptr(o, "out_tensor")?),
+            ),
+        };
         // SAFETY: a non-NULL `tensor` is a live DLTensor (caller contract).
         let t = *unsafe { boundary::nonnull(tensor, "tensor") }?;
         if owner.is_null() {
@@ -756,57 +991,65 @@ pub unsafe extern "C" fn dlpack_capsule_new_view(
             version: DLPackVersion::CURRENT,
             flags,
         };
-        // SAFETY: caller contract: non-NULL shape/strides hold ndim elements.
-        let view = unsafe { view_of(&t, producer, &LENIENT) }?;
-        validate::check_view(&view, producer, &LENIENT)?;
+        let view = if validate {
+            // The fast path first, then the full rule list (as the wraps validate).
+            // SAFETY: caller contract: non-NULL shape/strides hold ndim elements.
+            unsafe { checked_view(&t, producer, &LENIENT) }?
+        } else {
+            // The header rules only (ndim range, NULL shape): what the copy below reads.
+            // SAFETY: caller contract: non-NULL shape/strides hold ndim elements.
+            unsafe { view_of(&t, producer, &LENIENT) }?
+        };
         if kind == DLPACK_HELPERS_EXPORT_LEGACY {
             crate::capi::convert::check_legacy_flags(flags, view.dtype, "flags", "")?;
         }
         let api = cpython::require("dlpack_capsule_new_view")?;
-        let ndim = view.shape.len();
-        let mut dims = Dims::new(view.shape);
-        {
-            let (shape, strides) = dims.split(ndim);
-            match view.strides {
-                Some(s) => strides.copy_from_slice(s),
-                None => layout::compact_strides(shape, true, strides)?,
-            }
-        }
-        let ctx = ViewCtx { dims, ndim, owner };
-        let dl = t;
-        // SAFETY: GIL held; the reference is dropped by the deleter (or below on failure).
-        unsafe { (api.Py_IncRef)(owner) };
+        let mut dl = t;
         let (ptr, name): (*mut c_void, &'static CStr) = if kind == DLPACK_HELPERS_EXPORT_VERSIONED {
-            let mut b = Box::new(ViewVersioned {
-                mt: DLManagedTensorVersioned {
+            let mut b = Box::<ViewVersioned>::new_uninit();
+            let p = b.as_mut_ptr();
+            // SAFETY: `p` is the fresh block, written field by field before it is assumed
+            // initialised; on failure it is freed uninitialised (nothing in it needs dropping).
+            let b = unsafe {
+                fill_view(&raw mut (*p).ctx, &mut dl, view.shape, view.strides, owner)?;
+                (&raw mut (*p).mt).write(DLManagedTensorVersioned {
                     version: DLPackVersion::CURRENT,
-                    manager_ctx: core::ptr::null_mut(),
+                    manager_ctx: (&raw mut (*p).ctx).cast(),
                     deleter: Some(view_versioned_deleter),
                     flags,
                     dl_tensor: dl,
-                },
-                ctx,
-            });
-            fix_pointers(&mut b.mt.dl_tensor, &mut b.ctx);
-            b.mt.manager_ctx = (&raw mut b.ctx).cast();
+                });
+                b.assume_init()
+            };
+            // SAFETY: GIL held; the reference is dropped by the deleter (or below on failure).
+            unsafe { (api.Py_IncRef)(owner) };
+            if let Some(out) = out_tensor {
+                // SAFETY: non-NULL caller storage; the caller owns the view from here.
+                unsafe { out.write(Box::into_raw(b).cast()) };
+                return Ok(());
+            }
             (Box::into_raw(b).cast(), rules::CAPSULE_VERSIONED)
         } else {
-            let mut b = Box::new(ViewLegacy {
-                mt: DLManagedTensor {
+            let mut b = Box::<ViewLegacy>::new_uninit();
+            let p = b.as_mut_ptr();
+            // SAFETY: as above.
+            let b = unsafe {
+                fill_view(&raw mut (*p).ctx, &mut dl, view.shape, view.strides, owner)?;
+                (&raw mut (*p).mt).write(DLManagedTensor {
                     dl_tensor: dl,
-                    manager_ctx: core::ptr::null_mut(),
+                    manager_ctx: (&raw mut (*p).ctx).cast(),
                     deleter: Some(view_legacy_deleter),
-                },
-                ctx,
-            });
-            fix_pointers(&mut b.mt.dl_tensor, &mut b.ctx);
-            b.mt.manager_ctx = (&raw mut b.ctx).cast();
+                });
+                b.assume_init()
+            };
+            // SAFETY: GIL held; the reference is dropped by the deleter (or below on failure).
+            unsafe { (api.Py_IncRef)(owner) };
             (Box::into_raw(b).cast(), rules::CAPSULE_LEGACY)
         };
         match new_capsule(api, ptr, name) {
             Ok(c) => {
                 // SAFETY: non-NULL caller storage.
-                unsafe { out.write(c) };
+                unsafe { out_capsule.write(c) };
                 Ok(())
             }
             Err(e) => {
@@ -822,17 +1065,6 @@ pub unsafe extern "C" fn dlpack_capsule_new_view(
             }
         }
     })
-}
-
-fn fix_pointers(dl: &mut DLTensor, ctx: &mut ViewCtx) {
-    if ctx.ndim == 0 {
-        dl.shape = core::ptr::null_mut();
-        dl.strides = core::ptr::null_mut();
-    } else {
-        let (shape, strides) = ctx.dims.split(ctx.ndim);
-        dl.shape = shape.as_mut_ptr();
-        dl.strides = strides.as_mut_ptr();
-    }
 }
 
 #[cfg(test)]
