@@ -352,6 +352,7 @@ static int32_t reentrant_wait(void *ctx, int32_t device_id, void *producer, void
   return 0;
 }
 
+static atomic_long reentry_progress; /* iterations of reenter() done, for the watchdog */
 static void *reenter(void *arg) {
   int id = (int)(intptr_t)arg;
   long i = -1;
@@ -363,21 +364,36 @@ static void *reenter(void *arg) {
     if (st == DLPACK_HELPERS_STATUS_OK) dlpack_tensor_delete(t);
     dlpack_helpers_stream consumer = {DLPACK_HELPERS_STREAM_HANDLE, (void *)(uintptr_t)(0x100 + id)};
     TCHECK(dlpack_stream_wait(dev(BACKEND_TYPE + 1, id), (void *)0x10, &consumer) == DLPACK_HELPERS_STATUS_OK);
+    atomic_fetch_add(&reentry_progress, 1);
   }
   return NULL;
 }
 
+/* The watchdog fails the run on a hang, never on slowness: every WATCHDOG_S seconds it looks at
+ * the iterations done so far and fires only if none was done since its last look. A deadlock
+ * makes no progress at all; a slow machine (valgrind, a loaded CI runner) makes some. A fixed
+ * deadline for the whole test would fail without a fault on a machine slow enough. */
+#define WATCHDOG_S 60
+static atomic_long watchdog_seen = -1;
 static void watchdog_fired(int sig) {
   (void)sig;
-  static const char msg[] = "test_reliability: watchdog: a re-entrant call hangs (a lock held while foreign code runs?)\n";
+  long now = atomic_load(&reentry_progress); /* lock-free: async-signal-safe */
+  if (now != atomic_load(&watchdog_seen)) {
+    atomic_store(&watchdog_seen, now);
+    alarm(WATCHDOG_S);
+    return;
+  }
+  static const char msg[] = "test_reliability: watchdog: no re-entrant call returned for a whole period: a hang (a lock held while foreign code runs?)\n";
   ssize_t r = write(2, msg, sizeof msg - 1);
   (void)r;
   _exit(3);
 }
 
 TEST(reentrancy_from_every_callback_under_a_watchdog) {
+  atomic_store(&reentry_progress, 0);
+  atomic_store(&watchdog_seen, -1);
   signal(SIGALRM, watchdog_fired);
-  alarm(120); /* a hang fails the run instead of hanging CI */
+  alarm(WATCHDOG_S); /* a hang fails the run instead of hanging CI */
   dlpack_helpers_stream_backend b;
   memset(&b, 0, sizeof b);
   b.wait = reentrant_wait;
