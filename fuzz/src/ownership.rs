@@ -4,7 +4,9 @@
 
 use crate::{Input, Out, check_status};
 use dlpack_helpers::abi::{DLDevice, DLManagedTensor, DLManagedTensorVersioned};
-use dlpack_helpers::capi::convert::{DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, dlpack_legacy_tensor_wrap};
+use dlpack_helpers::capi::convert::{
+    DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE, dlpack_legacy_tensor_wrap,
+};
 use dlpack_helpers::capi::error::*;
 use dlpack_helpers::capi::tensor::*;
 use dlpack_helpers::capi::version::dlpack_helpers_version_compat;
@@ -150,8 +152,11 @@ pub fn run(data: &[u8]) {
                 // legacy tensor and is read-only unless writability was asserted; on failure
                 // nothing was called and we still own it.
                 let writable = input.bool();
-                let options = if writable { DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE } else { 0 }
-                    | if input.u8() < 8 { input.u32() } else { 0 };
+                let options = if writable {
+                    DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE
+                } else {
+                    0
+                } | if input.u8() < 8 { input.u32() } else { 0 };
                 let extra = input.u64() & if input.bool() { 0x6 } else { u64::MAX };
                 let mut out = Out::<*mut DLManagedTensorVersioned>::new();
                 // SAFETY: a live tensor we own.

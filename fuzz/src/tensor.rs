@@ -169,21 +169,35 @@ pub fn run(data: &[u8]) {
     let size = input.u64() >> (input.u8() % 64);
     let mut fits = Out::<bool>::new();
     // SAFETY: as above.
-    let s = unsafe { dlpack_dltensor_fits_allocation(&mt.dl_tensor, mt.flags, base as *const c_void, size, fits.ptr()) };
+    let s = unsafe {
+        dlpack_dltensor_fits_allocation(
+            &mt.dl_tensor,
+            mt.flags,
+            base as *const c_void,
+            size,
+            fits.ptr(),
+        )
+    };
     check_status(
         "dlpack_dltensor_fits_allocation",
         s,
         &[VALIDATION, &[DLPACK_HELPERS_STATUS_OPAQUE_HANDLE]].concat(),
     );
     if s == DLPACK_HELPERS_STATUS_OK {
-        assert_eq!(layout_status, DLPACK_HELPERS_STATUS_OK, "fits answered for a tensor without a layout");
+        assert_eq!(
+            layout_status, DLPACK_HELPERS_STATUS_OK,
+            "fits answered for a tensor without a layout"
+        );
         let (l, f) = (layout.get(), fits.get());
         let origin = mt.dl_tensor.data as usize as i128;
         let want = l.numel == 0
             || (origin + l.lowest_byte as i128 >= base as i128
                 && origin + l.end_byte as i128 <= base as i128 + size as i128);
         if dlpack_device_is_pointer_addressed(mt.dl_tensor.device) {
-            assert_eq!(f, want, "fits_allocation disagrees with the layout's byte range");
+            assert_eq!(
+                f, want,
+                "fits_allocation disagrees with the layout's byte range"
+            );
         }
     } else {
         assert!(fits.untouched(), "out_fits written on failure");
