@@ -504,6 +504,7 @@ libc.mmap.restype = ctypes.c_void_p
 libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
 libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 PAGE = mmap.PAGESIZE
+PROT_NONE = 0  # <sys/mman.h> (Python's mmap module does not export it)
 
 
 def pages(n, prot=mmap.PROT_READ | mmap.PROT_WRITE):
@@ -516,7 +517,7 @@ def unreadable_page():
     # A PROT_NONE page this process keeps reserved until it exits: unreadable, and no other
     # thread's mmap (NumPy's BLAS threads, the allocator) can be handed its address. A page
     # mapped and then unmapped could be reused by one, and the library would then read it.
-    return pages(1, mmap.PROT_NONE)
+    return pages(1, PROT_NONE)
 
 
 def header_at(addr, major, prev):
@@ -543,7 +544,7 @@ def value(case):
         return unreadable_page()
     if case == "header_at_page_end":  # a readable major-1 header; the rest of the table is not
         p = pages(2)
-        assert libc.mprotect(p + PAGE, PAGE, mmap.PROT_NONE) == 0  # stays reserved
+        assert libc.mprotect(p + PAGE, PAGE, PROT_NONE) == 0  # stays reserved
         header_at(p + PAGE - 16, 1, 0)
         return p + PAGE - 16
     if case == "prev_unreadable":  # a readable major-2 header whose prev_api is not readable
