@@ -20,11 +20,15 @@ const ONE_API: i32 = 14;
 const METAL: i32 = 8;
 const CTX: usize = 0xC7C7;
 
+/// One backend call as recorded: (which: `w`ait, `s`ynchronize or wait_`h`andle, device_id,
+/// first handle, second handle, consumer kind).
+type Call = (u8, i32, usize, usize, i32);
+
 thread_local! {
     /// What the next backend call returns (0: success).
     static REPLY: Cell<i32> = const { Cell::new(0) };
-    /// The last backend call: (which, device_id, first handle, second handle, kind).
-    static CALL: Cell<Option<(u8, i32, usize, usize, i32)>> = const { Cell::new(None) };
+    /// The last backend call.
+    static CALL: Cell<Option<Call>> = const { Cell::new(None) };
 }
 
 fn record(which: u8, ctx: *mut c_void, device_id: i32, a: usize, b: usize, kind: i32) -> i32 {
@@ -96,7 +100,7 @@ fn registered(t: i32) -> bool {
     t == ONE_API || t == METAL
 }
 
-fn take_call() -> Option<(u8, i32, usize, usize, i32)> {
+fn take_call() -> Option<Call> {
     CALL.with(|c| c.take())
 }
 
