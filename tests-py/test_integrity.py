@@ -26,7 +26,9 @@ PL = POINTER(_lib.DLManagedTensor)
 READ_ONLY = _lib.FLAG_READ_ONLY
 KEEP, WRITABLE = _lib.IMPORT_KEEP_PYTHON_ERROR, _lib.IMPORT_LEGACY_WRITABLE
 OVERFLOW, READ_ONLY_STATUS, CAPSULE_CONSUMED = 24, 32, 63
-WATCHDOG_S = 60  # a hang fails the run (faulthandler exits) instead of hanging CI
+# A hang fails the run (faulthandler exits) instead of hanging CI. A hang deadline, never a speed
+# check: each test takes a few seconds, so a loaded or slow machine stays far inside it.
+WATCHDOG_S = 600
 
 
 @pytest.fixture(autouse=True)
@@ -500,20 +502,22 @@ keep = []
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mmap.restype = ctypes.c_void_p
 libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 PAGE = mmap.PAGESIZE
+PROT_NONE = 0  # <sys/mman.h> (Python's mmap module does not export it)
 
 
-def pages(n):
-    p = libc.mmap(None, n * PAGE, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+def pages(n, prot=mmap.PROT_READ | mmap.PROT_WRITE):
+    p = libc.mmap(None, n * PAGE, prot, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
     assert p is not None and p != ctypes.c_void_p(-1).value, ctypes.get_errno()
     return p
 
 
-def unmapped_page():
-    p = pages(1)  # an aligned user-space address that surely is not mapped any more
-    assert libc.munmap(p, PAGE) == 0
-    return p
+def unreadable_page():
+    # A PROT_NONE page this process keeps reserved until it exits: unreadable, and no other
+    # thread's mmap (NumPy's BLAS threads, the allocator) can be handed its address. A page
+    # mapped and then unmapped could be reused by one, and the library would then read it.
+    return pages(1, PROT_NONE)
 
 
 def header_at(addr, major, prev):
@@ -536,15 +540,15 @@ def value(case):
         buf = ctypes.create_string_buffer(128)
         keep.append(buf)
         return ctypes.addressof(buf) + 1
-    if case == "unmapped":
-        return unmapped_page()
+    if case == "unreadable":
+        return unreadable_page()
     if case == "header_at_page_end":  # a readable major-1 header; the rest of the table is not
         p = pages(2)
-        assert libc.munmap(p + PAGE, PAGE) == 0
+        assert libc.mprotect(p + PAGE, PAGE, PROT_NONE) == 0  # stays reserved
         header_at(p + PAGE - 16, 1, 0)
         return p + PAGE - 16
-    if case == "prev_unmapped":  # a readable major-2 header whose prev_api is not mapped
-        return table_header(2, unmapped_page())
+    if case == "prev_unreadable":  # a readable major-2 header whose prev_api is not readable
+        return table_header(2, unreadable_page())
     if case == "prev_first_page":
         return table_header(2, 8)
     return int(case, 0)
@@ -596,12 +600,12 @@ _BOUND_RULE = {"x86_64": "outside user address space", "aarch64": "first page"}.
     ("8", "first page"),
     ("4095", "first page"),
     ("unaligned", "not aligned to 8 bytes"),
-    ("unmapped", "not readable memory"),
+    ("unreadable", "not readable memory"),
     (str(2**47 + 8), "not readable memory"),  # above 4-level paging's user space
     (str(2**56 + 8), _BOUND_RULE),  # the bound (x86-64 2**56; aarch64: 2**52 below the tag)
     (str(2**64 - 1), "not aligned"),
     ("header_at_page_end", "56 bytes of the DLPackExchangeAPI"),
-    ("prev_unmapped", "prev_api chain (link 1)"),
+    ("prev_unreadable", "prev_api chain (link 1)"),
     ("prev_first_page", "prev_api chain (link 1)"),
 ])
 def test_v12_integer_that_cannot_be_a_table_is_refused_without_a_crash(case, rule):

@@ -21,7 +21,7 @@ OPTIONS = ["--includedir", "--libdir", "--library", "--cmakedir", "--pkgconfigdi
 def _cli(*args, path=None):
     env = dict(os.environ, PYTHONPATH=str(path or PACKAGE.parent))
     return subprocess.run([sys.executable, "-m", "dlpack_helpers", *args], capture_output=True, text=True,
-                          env=env, cwd=path or None, timeout=60)
+                          env=env, cwd=path or None, timeout=600)
 
 
 def _has_sdk() -> bool:

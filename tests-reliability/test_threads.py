@@ -78,3 +78,74 @@ def test_eight_threads_import_export_release():
     assert state["made"] == THREADS * ITERS
     assert state["dead"] == state["made"], f"{state['made'] - state['dead']} producers never released"
     print(f"\n{THREADS} Python threads x {ITERS} import/export/release round trips: {state['made']} producers, each released once")
+
+
+# The exchange-API cache's first lookups from 16 threads at once, each process fresh (issue 24):
+# the cache is empty in a new process, and a race in filling it shows only there. The lookup of
+# `__dlpack_c_exchange_api__` runs a property that releases the GIL (time.sleep(0)), so other
+# threads' first lookups of the same type run while one is in the middle of its own. Every
+# thread must get the package's table, and the integer form (DLPack 1.2) the same address.
+_FIRST_LOOKUPS = r"""
+import ctypes, json, sys, threading, time
+sys.path[:0] = json.loads(sys.argv[1])
+import numpy as np
+import dlpack_helpers as dh
+from dlpack_helpers import _lib
+from dlpack_helpers._lib import lib
+
+get = ctypes.pythonapi.PyCapsule_GetPointer
+get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+table = get(dh.Tensor.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
+
+
+class Slow(type):
+    @property
+    def __dlpack_c_exchange_api__(cls):
+        time.sleep(0)  # releases the GIL in the middle of the lookup
+        return dh.Tensor.__dlpack_c_exchange_api__
+
+
+class Capsule(metaclass=Slow):
+    pass
+
+
+Integer = type("Integer", (), {"__c_dlpack_exchange_api__": table})
+objects = [Capsule(), Integer(), dh.import_tensor(np.arange(3.0))]
+N = 16
+barrier = threading.Barrier(N)
+got = [None] * N
+
+
+def work(k):
+    barrier.wait()
+    answers = []
+    for o in objects[k % 3:] + objects[:k % 3]:  # each thread starts at a different type
+        out = ctypes.POINTER(_lib.DLPackExchangeAPI)()
+        s = lib.dlpack_exchange_api_find(o, ctypes.byref(out))
+        answers.append((type(o).__name__, s, ctypes.addressof(out.contents) if s == 0 else 0))
+    got[k] = sorted(answers)
+
+
+threads = [threading.Thread(target=work, args=(k,)) for k in range(N)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps({"table": table, "got": got}))
+"""
+
+
+def test_first_exchange_lookups_from_16_threads_in_fresh_processes():
+    import json
+    import subprocess
+    import sys
+    runs = int(os.environ.get("DLPACK_HELPERS_FIRST_CALL_RUNS", "10"))
+    for _ in range(runs):
+        r = subprocess.run([sys.executable, "-c", _FIRST_LOOKUPS, json.dumps(sys.path)],
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-2000:]
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        want = sorted([["Capsule", 0, out["table"]], ["Integer", 0, out["table"]], ["Tensor", 0, out["table"]]])
+        for k, answers in enumerate(out["got"]):
+            assert answers == want, f"thread {k}: {answers} (want {want})"
+    print(f"\n{runs} fresh processes x 16 threads: first exchange-API lookups (capsule, integer, the package's Tensor) all found the same table")

@@ -14,7 +14,7 @@ use dlpack_helpers::capi::python::import::*;
 use dlpack_helpers::capi::tensor::*;
 use dlpack_helpers::capi::validate::*;
 use proptest::prelude::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 const INT8: DLDataType = DLDataType {
     code: 0,
@@ -31,10 +31,16 @@ const CPU: DLDevice = DLDevice {
     device_id: 0,
 };
 
-static RELEASED: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// Legacy deleter calls on this thread. Per thread: the tests of this file run in parallel
+    /// and several release tensors with `count_legacy`, so a process-wide count could move
+    /// between one test's before and after (a failure without a fault). The library runs a
+    /// deleter on the thread that releases the tensor.
+    static RELEASED: Cell<usize> = const { Cell::new(0) };
+}
 
 unsafe extern "C" fn count_legacy(_: *mut DLManagedTensor) {
-    RELEASED.fetch_add(1, Ordering::SeqCst);
+    RELEASED.set(RELEASED.get() + 1);
 }
 
 fn tensor(
@@ -126,10 +132,10 @@ fn case_50_legacy_writability_is_never_invented() {
         // SAFETY: `out` is the live tensor made above (status OK); it carries `ndim` strides.
         let s = unsafe { core::slice::from_raw_parts((*out).dl_tensor.strides, 2) };
         assert_eq!(s, [3, 1]);
-        let before = RELEASED.load(Ordering::SeqCst);
+        let before = RELEASED.get();
         // SAFETY: `out` is the live tensor made above (status OK), released exactly once, here.
         unsafe { dlpack_tensor_delete(out) };
-        assert_eq!(RELEASED.load(Ordering::SeqCst), before + 1);
+        assert_eq!(RELEASED.get(), before + 1);
     }
     // dlpack_legacy_tensor_wrap: READ_ONLY without the opt-in, exactly `flags` with it.
     let mut out = core::ptr::null_mut();
@@ -278,7 +284,6 @@ fn case_49_implied_strides_are_exact_or_overflow() {
             // SAFETY: `v` is the live tensor made above (status OK); it carries `ndim` strides.
             let st = unsafe { core::slice::from_raw_parts((*v).dl_tensor.strides, 3) };
             assert_eq!(st[0] as i128, exact);
-            RELEASED.fetch_add(0, Ordering::SeqCst);
             // SAFETY: `v` is the live tensor made above (status OK), released exactly once, here.
             unsafe { dlpack_tensor_delete(v) };
         } else {

@@ -66,7 +66,8 @@ unsafe extern "C" fn counting_deleter(t: *mut DLManagedTensorVersioned) {
 
 pub fn run(data: &[u8]) {
     let mut input = Input::new(data);
-    while !input.is_empty() {
+    // One case per input (stateless: see lib.rs, "Speed").
+    {
         let p = input.version();
         let flags = input.flags();
         let max = input.bool().then(|| input.version());

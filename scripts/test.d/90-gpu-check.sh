@@ -107,7 +107,7 @@ env DLPACK_HELPERS_CUDA_LIBRARY="$FAKE" PYTHON="$PY" OUT="$W/out4" GPU_CHECK_INJ
   setsid bash scripts/gpu-check >"$W/run4" 2>&1 &
 pid=$!
 seen=""
-for _ in $(seq 1200); do  # a liveness bound (2 minutes), not a speed target
+for _ in $(seq 6000); do  # a liveness bound (10 minutes: a loaded machine is slow), not a speed target
   # "(cost: N s)" is the line printed just before the events check starts (and hangs).
   if grep -q '^  (cost: ' "$W/run4" 2>/dev/null && grep -q '^  (cost: ' "$W/out4/gpu-check.log" 2>/dev/null; then
     seen=yes

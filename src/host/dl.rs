@@ -461,15 +461,39 @@ std::thread_local! {
     static INITIALISING: core::cell::RefCell<Vec<usize>> = const { core::cell::RefCell::new(Vec::new()) };
 }
 
-/// Initialise a process-wide cell without holding any lock while `init` runs (issue 12: no lock
-/// of this library is held while foreign code runs: `dlopen` runs library constructors,
-/// `cuInit`/`hipInit`/`cuDevicePrimaryCtxRetain` run the driver, which may call back into this
-/// library). `OnceLock::get_or_init` would hold the cell's lock across `init`, so a re-entrant
-/// call deadlocks. Here two racing threads may both run `init`; the first value stored wins and
-/// the other is dropped (libraries are never closed, and a duplicate primary-context retain
-/// is never released anyway). A call re-entering from inside `init` on the same thread gets
-/// `None` (the caller reports "re-entered while loading") instead of a deadlock or an endless
+/// Cells some thread is initialising now (by address), and the wake-up for the threads that wait
+/// for one of them. The lock is held only to look at or change the list, never while `init`
+/// runs.
+static IN_PROGRESS: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+static FINISHED: std::sync::Condvar = std::sync::Condvar::new();
+
+fn in_progress() -> std::sync::MutexGuard<'static, Vec<usize>> {
+    // Never poisoned in practice (no code that can panic runs under it); recover anyway.
+    IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Initialise a process-wide cell once, without holding any lock while `init` runs (issue 12:
+/// no lock of this library is held while foreign code runs: `dlopen` runs library
+/// constructors, `cuInit`/`hipInit`/`zeInit`/`cuDevicePrimaryCtxRetain` run the driver, which
+/// may call back into this library). `OnceLock::get_or_init` would hold the cell's lock across
+/// `init`, so a re-entrant call would deadlock.
+///
+/// Single-shot (issue 24): one thread runs `init`; threads that arrive meanwhile wait for its
+/// result (they hold no lock while waiting: the first one marks the cell "in progress" and
+/// releases the list's lock before `init` runs). The runtimes' own documentation does not
+/// promise that their init entry points may run concurrently: the CUDA Driver API reference
+/// (section "Initialization", `cuInit`) says only that it must be called before any other
+/// driver function, HIP's reference says nothing about `hipInit` and threads, and concurrent
+/// implicit HIP initialization has crashed (ROCm/hip issue 3063); so the library never makes
+/// two init calls at once. A call re-entering from inside `init` on the same thread gets `None`
+/// (the caller reports "re-entered while loading") instead of a deadlock or an endless
 /// recursion.
+///
+/// What waiting costs: a thread that `init` itself waits for (a thread the driver starts and
+/// joins during `cuInit`, or a thread holding the dynamic loader's lock, inside a library
+/// constructor, while `init` needs it for a `dlopen`) and that makes its own first call of
+/// the same runtime would wait for `init` in turn. Making a first GPU query from a library
+/// constructor while another thread makes its first one is therefore not supported.
 pub(crate) fn init_outside<T>(
     cell: &std::sync::OnceLock<T>,
     init: impl FnOnce() -> T,
@@ -483,7 +507,8 @@ pub(crate) fn init_outside<T>(
 
 /// [`init_outside`] for an initialisation that may fail for now (a driver call that a later
 /// attempt may pass: out of memory, a device busy in exclusive mode): only a success is stored;
-/// an error is returned to this caller and the next use tries again.
+/// an error is returned to the caller that ran `init`, and the next use (a thread that waited
+/// included) tries again, one thread at a time.
 pub(crate) fn try_init_outside<T, E>(
     cell: &std::sync::OnceLock<T>,
     init: impl FnOnce() -> Result<T, E>,
@@ -513,12 +538,38 @@ pub(crate) fn try_init_outside<T, E>(
         }
     }
     let _leave = Leave(key);
+    // Wait while another thread initialises this cell; then either its value is there, or
+    // (it failed for now, or panicked) this thread takes its turn.
+    {
+        let mut busy = in_progress();
+        loop {
+            if let Some(v) = cell.get() {
+                return Some(Ok(v));
+            }
+            if !busy.contains(&key) {
+                busy.push(key);
+                break;
+            }
+            busy = FINISHED.wait(busy).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+    /// Clears the "in progress" mark and wakes the waiters, also when `init` fails or panics.
+    struct Finish(usize);
+    impl Drop for Finish {
+        fn drop(&mut self) {
+            in_progress().retain(|k| *k != self.0);
+            FINISHED.notify_all();
+        }
+    }
+    let finish = Finish(key);
     let v = match init() {
         Ok(v) => v,
         Err(e) => return Some(Err(e)),
     };
-    // The first stored value wins; a racer's is dropped here, outside any lock of ours.
+    // The only initialiser of this cell: the store cannot lose a race, and the waiters find
+    // the value before they can start an `init` of their own.
     let _ = cell.set(v);
+    drop(finish);
     cell.get().map(Ok)
 }
 
@@ -544,21 +595,27 @@ mod tests {
         assert_eq!(init_outside(&CELL, || 3), Some(&1));
     }
 
-    /// 8 racing threads: every one gets the one stored value; no lock is held while `init` runs
-    /// (an `init` that waits for all threads to be inside it at once would hang under a lock).
+    /// 16 racing threads: one runs `init`, every one gets its value, and no lock is held while
+    /// `init` runs (it starts a thread that takes the same cell's list lock path through another
+    /// cell and finishes: impossible if `init` held a lock that thread needs).
     #[test]
-    fn eight_threads_share_one_value_and_run_init_concurrently() {
+    fn sixteen_threads_share_one_value_and_init_runs_once() {
         static CELL: OnceLock<usize> = OnceLock::new();
-        static INSIDE: AtomicUsize = AtomicUsize::new(0);
-        let barrier = std::sync::Barrier::new(8);
+        static OTHER: OnceLock<usize> = OnceLock::new();
+        static CALLS: AtomicUsize = AtomicUsize::new(0);
+        let barrier = std::sync::Barrier::new(16);
         let got: Vec<usize> = std::thread::scope(|s| {
-            let hs: Vec<_> = (0..8)
+            let hs: Vec<_> = (0..16)
                 .map(|i| {
                     let b = &barrier;
                     s.spawn(move || {
+                        b.wait();
                         *init_outside(&CELL, || {
-                            INSIDE.fetch_add(1, Ordering::SeqCst);
-                            b.wait(); // all 8 inside `init` at once: impossible under a lock
+                            CALLS.fetch_add(1, Ordering::SeqCst);
+                            // Another thread initialises another cell while this `init` runs.
+                            std::thread::spawn(|| *init_outside(&OTHER, || 7).unwrap())
+                                .join()
+                                .unwrap();
                             i
                         })
                         .unwrap()
@@ -567,7 +624,42 @@ mod tests {
                 .collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        assert_eq!(INSIDE.load(Ordering::SeqCst), 8);
+        assert_eq!(CALLS.load(Ordering::SeqCst), 1, "init ran more than once");
         assert!(got.iter().all(|&v| v == got[0]));
+        assert_eq!(OTHER.get(), Some(&7));
+    }
+
+    /// A failed initialisation is not stored: the threads that waited for it try again, one at
+    /// a time, and the first success is kept.
+    #[test]
+    fn a_failure_lets_the_next_thread_try_one_at_a_time() {
+        static CELL: OnceLock<usize> = OnceLock::new();
+        static CALLS: AtomicUsize = AtomicUsize::new(0);
+        static INSIDE: AtomicUsize = AtomicUsize::new(0);
+        let barrier = std::sync::Barrier::new(8);
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                let b = &barrier;
+                s.spawn(move || {
+                    b.wait();
+                    let r = super::try_init_outside(&CELL, || {
+                        assert_eq!(
+                            INSIDE.fetch_add(1, Ordering::SeqCst),
+                            0,
+                            "two inits at once"
+                        );
+                        let n = CALLS.fetch_add(1, Ordering::SeqCst);
+                        INSIDE.fetch_sub(1, Ordering::SeqCst);
+                        if n < 3 { Err(n) } else { Ok(n) }
+                    });
+                    match r.unwrap() {
+                        Ok(v) => assert_eq!(*v, 3),
+                        Err(n) => assert!(n < 3),
+                    }
+                });
+            }
+        });
+        assert_eq!(CELL.get(), Some(&3));
+        assert_eq!(CALLS.load(Ordering::SeqCst), 4);
     }
 }

@@ -129,24 +129,66 @@ pub(crate) fn copy_from(addr: usize, out: &mut [u8]) -> Probe {
 mod tests {
     use super::*;
 
-    /// A page mapped and then unmapped: an aligned user-space address that surely faults.
-    fn unmapped_page() -> usize {
-        // SAFETY: an anonymous private mapping of one page, then unmapped; only its address
-        // is kept, never dereferenced.
-        unsafe {
-            let page = libc::sysconf(libc::_SC_PAGESIZE) as usize;
-            let p = libc::mmap(
-                core::ptr::null_mut(),
-                page,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            assert_ne!(p, libc::MAP_FAILED);
-            assert_eq!(libc::munmap(p, page), 0);
-            p as usize
+    /// Anonymous pages this test owns until it drops them: a reservation the address space
+    /// keeps, so no other thread of the test process (thread stacks, a sibling test's mapping,
+    /// the allocator) can be handed its addresses while a test probes them. A page that was
+    /// mapped and then unmapped is no such thing: the next `mmap` of any thread may reuse it,
+    /// and a probe of it then reads memory (a test that fails without a fault).
+    struct Pages {
+        at: *mut c_void,
+        len: usize,
+    }
+
+    impl Pages {
+        /// `n` pages, mapped with protection `prot`.
+        fn new(n: usize, prot: libc::c_int) -> Pages {
+            let len = n * page_size();
+            // SAFETY: an anonymous private mapping at an address the kernel picks; nothing
+            // else refers to it.
+            let at = unsafe {
+                libc::mmap(
+                    core::ptr::null_mut(),
+                    len,
+                    prot,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            assert_ne!(at, libc::MAP_FAILED, "mmap: errno {}", errno());
+            Pages { at, len }
         }
+
+        fn addr(&self) -> usize {
+            self.at as usize
+        }
+
+        /// Make page `i` unreadable (`PROT_NONE`): still reserved, so no one else gets it.
+        fn protect_none(&self, i: usize) {
+            let page = page_size();
+            assert!((i + 1) * page <= self.len);
+            // SAFETY: page `i` lies inside this mapping, which this struct owns.
+            let r = unsafe {
+                libc::mprotect(
+                    (self.addr() + i * page) as *mut c_void,
+                    page,
+                    libc::PROT_NONE,
+                )
+            };
+            assert_eq!(r, 0, "mprotect: errno {}", errno());
+        }
+    }
+
+    impl Drop for Pages {
+        fn drop(&mut self) {
+            // SAFETY: the mapping this struct made, unmapped once.
+            unsafe { libc::munmap(self.at, self.len) };
+        }
+    }
+
+    fn page_size() -> usize {
+        // SAFETY: sysconf has no preconditions.
+        unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
     }
 
     #[test]
@@ -164,53 +206,51 @@ mod tests {
         assert_eq!(copy_from(src.as_ptr() as usize, &mut []), Probe::Readable);
     }
 
+    /// Addresses no thread can make readable while the test runs: the first page (below
+    /// `vm.mmap_min_addr`), a `PROT_NONE` reservation this test holds, ranges that wrap around,
+    /// and addresses where Linux maps nothing.
     #[test]
     fn unreadable_memory_is_refused_without_a_fault() {
+        let reserved = Pages::new(1, libc::PROT_NONE);
         let mut out = [0u8; 56];
         for addr in [
             0usize,
             8,
             4088,
-            unmapped_page(),
+            reserved.addr(),
+            reserved.addr() + 8,
             usize::MAX - 55,
             usize::MAX - 7,
         ] {
             assert_eq!(copy_from(addr, &mut out), Probe::Unreadable, "{addr:#x}");
         }
+        // The top half of the address space belongs to the kernel on every 64-bit Linux.
         #[cfg(target_pointer_width = "64")]
-        for addr in [(1usize << 47) + 8, 0x7fff_ffff_ffff_fff8, 1 << 63] {
+        assert_eq!(copy_from(1 << 63, &mut out), Probe::Unreadable);
+        // x86-64: the last page below 2**47 is a guard page Linux never maps, and nothing above
+        // 2**47 is mapped unless a caller asks for it with an `mmap` hint (5-level paging).
+        #[cfg(target_arch = "x86_64")]
+        for addr in [0x7fff_ffff_ffff_fff8, (1usize << 47) + 8] {
             assert_eq!(copy_from(addr, &mut out), Probe::Unreadable, "{addr:#x}");
         }
     }
 
-    /// A range that starts in readable memory and ends in an unmapped page is unreadable (the
-    /// whole struct is checked, not its first byte).
+    /// A range that starts in readable memory and ends in an unreadable page is unreadable
+    /// (the whole struct is checked, not its first byte). Both pages stay reserved by this
+    /// test, the second `PROT_NONE`, so no other thread's mapping can land there.
     #[test]
-    fn a_range_ending_in_unmapped_memory_is_unreadable() {
-        // SAFETY: two anonymous pages, the second unmapped again; the first is read only
-        // through `copy_from` and unmapped at the end.
-        unsafe {
-            let page = libc::sysconf(libc::_SC_PAGESIZE) as usize;
-            let p = libc::mmap(
-                core::ptr::null_mut(),
-                2 * page,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            assert_ne!(p, libc::MAP_FAILED);
-            assert_eq!(libc::munmap(p.cast::<u8>().add(page).cast(), page), 0);
-            let tail = p as usize + page - 16;
-            let mut header = [0xffu8; 16];
-            assert_eq!(copy_from(tail, &mut header), Probe::Readable);
-            assert_eq!(header, [0u8; 16]);
-            let mut whole = [0u8; 56];
-            assert_eq!(copy_from(tail, &mut whole), Probe::Unreadable);
-            // PROT_NONE memory is mapped but not readable.
-            assert_eq!(libc::mprotect(p, page, libc::PROT_NONE), 0);
-            assert_eq!(copy_from(p as usize, &mut header), Probe::Unreadable);
-            assert_eq!(libc::munmap(p, page), 0);
-        }
+    fn a_range_ending_in_unreadable_memory_is_unreadable() {
+        let page = page_size();
+        let pages = Pages::new(2, libc::PROT_READ | libc::PROT_WRITE);
+        pages.protect_none(1);
+        let tail = pages.addr() + page - 16;
+        let mut header = [0xffu8; 16];
+        assert_eq!(copy_from(tail, &mut header), Probe::Readable);
+        assert_eq!(header, [0u8; 16]);
+        let mut whole = [0u8; 56];
+        assert_eq!(copy_from(tail, &mut whole), Probe::Unreadable);
+        // A whole PROT_NONE page is mapped but not readable either.
+        pages.protect_none(0);
+        assert_eq!(copy_from(pages.addr(), &mut header), Probe::Unreadable);
     }
 }
