@@ -263,7 +263,8 @@ def abigail_surface(lib_soname, work):
     c = Path(work) / "surface.c"
     c.write_text("\n".join(src) + "\n")
     so = Path(work) / "surface.so"
-    sh(CC, "-std=gnu11", "-g", "-O0", "-shared", "-fPIC", f"-I{HEADER.parent}", f"-Wl,-soname,{lib_soname}", c, "-o", so)
+    # -fdebug-prefix-map: the description names surface.c, never the temporary folder it was built in.
+    sh(CC, "-std=gnu11", "-g", "-O0", f"-fdebug-prefix-map={work}=.", "-shared", "-fPIC", f"-I{HEADER.parent}", f"-Wl,-soname,{lib_soname}", c, "-o", so)
     xml = Path(work) / "surface.abi"
     xml.write_text(sh("abidw", "--no-corpus-path", "--no-comp-dir-path", "--no-show-locs", so))
     return xml
