@@ -22,6 +22,8 @@ PV = POINTER(_lib.DLManagedTensorVersioned)
 PL = POINTER(_lib.DLManagedTensor)
 OK, NULL_POINTER, INVALID_NDIM, NULL_SHAPE, INVALID_SHAPE, OVERFLOW = 0, 1, 20, 21, 23, 24
 INVALID_FLAGS, READ_ONLY_STATUS = 28, 32
+INVALID_DEVICE = 48
+CREATE_ALLOW_UNASSIGNED_DEVICE = 2**63  # a request bit of the producer helpers, never stored
 
 ARRAYS = {
     "1-d": np.arange(6.0),
@@ -151,8 +153,23 @@ def test_validated_views_check_what_the_copy_reads():
         assert lib.dlpack_capsule_new_view_validated(byref(t), 0, arr, _lib.EXPORT_VERSIONED, byref(out)) == want
         assert lib.dlpack_tensor_new_view_validated(byref(t), 0, arr, byref(mt)) == want
         assert not out.value and not mt
-    assert lib.dlpack_capsule_new_view_validated(byref(dl), 2**63, arr, _lib.EXPORT_VERSIONED, byref(out)) == INVALID_FLAGS
-    assert lib.dlpack_tensor_new_view_validated(byref(dl), 2**63, arr, byref(mt)) == INVALID_FLAGS
+    # A bit DLPack 1.3 does not define (bit 63 is the unassigned-device-type opt-in, below).
+    assert lib.dlpack_capsule_new_view_validated(byref(dl), 2**62, arr, _lib.EXPORT_VERSIONED, byref(out)) == INVALID_FLAGS
+    assert lib.dlpack_tensor_new_view_validated(byref(dl), 2**62, arr, byref(mt)) == INVALID_FLAGS
+    # The device rule holds without validation too (peer cases 54 and 55): a negative id is
+    # refused; an unassigned type only with the opt-in, which is not stored in the view.
+    for device, flags, want in (((1, -1), CREATE_ALLOW_UNASSIGNED_DEVICE, INVALID_DEVICE),
+                                ((99, 0), 0, INVALID_DEVICE), ((99, 0), CREATE_ALLOW_UNASSIGNED_DEVICE, 0)):
+        t = _lib.DLTensor.from_buffer_copy(dl)
+        t.device.device_type, t.device.device_id = device
+        assert lib.dlpack_capsule_new_view_validated(byref(t), flags, arr, _lib.EXPORT_VERSIONED, byref(out)) == want
+        assert lib.dlpack_tensor_new_view_validated(byref(t), flags, arr, byref(mt)) == want
+        if want == 0:
+            assert mt.contents.flags == 0 and mt.contents.dl_tensor.device.device_type == 99
+            lib.dlpack_tensor_delete(mt)
+            ctypes.pythonapi.Py_DecRef.argtypes = [c_void_p]
+            ctypes.pythonapi.Py_DecRef(out.value)  # the capsule's destructor releases the view
+        out, mt = c_void_p(), PV()
     assert lib.dlpack_capsule_new_view_validated(byref(dl), _lib.FLAG_READ_ONLY, arr, _lib.EXPORT_LEGACY,
                                                  byref(out)) == READ_ONLY_STATUS  # peer case 50
     assert lib.dlpack_tensor_new_view_validated(None, 0, arr, byref(mt)) == NULL_POINTER
