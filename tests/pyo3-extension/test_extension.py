@@ -2,7 +2,7 @@
 producers and consumers: NumPy always, PyTorch when it can be imported (skipped with the reason
 otherwise), and the installed dlpack_helpers package when present.
 
-Run by scripts/test.d/52-pyo3.sh, which builds the extension and puts it on PYTHONPATH.
+Run by scripts/test.d/58-pyo3.sh, which builds the extension and puts it on PYTHONPATH.
 """
 
 import gc
