@@ -62,6 +62,7 @@ void *PyErr_Occurred(void) { return NULL; }
 /* Not on the benchmarked paths. */
 #define UNUSED(name) void name(void) { fprintf(stderr, "stub Python: %s called\n", #name); abort(); }
 UNUSED(PyObject_GetAttrString)
+UNUSED(PyMapping_HasKeyString)
 UNUSED(PyObject_Call)
 UNUSED(PyObject_Str)
 UNUSED(PyUnicode_AsUTF8)

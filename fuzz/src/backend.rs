@@ -230,8 +230,18 @@ pub fn run(data: &[u8]) {
             DLPACK_HELPERS_STATUS_INVALID_ARGUMENT,
             DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE,
             DLPACK_HELPERS_STATUS_INVALID_STREAM,
+            DLPACK_HELPERS_STATUS_INVALID_DEVICE,
         ],
     );
+    if device.device_id < 0 {
+        // Peer case 54: a negative device id is refused before any backend is asked.
+        assert_eq!(
+            s, DLPACK_HELPERS_STATUS_INVALID_DEVICE,
+            "device {device:?} waited on"
+        );
+        assert_eq!(take_call(), None, "a backend was called for {device:?}");
+        return;
+    }
     let call = take_call();
     let queue_object = matches!(
         kind,

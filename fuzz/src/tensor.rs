@@ -223,12 +223,20 @@ pub fn run(data: &[u8]) {
     // SAFETY: non-NULL arrays hold at least `ndim` elements (checked above).
     let s = unsafe { dlpack_tensor_validate(&mt, opts, layout.ptr()) };
     check_status("dlpack_tensor_validate", s, VALIDATION);
-    // REJECT_COPIED never passes a versioned tensor flagged IS_COPIED (peer case 52).
-    if s == DLPACK_HELPERS_STATUS_OK && !opts.is_null() {
+    // REJECT_COPIED never passes a versioned tensor flagged IS_COPIED (peer case 52), when the
+    // options struct's `struct_size` covers its `flags` field (a shorter struct's flags are not
+    // read: the extensible-struct rule; found by this target).
+    let flags_read = options.struct_size
+        >= core::mem::offset_of!(dlpack_helpers_validate_options, flags) + size_of::<u32>();
+    if s == DLPACK_HELPERS_STATUS_OK && !opts.is_null() && flags_read {
         assert!(
             options.flags & DLPACK_HELPERS_VALIDATE_REJECT_COPIED == 0
                 || mt.flags & dlpack_helpers::abi::DLPACK_FLAG_BITMASK_IS_COPIED == 0,
-            "REJECT_COPIED passed an IS_COPIED tensor"
+            "REJECT_COPIED passed an IS_COPIED tensor: struct_size {}, version {:?}, flags {:#x}, options {:#x}",
+            options.struct_size,
+            mt.version,
+            mt.flags,
+            options.flags
         );
     }
     // Issue 22 (peer case 54): a tensor with a negative device id never validates.
