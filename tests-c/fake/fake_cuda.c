@@ -45,8 +45,8 @@ static const char *names[NFN] = {
 
 #define NDEV 2
 static char primary_ctx[NDEV]; /* the address of primary_ctx[i] is device i's context */
-static _Thread_local CUcontext ctx_stack[8];
-static _Thread_local int ctx_depth;
+FAKE_TLS CUcontext ctx_stack[8];
+FAKE_TLS int ctx_depth;
 static int initialized;
 
 struct estream;

@@ -32,7 +32,7 @@ static const char *names[NFN] = {"hipInit", "hipGetDevice", "hipSetDevice",
 #include "recorder.h"
 
 #define NDEV 2
-static _Thread_local int current_device;
+FAKE_TLS int current_device;
 struct fake_event { int device; int in_flight; pthread_t recorder; int gate; long opened; };
 struct gate { hipStream_t s; int closed; long opened; };
 #define NGATES 16
