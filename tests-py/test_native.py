@@ -2,6 +2,7 @@
 the C exchange API published by Tensor, and one shared C library per process."""
 import ctypes
 import gc
+import subprocess
 import sys
 from ctypes import byref
 
@@ -254,3 +255,48 @@ def test_exchange_api_to_py_object_refuses_what_imports_refuse(major, minor, fla
         _to_py_object(c.versioned(major=major, minor=minor, flags=flags))
     assert isinstance(e.value.__cause__, BufferError), e.value.__cause__
     assert c.calls == 1 and not c.live
+
+
+_ALLOCATOR_CHILD = r"""
+import ctypes, sys
+import numpy as np
+import dlpack_helpers as dh
+from dlpack_helpers import _lib
+out = ctypes.POINTER(_lib.DLPackExchangeAPI)()
+assert dh.lib.dlpack_exchange_api_find(dh.import_tensor(np.arange(2.0)), ctypes.byref(out)) == 0
+SetError = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+alloc = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_lib.DLTensor),
+                         ctypes.POINTER(ctypes.POINTER(_lib.DLManagedTensorVersioned)),
+                         ctypes.c_void_p, SetError)(out.contents.managed_tensor_allocator)
+errors = []
+on_error = SetError(lambda ctx, kind, msg: errors.append((kind.decode(), msg.decode())))
+for shape in eval(sys.argv[1]):
+    dims = (ctypes.c_int64 * len(shape))(*shape)
+    proto = _lib.DLTensor()
+    proto.device = _lib.DLDevice(1, 0)
+    proto.ndim = len(shape)
+    proto.shape = dims
+    proto.dtype = _lib.DLDataType(2, 32, 1)
+    mt = ctypes.POINTER(_lib.DLManagedTensorVersioned)()
+    rc = alloc(ctypes.byref(proto), ctypes.byref(mt), None, on_error)
+    print(rc, bool(mt), errors[-1][0] if rc else "-", flush=True)
+    if rc == 0:
+        dh.lib.dlpack_tensor_delete(mt)
+"""
+
+
+@pytest.mark.parametrize("shape,expect", [
+    ([2, 3], "0 True -"),
+    # 2**60 bytes: within isize, but no system gives it: MemoryError, not an abort
+    ([2**58], "-1 False MemoryError"),
+    # an element count past 128 bits: MemoryError, never a wrapped (small) size
+    ([2**62, 2**62, 2**62, 2**62, 16], "-1 False MemoryError"),
+])
+def test_exchange_api_allocator_sizes_are_checked_and_fallible(shape, expect):
+    """`managed_tensor_allocator` of Tensor's table: a size that overflows or cannot be
+    allocated is MemoryError through `set_error` (-1), never a wrapped size or a process abort
+    (in a child process, which an abort would kill)."""
+    r = subprocess.run([sys.executable, "-c", _ALLOCATOR_CHILD, repr([shape])],
+                       capture_output=True, text=True, timeout=600, cwd="/")
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert r.stdout.split("\n")[0] == expect, r.stdout

@@ -67,6 +67,10 @@ for f in "${elves[@]}"; do
   echo "   $f: $(stat -c %s "$b") bytes, stripped, debug file $link; newest glibc symbol version $newest" \
        "($(objdump -T "$b" | awk -v v="$newest" '$0 ~ v"[ )]" {print $NF}' | sort -u | paste -sd, -))"
 done
+# The license travels with the package: LICENSE, as committed, in the wheel's .dist-info.
+lic="$(cd "$X" && find . -path './*.dist-info/*' -name 'LICENSE' | head -n1)"
+[ -n "$lic" ] && cmp -s "$X/$lic" "$ROOT/LICENSE" || fail "the wheel's .dist-info does not carry LICENSE as committed"
+echo "ok: ${lic#./} is the repository's LICENSE"
 readelf -d "$X/dlpack_helpers/_native.abi3.so" | grep -q 'NEEDED.*\[libdlpack_helpers.so.0.1\]' \
   || fail "_native.abi3.so does not need libdlpack_helpers.so.0.1"
 
@@ -148,7 +152,7 @@ files = {n for n in names if not any(m.startswith(n + "/") for m in names)}
 tracked = set(subprocess.run(["git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard"], capture_output=True, text=True, check=True).stdout.split())
 extra = sorted(files - tracked - {"PKG-INFO"})
 assert not extra, f"the sdist holds files that are not the project's sources: {extra[:10]}"
-need = {"pyproject.toml", "CMakeLists.txt", "Cargo.toml", "Cargo.lock", "clib/Cargo.toml", "clib/build.rs", "scripts/build",
+need = {"pyproject.toml", "LICENSE", "CMakeLists.txt", "Cargo.toml", "Cargo.lock", "clib/Cargo.toml", "clib/build.rs", "scripts/build",
         "scripts/native-static-libs", "abi/dlpack_helpers.map", "include/dlpack_helpers.h",
         "python/native/Cargo.lock", "python/native/Cargo.toml", "python/dlpack_helpers/_sdk.py",
         "src/lib.rs", "cmake/dlpack_helpersConfig.cmake.in", "tests-py/conftest.py"}

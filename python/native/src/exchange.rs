@@ -48,14 +48,33 @@ pub fn capsule(py: Python<'_>) -> PyResult<Py<PyAny>> {
     unsafe { Bound::from_owned_ptr_or_err(py, p) }.map(|b| b.unbind())
 }
 
+/// The body of each table function: 0, or -1 with the Python exception set. Nothing unwinds
+/// into the C caller: a Rust panic becomes the `PanicException` PyO3 raises for one (a panic
+/// unwinding out of an `extern "C"` function would abort the process).
 fn guarded(f: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
-    Python::attach(|py| match f(py) {
-        Ok(()) => 0,
-        Err(e) => {
-            e.restore(py);
-            -1
+    Python::attach(|py| {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(py)))
+            .unwrap_or_else(|p| Err(panic_error(p.as_ref())));
+        match r {
+            Ok(()) => 0,
+            Err(e) => {
+                e.restore(py);
+                -1
+            }
         }
     })
+}
+
+/// A caught panic as the Python exception the table functions raise.
+fn panic_error(payload: &(dyn core::any::Any + Send)) -> PyErr {
+    let what = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)");
+    pyo3::panic::PanicException::new_err(format!(
+        "a Rust panic in dlpack_helpers.Tensor's exchange API: {what}"
+    ))
 }
 
 fn ours<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Tensor>> {
@@ -231,14 +250,44 @@ unsafe extern "C" fn allocator(
     error_ctx: *mut c_void,
     set_error: DLPackSetErrorFn,
 ) -> c_int {
-    let fail = |kind: &core::ffi::CStr, msg: String| {
-        if let Some(f) = set_error {
-            let m = std::ffi::CString::new(msg).unwrap_or_default();
-            // SAFETY: the caller's callback with its context.
-            unsafe { f(error_ctx, kind.as_ptr(), m.as_ptr()) };
-        }
-        -1
-    };
+    // Nothing unwinds into the C caller: a panic is reported through `set_error`.
+    let run = std::panic::AssertUnwindSafe(|| {
+        // SAFETY: this function's own arguments, forwarded unchanged.
+        unsafe { allocate(prototype, out, error_ctx, set_error) }
+    });
+    std::panic::catch_unwind(run).unwrap_or_else(|p| {
+        let what = p
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(no message)");
+        report(error_ctx, set_error, c"RuntimeError", format!("a Rust panic: {what}"))
+    })
+}
+
+/// Calls `set_error(error_ctx, kind, msg)` when given; returns -1.
+fn report(
+    error_ctx: *mut c_void,
+    set_error: DLPackSetErrorFn,
+    kind: &core::ffi::CStr,
+    msg: String,
+) -> c_int {
+    if let Some(f) = set_error {
+        let m = std::ffi::CString::new(msg).unwrap_or_default();
+        // SAFETY: the caller's callback with its context.
+        unsafe { f(error_ctx, kind.as_ptr(), m.as_ptr()) };
+    }
+    -1
+}
+
+/// The allocator's body (see `allocator`).
+unsafe fn allocate(
+    prototype: *mut DLTensor,
+    out: *mut *mut DLManagedTensorVersioned,
+    error_ctx: *mut c_void,
+    set_error: DLPackSetErrorFn,
+) -> c_int {
+    let fail = |kind: &core::ffi::CStr, msg: String| report(error_ctx, set_error, kind, msg);
     if prototype.is_null() || out.is_null() {
         return fail(c"ValueError", "prototype or out is NULL".into());
     }
@@ -259,13 +308,29 @@ unsafe extern "C" fn allocator(
     } else {
         unsafe { core::slice::from_raw_parts(p.shape, n) }
     };
+    // Sizes checked, never wrapped: an element count or byte size past isize::MAX, or memory
+    // the system will not give, is MemoryError (the allocation is fallible, never an abort).
     let bits = p.dtype.bits as u128 * p.dtype.lanes as u128;
-    let count: u128 = shape.iter().map(|&e| e.max(0) as u128).product();
-    let bytes = (count * bits).div_ceil(8);
-    if bytes > isize::MAX as u128 {
+    let count = shape
+        .iter()
+        .try_fold(1u128, |acc, &e| acc.checked_mul(e.max(0) as u128));
+    let bytes = count
+        .and_then(|c| c.checked_mul(bits))
+        .map(|b| b.div_ceil(8))
+        .filter(|&b| b <= isize::MAX as u128);
+    let Some(bytes) = bytes else {
         return fail(c"MemoryError", "the tensor is too large".into());
+    };
+    let words = (bytes as usize).div_ceil(16).max(1);
+    let mut v: Vec<u128> = Vec::new();
+    if v.try_reserve_exact(words).is_err() {
+        return fail(
+            c"MemoryError",
+            format!("cannot allocate {bytes} bytes for the tensor"),
+        );
     }
-    let buf: Box<Vec<u128>> = Box::new(vec![0u128; (bytes as usize).div_ceil(16).max(1)]);
+    v.resize(words, 0);
+    let buf: Box<Vec<u128>> = Box::new(v);
     let data = buf.as_ptr() as *mut c_void;
     let ctx = Box::into_raw(buf).cast::<c_void>();
     let mut mt = null_mut();
