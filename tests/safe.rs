@@ -296,6 +296,10 @@ fn names_display_and_parse() {
     assert_eq!(e.status(), DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
     assert_eq!(dtype_name(DLDataType::U16).unwrap().as_str(), "uint16");
     assert_eq!(device_name(DLDevice::CPU).unwrap().as_str(), "cpu:0");
+    // `Name` is nameable, prints with `{}` and compares with text.
+    let n: dlpack_helpers::safe::Name = dtype_name(DLDataType::U16).unwrap();
+    assert_eq!(format!("{n}|{n:>8}"), "uint16|  uint16");
+    assert!(n == "uint16" && n.as_ref() == "uint16");
 }
 
 #[test]

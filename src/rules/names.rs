@@ -99,7 +99,8 @@ const FAMILY_BY_CODE: [Option<&str>; 18] = by_key(&widen::<5>(FAMILIES));
 /// Device names by device type (0-18).
 const DEVICE_BY_TYPE: [Option<&str>; 19] = by_key(&widen_i32::<16>(DEVICES));
 
-/// A formatted name in a fixed buffer (no allocation).
+/// A formatted name in a fixed buffer (no allocation): `as_str`, `Display` (`{}` prints the
+/// name), `AsRef<str>`, and `==` against a `str`.
 #[derive(Clone, Copy)]
 pub struct Name {
     buf: [u8; NAME_MAX],
@@ -113,9 +114,11 @@ impl Name {
             len: 0,
         }
     }
+    /// The name as text.
     pub fn as_str(&self) -> &str {
         core::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
     }
+    /// The name's bytes (ASCII, no NUL).
     pub fn as_bytes(&self) -> &[u8] {
         &self.buf[..self.len]
     }
@@ -162,6 +165,30 @@ impl Write for Name {
         self.buf[self.len..end].copy_from_slice(s.as_bytes());
         self.len = end;
         Ok(())
+    }
+}
+
+impl core::fmt::Display for Name {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl AsRef<str> for Name {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq<str> for Name {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
     }
 }
 

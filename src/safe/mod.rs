@@ -31,7 +31,8 @@ pub use view::TensorRef;
 use crate::abi::{DLDataType, DLDevice, DLPackVersion};
 use crate::rules::device::HostAccess;
 use crate::rules::info::Info;
-use crate::rules::names::Name;
+/// A dtype's or device's name, as `dtype_name` and `device_name` return it.
+pub use crate::rules::names::Name;
 use crate::rules::stream::{DecodeOptions, Plan, Request, Stream};
 use crate::rules::version::{Compat, Export, Exporter};
 
