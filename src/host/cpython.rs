@@ -434,6 +434,11 @@ pub struct Names {
     pub kw_max_version: *mut PyObject,
     /// `(1, 3)`: this library's `max_version`.
     pub current_version: *mut PyObject,
+    /// `"requires_grad"`, `"is_conj"` and `True`: the per-import check of a PyTorch tensor
+    /// before its exchange table stands in for `__dlpack__` (issue 25, `rules::TableGuard`).
+    pub requires_grad: *mut PyObject,
+    pub is_conj: *mut PyObject,
+    pub py_true: *mut PyObject,
 }
 
 static NAMES: core::sync::atomic::AtomicPtr<Names> =
@@ -479,6 +484,9 @@ impl Api {
                 copy: s(c"copy"),
                 kw_max_version: (self.PyTuple_New)(1),
                 current_version: (self.PyTuple_New)(2),
+                requires_grad: s(c"requires_grad"),
+                is_conj: s(c"is_conj"),
+                py_true: (self.PyBool_FromLong)(1),
             };
             let objs = [
                 names.dlpack,
@@ -488,6 +496,9 @@ impl Api {
                 names.copy,
                 names.kw_max_version,
                 names.current_version,
+                names.requires_grad,
+                names.is_conj,
+                names.py_true,
             ];
             let cleanup = |objs: &[*mut PyObject]| {
                 for &o in objs {

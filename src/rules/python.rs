@@ -70,6 +70,71 @@ pub fn table_may_replace_dlpack(dlpack_owner: Option<usize>, table_owner: Option
     }
 }
 
+/// What an import must check before a type's C exchange table may stand in for its
+/// `__dlpack__` (issue 25: the table may replace `__dlpack__` only where its answer is the one
+/// `__dlpack__` would give). Decided once per type, from the class that publishes the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableGuard {
+    /// Nothing: the table answers as `__dlpack__` does (the DLPack 1.3 contract).
+    None,
+    /// PyTorch's table (`managed_tensor_from_py_object_no_sync`) exports any tensor's memory as it
+    /// lies and skips what `Tensor.__dlpack__` (torch/_tensor.py) does first: it refuses a tensor
+    /// that requires grad or has the conjugate bit (`BufferError`), refuses layouts other than
+    /// `torch.strided`, and dispatches through a subclass's `__torch_function__`. So per import:
+    /// `requires_grad` or `is_conj()` set (checked as [`torch_checks`] says) → the tensor is
+    /// released and `__dlpack__` is called instead; a failure of the table (a sparse, mkldnn,
+    /// meta or quantized tensor, where it raises `RuntimeError` while `__dlpack__` raises
+    /// `BufferError`) → `__dlpack__` is called for the answer; and a subclass that defines
+    /// `__torch_function__` below the table's class never uses the table.
+    Torch,
+}
+
+/// Which properties of a PyTorch tensor an import reads after PyTorch's table exported it, by
+/// the DLPack dtype code of the export (`TableGuard::Torch`). PyTorch's own invariants keep the
+/// cost off most tensors: only floating-point and complex tensors can require grad (PyTorch
+/// raises "only Tensors of floating point dtype can require gradients" for integer and bool
+/// tensors), and only complex tensors carry the conjugate bit (`conj()` of a real tensor
+/// returns it unchanged; PyTorch asserts `isComplexType` when the bit is set).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TorchChecks {
+    /// Read `tensor.requires_grad` (`__dlpack__` refuses `True`).
+    pub requires_grad: bool,
+    /// Call `tensor.is_conj()` (`__dlpack__` refuses `True`).
+    pub conj: bool,
+}
+
+/// The checks for an exported dtype code (see [`TorchChecks`]). Unknown codes check both.
+pub fn torch_checks(code: crate::abi::DLDataTypeCode) -> TorchChecks {
+    use crate::abi::DLDataTypeCode as C;
+    TorchChecks {
+        requires_grad: ![C::kDLInt, C::kDLUInt, C::kDLBool].contains(&code),
+        conj: ![C::kDLInt, C::kDLUInt, C::kDLBool, C::kDLFloat, C::kDLBfloat].contains(&code),
+    }
+}
+
+/// Whether a class's `__torch_function__`, by its `__qualname__` and `__module__`, is PyTorch's
+/// `torch._C._disabled_torch_function_impl` (which turns the dispatch off: `torch.nn.Parameter`
+/// sets it), so it is no override the table would skip (`TableGuard::Torch`).
+pub fn torch_function_is_disabled(qualname: Option<&str>, module: Option<&str>) -> bool {
+    qualname == Some("_disabled_torch_function_impl")
+        && module.is_some_and(|m| m == "torch" || m.starts_with("torch."))
+}
+
+/// The guard for a table published by a class whose `__module__` is `publisher_module` (None:
+/// unreadable). Rule: PyTorch's classes live in the package `torch` (`torch.Tensor` is defined
+/// in `torch._tensor`, its C base `torch._C.TensorBase` in `torch._C`), so a module named
+/// `torch` or `torch.<anything>` is PyTorch's. The class that publishes the table is the first
+/// class of the MRO whose own `__dict__` holds the table attribute, so a user's subclass of
+/// `torch.Tensor` (module `__main__`, say) is still recognised by its base, and a foreign
+/// class named `Tensor` is not. Another producer whose table skips its `__dlpack__`'s refusals
+/// gets its own variant here, from the same evidence: its `__dlpack__` compared with its table.
+pub fn table_guard(publisher_module: Option<&str>) -> TableGuard {
+    match publisher_module {
+        Some(m) if m == "torch" || m.starts_with("torch.") => TableGuard::Torch,
+        _ => TableGuard::None,
+    }
+}
+
 /// Which keywords a consumer passes to `__dlpack__` in one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Keywords {
@@ -206,6 +271,64 @@ mod tests {
         assert!(!table_may_replace_dlpack(Some(0), Some(1))); // an override
         assert!(table_may_replace_dlpack(None, Some(0)));
         assert!(table_may_replace_dlpack(Some(0), None));
+    }
+
+    /// Issue 25: PyTorch's table is recognised by its publishing class's package, nothing else.
+    #[test]
+    fn torch_table_is_guarded() {
+        assert_eq!(table_guard(Some("torch._tensor")), TableGuard::Torch); // torch.Tensor
+        assert_eq!(table_guard(Some("torch._C")), TableGuard::Torch); // torch._C.TensorBase
+        assert_eq!(table_guard(Some("torch")), TableGuard::Torch);
+        assert_eq!(
+            table_guard(Some("torchvision.tv_tensors")),
+            TableGuard::None
+        );
+        assert_eq!(table_guard(Some("paddle")), TableGuard::None);
+        assert_eq!(table_guard(Some("__main__")), TableGuard::None);
+        assert_eq!(table_guard(None), TableGuard::None);
+    }
+
+    /// Issue 25: integer and bool tensors cannot require grad; only complex ones (or a code this
+    /// rule does not know) can carry the conjugate bit.
+    #[test]
+    fn torch_checks_by_dtype() {
+        use crate::abi::DLDataTypeCode as C;
+        let both = TorchChecks {
+            requires_grad: true,
+            conj: true,
+        };
+        for c in [C::kDLInt, C::kDLUInt, C::kDLBool] {
+            assert_eq!(
+                torch_checks(c),
+                TorchChecks {
+                    requires_grad: false,
+                    conj: false
+                }
+            );
+        }
+        for c in [C::kDLFloat, C::kDLBfloat] {
+            assert_eq!(
+                torch_checks(c),
+                TorchChecks {
+                    requires_grad: true,
+                    conj: false
+                }
+            );
+        }
+        assert_eq!(torch_checks(C::kDLComplex), both);
+        assert_eq!(torch_checks(C(200)), both);
+    }
+
+    #[test]
+    fn disabled_torch_function_is_no_override() {
+        let d = Some("_disabled_torch_function_impl");
+        assert!(torch_function_is_disabled(d, Some("torch._C")));
+        assert!(!torch_function_is_disabled(d, Some("mylib")));
+        assert!(!torch_function_is_disabled(
+            Some("Tensor.__torch_function__"),
+            Some("torch._C")
+        ));
+        assert!(!torch_function_is_disabled(None, None));
     }
 
     /// Issue 25: `(kDLCPU, None)` is CPU device 0; `None` with any other device type is no

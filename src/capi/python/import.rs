@@ -395,6 +395,78 @@ fn ordered_by_request(
     }
 }
 
+/// The import through a type's C exchange table (`DLPACK_HELPERS_IMPORT_EXCHANGE_API`), or
+/// `Ok(None)` when `__dlpack__` must answer instead:
+/// - PyTorch's table (`TableGuard::Torch`, issue 25): when the tensor it exported requires grad
+///   or has the conjugate bit (`exchange::torch_refuses`; the export is released), where
+///   `Tensor.__dlpack__` refuses; and when the table fails (an ordinary exception, cleared, or
+///   a tensor this library refuses), where `__dlpack__` gives PyTorch's own answer (its
+///   `BufferError` for a sparse, mkldnn, meta or quantized tensor, where the table raises
+///   `RuntimeError`);
+/// - a device tensor whose table cannot name the stream it is ordered on (peer case 53).
+///
+/// `Err` for the table's failure otherwise, and always for an exception that stays set.
+fn via_table(
+    api: &'static Api,
+    table: *const crate::abi::DLPackExchangeAPI,
+    guard: rules::TableGuard,
+    obj: *mut PyObject,
+    keep: bool,
+    want_stream: bool,
+) -> Result<Option<(*mut DLManagedTensorVersioned, u32, Stream)>, Error> {
+    let torch = guard == rules::TableGuard::Torch;
+    // PyTorch's failure is cleared (`keep` false) and answered by `__dlpack__`.
+    let t = match exchange::import_no_sync(api, table, obj, keep && !torch) {
+        Ok(t) => t,
+        Err(e) if torch && !matches!(e, Error::PythonErrorSet(_)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if torch {
+        // SAFETY: an accepted major-1 tensor.
+        let dtype = unsafe { (*t).dl_tensor.dtype };
+        let refused = exchange::torch_refuses(api, obj, dtype);
+        if !matches!(refused, Ok(false)) {
+            // SAFETY: ours since `import_no_sync`; released once, not touched again.
+            unsafe { crate::capi::tensor::dlpack_tensor_delete(t) };
+            return refused.map(|_| None);
+        }
+    }
+    if !want_stream {
+        return Ok(Some((
+            t,
+            DLPACK_HELPERS_IMPORTED_EXCHANGE_API,
+            Stream::new(Kind::NoSync, 0),
+        )));
+    }
+    // SAFETY: an accepted major-1 tensor.
+    let device = unsafe { (*t).dl_tensor.device };
+    if crate::rules::stream::family(device.device_type) == crate::rules::stream::Family::Cpu {
+        // No streams: nothing to ask the producer.
+        return Ok(Some((
+            t,
+            DLPACK_HELPERS_IMPORTED_EXCHANGE_API,
+            Stream::new(Kind::None, 0),
+        )));
+    }
+    // Peer case 53: a no-sync export is ordered on the producer's current work stream; record
+    // it. An answer that names nothing (NULL off kDLCPU, -1 with an ordinary exception, a NULL
+    // function) releases the tensor and falls back to `__dlpack__`, which orders the data on
+    // the requested stream.
+    // SAFETY: a major-1 table; GIL held.
+    match unsafe { exchange::work_stream(table, device, false, false) } {
+        Ok(s) => Ok(Some((t, DLPACK_HELPERS_IMPORTED_EXCHANGE_API, s))),
+        Err(e) => {
+            // SAFETY: ours since `import_no_sync`; released once, not touched again.
+            unsafe { crate::capi::tensor::dlpack_tensor_delete(t) };
+            if matches!(e, Error::PythonErrorSet(_)) {
+                Err(e)
+            } else {
+                Ok(None)
+            }
+        }
+    }
+}
+
 /// `import`, and with `want_stream` the stream the data is ordered on (see
 /// `dlpack_object_import_with_stream`); without it the stream is not computed (`NoSync`).
 pub(crate) fn import_ordered(
@@ -435,40 +507,9 @@ pub(crate) fn import_ordered(
     {
         // Only the import function of the table is needed here (see `exchange::find_import`);
         // any other answer falls back to `__dlpack__`, except an exception that must stay set.
-        if let Some(table) = exchange::find_import(api, obj)? {
-            let t = exchange::import_no_sync(api, table, obj, keep)?;
-            if !want_stream {
-                return Ok((
-                    t,
-                    DLPACK_HELPERS_IMPORTED_EXCHANGE_API,
-                    Stream::new(Kind::NoSync, 0),
-                ));
-            }
-            // SAFETY: an accepted major-1 tensor.
-            let device = unsafe { (*t).dl_tensor.device };
-            if crate::rules::stream::family(device.device_type) == crate::rules::stream::Family::Cpu
-            {
-                // No streams: nothing to ask the producer.
-                return Ok((
-                    t,
-                    DLPACK_HELPERS_IMPORTED_EXCHANGE_API,
-                    Stream::new(Kind::None, 0),
-                ));
-            }
-            // Peer case 53: a no-sync export is ordered on the producer's current work stream;
-            // record it. An answer that names nothing (NULL off kDLCPU, -1 with an ordinary
-            // exception, a NULL function) releases the tensor and falls back to `__dlpack__`,
-            // which orders the data on the requested stream.
-            // SAFETY: a major-1 table; GIL held.
-            match unsafe { exchange::work_stream(table, device, false, false) } {
-                Ok(s) => return Ok((t, DLPACK_HELPERS_IMPORTED_EXCHANGE_API, s)),
-                Err(e) => {
-                    // SAFETY: ours since `import_no_sync`; released once, not touched again.
-                    unsafe { crate::capi::tensor::dlpack_tensor_delete(t) };
-                    if matches!(e, Error::PythonErrorSet(_)) {
-                        return Err(e);
-                    }
-                }
+        if let Some((table, guard)) = exchange::find_import(api, obj)? {
+            if let Some(done) = via_table(api, table, guard, obj, keep, want_stream)? {
+                return Ok(done);
             }
         }
     }
