@@ -645,6 +645,16 @@ pub(crate) fn import_no_sync(
 /// (a subclass overriding `__dlpack__`, say of `torch.Tensor`) is answered
 /// `_NO_EXCHANGE_API`: the table was written for the base class and would skip the override
 /// (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read.
+/// For PyTorch's table (the class that publishes it is in the package `torch`), so is a type
+/// that defines `__torch_function__` below that class (`Tensor.__dlpack__` dispatches through
+/// it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`).
+///
+/// Caveat for callers of PyTorch's table itself: its `managed_tensor_from_py_object_no_sync`
+/// exports any tensor's memory as it lies, skipping `Tensor.__dlpack__`'s refusals (a tensor
+/// that requires grad comes out writable, one with the conjugate bit with its unconjugated
+/// memory: wrong values). `dlpack_object_import` with `DLPACK_HELPERS_IMPORT_EXCHANGE_API`
+/// checks those and calls `__dlpack__` instead (see that flag); a caller that uses the table
+/// returned here checks `tensor.requires_grad` and `tensor.is_conj()` itself.
 ///
 /// The answer about the type (a table, or why there is none) is cached per type for the life
 /// of the process (the spec makes the attribute a static property of the type; the cache keeps

@@ -24,6 +24,19 @@ use crate::capi::stream::{
 /// (`current_work_stream`). Without a usable table the call falls back to `__dlpack__`
 /// (among them a DLPack 1.2 integer that cannot be a readable table's address: see
 /// `dlpack_exchange_api_find`).
+///
+/// Rule (issue 25: nothing lost, nothing invented): the table stands in for `__dlpack__` only
+/// where its answer is the one `__dlpack__` would give. A subclass that overrides `__dlpack__`
+/// below the table's class gets its override called. PyTorch's table (published by a class of
+/// the package `torch`) skips what `Tensor.__dlpack__` checks first, so for it: a tensor the
+/// table exported that requires grad (read for floating-point and complex dtypes) or has the
+/// conjugate bit (read for complex dtypes) is released and `__dlpack__` is called, which
+/// raises PyTorch's own `BufferError` (`_PRODUCER_BUFFER_ERROR`; the table would have handed
+/// over a writable tensor, or the unconjugated memory: wrong values); a table failure (a
+/// sparse, mkldnn, meta or quantized tensor) is cleared and `__dlpack__` answers; a subclass
+/// defining `__torch_function__` below `torch.Tensor` (other than PyTorch's
+/// `_disabled_torch_function_impl`) never uses it. Ordinary float tensors pay one attribute
+/// read per import, integer and bool tensors nothing, other producers nothing.
 pub const DLPACK_HELPERS_IMPORT_EXCHANGE_API: u32 = 0x1;
 /// Request flag (also a `flags` bit of `dlpack_object_query_device` and `dlpack_capsule_import`):
 /// when a Python exception causes the failure (the producer's `__dlpack__` or
