@@ -434,10 +434,12 @@ pub struct Names {
     pub kw_max_version: *mut PyObject,
     /// `(1, 3)`: this library's `max_version`.
     pub current_version: *mut PyObject,
-    /// `"requires_grad"`, `"is_conj"` and `True`: the per-import check of a PyTorch tensor
-    /// before its exchange table stands in for `__dlpack__` (issue 25, `rules::TableGuard`).
+    /// `"requires_grad"`, `"is_conj"`, `"stop_gradient"` and `True`: the per-import check of a
+    /// PyTorch or PaddlePaddle tensor before its exchange table stands in for `__dlpack__`
+    /// (issue 25, `rules::TableGuard`).
     pub requires_grad: *mut PyObject,
     pub is_conj: *mut PyObject,
+    pub stop_gradient: *mut PyObject,
     pub py_true: *mut PyObject,
 }
 
@@ -486,6 +488,7 @@ impl Api {
                 current_version: (self.PyTuple_New)(2),
                 requires_grad: s(c"requires_grad"),
                 is_conj: s(c"is_conj"),
+                stop_gradient: s(c"stop_gradient"),
                 py_true: (self.PyBool_FromLong)(1),
             };
             let objs = [
@@ -498,6 +501,7 @@ impl Api {
                 names.current_version,
                 names.requires_grad,
                 names.is_conj,
+                names.stop_gradient,
                 names.py_true,
             ];
             let cleanup = |objs: &[*mut PyObject]| {

@@ -13,9 +13,9 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// type address → the lookup's result (the address of the major-1 table, its low bit set for
-/// PyTorch's table: `TORCH_TAG`; or why there is none). The cache holds a strong reference to each type, so an address is never reused while
-/// cached.
+/// type address → the lookup's result (the address of the major-1 table, its low bits holding
+/// the type's `rules::TableGuard`: `tag`; or why there is none). The cache holds a strong
+/// reference to each type, so an address is never reused while cached.
 ///
 /// Lock rule (issue 12): the lock is never held while foreign code runs. The attribute lookup
 /// runs arbitrary Python (a metaclass property, a descriptor, a garbage-collection callback),
@@ -160,7 +160,8 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<Head, Error> {
 /// lets a consumer do.
 ///
 /// Also decides what imports check per object (`rules::table_guard`, from the `__module__` of
-/// the class that publishes the table): for PyTorch's table, a subclass that defines
+/// the class that publishes the table: PyTorch's, PaddlePaddle's, or none): for PyTorch's
+/// table, a subclass that defines
 /// `__torch_function__` below that class is refused too (`Tensor.__dlpack__` dispatches through
 /// it; the table would skip it).
 fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableGuard, Error> {
@@ -287,73 +288,82 @@ fn module_of(api: &'static Api, cls: &Owned) -> Result<Option<String>, Error> {
     Ok(unsafe { api.str_of(m.as_ptr()) })
 }
 
-/// Low bit of a cached table address (tables are pointer-aligned): PyTorch's table
-/// (`rules::TableGuard::Torch`), whose imports check the tensor first (`torch_refuses`).
-const TORCH_TAG: usize = 1;
+/// The low bits of a cached table address (tables are pointer-aligned) hold the type's guard.
+const GUARD_MASK: usize = 3;
 
 fn tag(p: usize, guard: rules::TableGuard) -> usize {
-    match guard {
-        rules::TableGuard::None => p,
-        rules::TableGuard::Torch => p | TORCH_TAG,
+    p | match guard {
+        rules::TableGuard::None => 0,
+        rules::TableGuard::Torch => 1,
+        rules::TableGuard::Paddle => 2,
     }
 }
 
 fn untag(p: usize) -> (*const DLPackExchangeAPI, rules::TableGuard) {
-    let guard = if p & TORCH_TAG != 0 {
-        rules::TableGuard::Torch
-    } else {
-        rules::TableGuard::None
+    let guard = match p & GUARD_MASK {
+        1 => rules::TableGuard::Torch,
+        2 => rules::TableGuard::Paddle,
+        _ => rules::TableGuard::None,
     };
-    ((p & !TORCH_TAG) as *const DLPackExchangeAPI, guard)
+    ((p & !GUARD_MASK) as *const DLPackExchangeAPI, guard)
 }
 
-/// Whether a PyTorch tensor that PyTorch's table has just exported (`rules::TableGuard::Torch`)
-/// has a property for which `Tensor.__dlpack__` answers differently: `requires_grad`
-/// (`__dlpack__` raises `BufferError`; the table exports it writable) or the conjugate bit
-/// (`BufferError`; the table exports the unconjugated memory: wrong values). `dtype` is the
-/// export's: `rules::torch_checks` says which of the two can be set at all, so an integer or
-/// bool tensor costs nothing, a real floating-point one one attribute read (`requires_grad`, a
-/// getset of `torch._C.TensorBase`, with an interned name), a complex one also an `is_conj()`
-/// call. `true` also when they cannot be read cheaply (no cached names: a subinterpreter; no
-/// `PyObject_VectorcallMethod`; a lookup raised, its ordinary exception cleared): `__dlpack__`
-/// then answers. `Err` only for an exception not deriving from `Exception`, which stays set.
+/// Whether a tensor that a guarded table (`rules::TableGuard`) has just exported has a property
+/// for which the producer's `__dlpack__` answers differently: PyTorch's `requires_grad` or
+/// conjugate bit, PaddlePaddle's `stop_gradient` False (each refused by `__dlpack__` with
+/// `BufferError`; the table exports a tensor that requires grad writable, and a conjugate one
+/// with its unconjugated memory: wrong values). `dtype` is the export's: `rules::table_checks`
+/// says what can be set at all, so a PyTorch integer or bool tensor costs nothing, a real
+/// floating-point one one attribute read (a getset, with an interned name), a complex one also
+/// an `is_conj()` call; a PaddlePaddle tensor one attribute read. `true` also when they cannot
+/// be read cheaply (no cached names: a subinterpreter; no `PyObject_VectorcallMethod`; a lookup
+/// raised, its ordinary exception cleared): `__dlpack__` then answers. `Err` only for an
+/// exception not deriving from `Exception`, which stays set.
 ///
-/// Not checked: the negative bit (`torch._neg_view(t)`, `t.conj().imag`), which PyTorch 2.15's
-/// `__dlpack__` does not refuse: both export the memory as it lies (un-negated), so the table's
-/// answer is `__dlpack__`'s. Layouts other than `torch.strided` make the table fail, which the
-/// import answers by calling `__dlpack__` (`import::via_table`).
-pub(crate) fn torch_refuses(
+/// Not checked: PyTorch's negative bit (`torch._neg_view(t)`, `t.conj().imag`), which PyTorch
+/// 2.15's `__dlpack__` does not refuse: both export the memory as it lies (un-negated), so the
+/// table's answer is `__dlpack__`'s. Sparse and other non-strided layouts make the tables fail,
+/// which the import answers by calling `__dlpack__` (`import::via_table`).
+pub(crate) fn table_refuses(
     api: &'static Api,
     obj: *mut PyObject,
+    guard: rules::TableGuard,
     dtype: crate::abi::DLDataType,
 ) -> Result<bool, Error> {
-    let checks = rules::torch_checks(crate::abi::DLDataTypeCode(dtype.code));
-    if !checks.requires_grad && !checks.conj {
+    let checks = rules::table_checks(guard, crate::abi::DLDataTypeCode(dtype.code));
+    if checks == rules::TableChecks::default() {
         return Ok(false);
     }
     // SAFETY: GIL held (caller).
     let (Some(names), Some(vcm)) = (unsafe { api.names() }, api.PyObject_VectorcallMethod) else {
         return Ok(true);
     };
-    let is_true = |r: *mut PyObject| -> Result<bool, Error> {
+    // `Some(value is True)`, or None when the lookup raised (cleared: `__dlpack__` answers).
+    let is_true = |r: *mut PyObject| -> Result<Option<bool>, Error> {
         let Some(r) = Owned::new(api, r) else {
             // SAFETY: GIL held; the lookup raised.
             unsafe { api.catch(false, |_| true) }?;
-            return Ok(true);
+            return Ok(None);
         };
-        Ok(r.as_ptr() == names.py_true)
+        Ok(Some(r.as_ptr() == names.py_true))
     };
-    // SAFETY: GIL held; a getset descriptor of torch's TensorBase.
-    if checks.requires_grad && is_true(unsafe { (api.PyObject_GetAttr)(obj, names.requires_grad) })?
-    {
+    // SAFETY: GIL held; getset descriptors of the producer's tensor type.
+    let attr = |name| is_true(unsafe { (api.PyObject_GetAttr)(obj, name) });
+    if checks.requires_grad && attr(names.requires_grad)? != Some(false) {
         return Ok(true);
     }
-    if !checks.conj {
-        return Ok(false);
+    if checks.stop_gradient && attr(names.stop_gradient)? != Some(true) {
+        return Ok(true);
     }
-    let args = [obj];
-    // SAFETY: GIL held; `obj.is_conj()`, a method without arguments (nargsf 1, no offset).
-    is_true(unsafe { vcm(names.is_conj, args.as_ptr(), 1, core::ptr::null_mut()) })
+    if checks.conj {
+        let args = [obj];
+        // SAFETY: GIL held; `obj.is_conj()`, a method without arguments (nargsf 1, no offset).
+        let r = unsafe { vcm(names.is_conj, args.as_ptr(), 1, core::ptr::null_mut()) };
+        if is_true(r)? != Some(false) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The name of link `link` of a DLPack 1.2 table's chain, for messages.
@@ -515,7 +525,7 @@ fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<usize, Error> {
     }
     // Foreign code: no lock held.
     let r = locate(api, ty.as_ptr()).and_then(select).and_then(|p| {
-        if p as usize & TORCH_TAG != 0 {
+        if p as usize & GUARD_MASK != 0 {
             return Err(Error::ExchangeApiInvalid(format!(
                 "the exchange API table at {p:p} is not aligned to a pointer"
             )));
@@ -649,12 +659,14 @@ pub(crate) fn import_no_sync(
 /// that defines `__torch_function__` below that class (`Tensor.__dlpack__` dispatches through
 /// it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`).
 ///
-/// Caveat for callers of PyTorch's table itself: its `managed_tensor_from_py_object_no_sync`
-/// exports any tensor's memory as it lies, skipping `Tensor.__dlpack__`'s refusals (a tensor
-/// that requires grad comes out writable, one with the conjugate bit with its unconjugated
-/// memory: wrong values). `dlpack_object_import` with `DLPACK_HELPERS_IMPORT_EXCHANGE_API`
-/// checks those and calls `__dlpack__` instead (see that flag); a caller that uses the table
-/// returned here checks `tensor.requires_grad` and `tensor.is_conj()` itself.
+/// Caveat for callers of PyTorch's or PaddlePaddle's table itself: its
+/// `managed_tensor_from_py_object_no_sync` exports any tensor's memory as it lies, skipping the
+/// refusals of the producer's `__dlpack__` (a tensor that requires grad comes out writable, a
+/// PyTorch tensor with the conjugate bit with its unconjugated memory: wrong values).
+/// `dlpack_object_import` with `DLPACK_HELPERS_IMPORT_EXCHANGE_API` checks those and calls
+/// `__dlpack__` instead (see that flag); a caller that uses the table returned here checks
+/// them itself (PyTorch: `tensor.requires_grad`, `tensor.is_conj()`; PaddlePaddle:
+/// `tensor.stop_gradient`).
 ///
 /// The answer about the type (a table, or why there is none) is cached per type for the life
 /// of the process (the spec makes the attribute a static property of the type; the cache keeps

@@ -27,16 +27,18 @@ use crate::capi::stream::{
 ///
 /// Rule (issue 25: nothing lost, nothing invented): the table stands in for `__dlpack__` only
 /// where its answer is the one `__dlpack__` would give. A subclass that overrides `__dlpack__`
-/// below the table's class gets its override called. PyTorch's table (published by a class of
-/// the package `torch`) skips what `Tensor.__dlpack__` checks first, so for it: a tensor the
-/// table exported that requires grad (read for floating-point and complex dtypes) or has the
-/// conjugate bit (read for complex dtypes) is released and `__dlpack__` is called, which
-/// raises PyTorch's own `BufferError` (`_PRODUCER_BUFFER_ERROR`; the table would have handed
-/// over a writable tensor, or the unconjugated memory: wrong values); a table failure (a
-/// sparse, mkldnn, meta or quantized tensor) is cleared and `__dlpack__` answers; a subclass
-/// defining `__torch_function__` below `torch.Tensor` (other than PyTorch's
-/// `_disabled_torch_function_impl`) never uses it. Ordinary float tensors pay one attribute
-/// read per import, integer and bool tensors nothing, other producers nothing.
+/// below the table's class gets its override called. PyTorch's and PaddlePaddle's tables
+/// (published by a class of the package `torch` / `paddle`) skip what their `__dlpack__` checks
+/// first, so for them: a tensor the table exported that requires grad (PyTorch:
+/// `requires_grad`, read for floating-point and complex dtypes; PaddlePaddle: `stop_gradient`
+/// False) or has PyTorch's conjugate bit (read for complex dtypes) is released and `__dlpack__`
+/// is called, which raises the producer's own `BufferError` (`_PRODUCER_BUFFER_ERROR`; the
+/// table would have handed over a writable tensor, or the unconjugated memory: wrong values); a
+/// table failure (a sparse tensor; PyTorch's mkldnn, meta, quantized) is cleared and
+/// `__dlpack__` answers; a subclass defining `__torch_function__` below `torch.Tensor` (other
+/// than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table. Cost: PyTorch
+/// float and PaddlePaddle tensors one attribute read per import, PyTorch integer and bool
+/// tensors nothing, other producers nothing.
 pub const DLPACK_HELPERS_IMPORT_EXCHANGE_API: u32 = 0x1;
 /// Request flag (also a `flags` bit of `dlpack_object_query_device` and `dlpack_capsule_import`):
 /// when a Python exception causes the failure (the producer's `__dlpack__` or
@@ -410,12 +412,12 @@ fn ordered_by_request(
 
 /// The import through a type's C exchange table (`DLPACK_HELPERS_IMPORT_EXCHANGE_API`), or
 /// `Ok(None)` when `__dlpack__` must answer instead:
-/// - PyTorch's table (`TableGuard::Torch`, issue 25): when the tensor it exported requires grad
-///   or has the conjugate bit (`exchange::torch_refuses`; the export is released), where
-///   `Tensor.__dlpack__` refuses; and when the table fails (an ordinary exception, cleared, or
-///   a tensor this library refuses), where `__dlpack__` gives PyTorch's own answer (its
-///   `BufferError` for a sparse, mkldnn, meta or quantized tensor, where the table raises
-///   `RuntimeError`);
+/// - a guarded table (`rules::TableGuard`: PyTorch's, PaddlePaddle's; issue 25): when the
+///   tensor it exported has a property the producer's `__dlpack__` refuses
+///   (`exchange::table_refuses`: requires grad, PyTorch's conjugate bit; the export is
+///   released); and when the table fails (an ordinary exception, cleared, or a tensor this
+///   library refuses), where `__dlpack__` gives the producer's own answer (its `BufferError`
+///   for a sparse tensor, where the table raises `RuntimeError`);
 /// - a device tensor whose table cannot name the stream it is ordered on (peer case 53).
 ///
 /// `Err` for the table's failure otherwise, and always for an exception that stays set.
@@ -427,17 +429,17 @@ fn via_table(
     keep: bool,
     want_stream: bool,
 ) -> Result<Option<(*mut DLManagedTensorVersioned, u32, Stream)>, Error> {
-    let torch = guard == rules::TableGuard::Torch;
-    // PyTorch's failure is cleared (`keep` false) and answered by `__dlpack__`.
-    let t = match exchange::import_no_sync(api, table, obj, keep && !torch) {
+    let guarded = guard != rules::TableGuard::None;
+    // A guarded table's failure is cleared (`keep` false) and answered by `__dlpack__`.
+    let t = match exchange::import_no_sync(api, table, obj, keep && !guarded) {
         Ok(t) => t,
-        Err(e) if torch && !matches!(e, Error::PythonErrorSet(_)) => return Ok(None),
+        Err(e) if guarded && !matches!(e, Error::PythonErrorSet(_)) => return Ok(None),
         Err(e) => return Err(e),
     };
-    if torch {
+    if guarded {
         // SAFETY: an accepted major-1 tensor.
         let dtype = unsafe { (*t).dl_tensor.dtype };
-        let refused = exchange::torch_refuses(api, obj, dtype);
+        let refused = exchange::table_refuses(api, obj, guard, dtype);
         if !matches!(refused, Ok(false)) {
             // SAFETY: ours since `import_no_sync`; released once, not touched again.
             unsafe { crate::capi::tensor::dlpack_tensor_delete(t) };

@@ -1,5 +1,5 @@
-"""PyTorch's C exchange table against its own ``Tensor.__dlpack__`` (issue 25: nothing lost,
-nothing invented), run by scripts/test frameworks in the framework venv.
+"""PyTorch's and PaddlePaddle's C exchange tables against their own ``Tensor.__dlpack__``
+(issue 25: nothing lost, nothing invented), run by scripts/test frameworks in the framework venv.
 
 PyTorch's table (``managed_tensor_from_py_object_no_sync``) exports any tensor's memory as it
 lies, skipping the refusals and the dispatch of ``Tensor.__dlpack__`` (torch/_tensor.py): a
@@ -9,7 +9,9 @@ PyTorch, and a subclass's ``__torch_function__`` would never run. The import che
 properties and, when one is set, calls ``__dlpack__``, so the user gets PyTorch's own answer:
 its ``BufferError``, or for the negative bit (which PyTorch 2.15's ``__dlpack__`` exports as its
 raw memory, un-negated) exactly what ``__dlpack__`` gives (the table gives the same, so it stays
-in use). Ordinary tensors keep the table.
+in use). Ordinary tensors keep the table. PaddlePaddle's table likewise skips its
+``__dlpack__``'s refusals of a tensor with ``stop_gradient=False`` (exported writable) and of a
+sparse tensor (a ``RuntimeError`` from the table).
 """
 import ctypes
 from ctypes import byref
@@ -17,7 +19,7 @@ from ctypes import byref
 import numpy as np
 import pytest
 
-from frameworks import dh, torch
+from frameworks import dh, paddle, torch
 from dlpack_helpers import _lib
 from dlpack_helpers._lib import lib
 
@@ -138,3 +140,28 @@ def test_exchange_api_find_still_answers_for_torch():
     """The C lookup keeps handing out PyTorch's table (its documented caveat applies)."""
     api = ctypes.POINTER(_lib.DLPackExchangeAPI)()
     assert lib.dlpack_exchange_api_find(torch.ones(2), byref(api)) == 0
+
+
+PADDLE_REFUSED = {
+    "requires_grad": lambda: paddle.to_tensor([1.0, 2.0], stop_gradient=False),
+    "int_requires_grad": lambda: paddle.to_tensor([1, 2], stop_gradient=False),
+    "sparse_coo": lambda: paddle.to_tensor([[1.0, 0.0], [0.0, 2.0]]).to_sparse_coo(2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PADDLE_REFUSED))
+def test_paddle_refused_by_dlpack_is_refused_through_the_package(name):
+    t = PADDLE_REFUSED[name]()
+    expected = _dlpack_error(t)
+    assert isinstance(expected, BufferError)  # what PaddlePaddle 3.3's __dlpack__ raises
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
+
+
+def test_paddle_ordinary_tensors_keep_the_table():
+    for t in (paddle.ones([2, 3]), paddle.arange(6, dtype="int32"),
+              paddle.to_tensor([1.0], stop_gradient=False).detach()):
+        with dh.import_tensor(t) as got:
+            assert got.how & EXCHANGE and got.source == "exchange_api"
+            np.testing.assert_array_equal(np.from_dlpack(got), t.numpy())
