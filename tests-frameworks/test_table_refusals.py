@@ -165,3 +165,20 @@ def test_paddle_ordinary_tensors_keep_the_table():
         with dh.import_tensor(t) as got:
             assert got.how & EXCHANGE and got.source == "exchange_api"
             np.testing.assert_array_equal(np.from_dlpack(got), t.numpy())
+
+
+def test_an_answer_that_is_not_a_bool_goes_to_dlpack():
+    """The import lets the table stand in only on the exact ``False`` it expects; any other
+    answer (here a subclass whose ``requires_grad`` is a truthy non-bool) is left to
+    ``__dlpack__``, which decides by truth value."""
+
+    class Odd(torch.Tensor):
+        @property
+        def requires_grad(self):
+            return 1
+
+    t = torch.arange(3.0).as_subclass(Odd)
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)

@@ -315,9 +315,10 @@ fn untag(p: usize) -> (*const DLPackExchangeAPI, rules::TableGuard) {
 /// with its unconjugated memory: wrong values). `dtype` is the export's: `rules::table_checks`
 /// says what can be set at all, so a PyTorch integer or bool tensor costs nothing, a real
 /// floating-point one one attribute read (a getset, with an interned name), a complex one also
-/// an `is_conj()` call; a PaddlePaddle tensor one attribute read. `true` also when they cannot
-/// be read cheaply (no cached names: a subinterpreter; no `PyObject_VectorcallMethod`; a lookup
-/// raised, its ordinary exception cleared): `__dlpack__` then answers. `Err` only for an
+/// an `is_conj()` call; a PaddlePaddle tensor one attribute read. `true` also when an answer
+/// is not exactly the `bool` that lets the table stand in, or cannot be read cheaply (no cached
+/// names: a subinterpreter; no `PyObject_VectorcallMethod`; a lookup raised, its ordinary
+/// exception cleared): `__dlpack__` then answers. `Err` only for an
 /// exception not deriving from `Exception`, which stays set.
 ///
 /// Not checked: PyTorch's negative bit (`torch._neg_view(t)`, `t.conj().imag`), which PyTorch
@@ -338,28 +339,29 @@ pub(crate) fn table_refuses(
     let (Some(names), Some(vcm)) = (unsafe { api.names() }, api.PyObject_VectorcallMethod) else {
         return Ok(true);
     };
-    // `Some(value is True)`, or None when the lookup raised (cleared: `__dlpack__` answers).
-    let is_true = |r: *mut PyObject| -> Result<Option<bool>, Error> {
+    // Whether the answer is exactly `want` (`True` or `False`); an answer that is neither, or a
+    // lookup that raised (its ordinary exception cleared), is "no": `__dlpack__` then decides.
+    let exactly = |r: *mut PyObject, want: *mut PyObject| -> Result<bool, Error> {
         let Some(r) = Owned::new(api, r) else {
             // SAFETY: GIL held; the lookup raised.
             unsafe { api.catch(false, |_| true) }?;
-            return Ok(None);
+            return Ok(false);
         };
-        Ok(Some(r.as_ptr() == names.py_true))
+        Ok(r.as_ptr() == want)
     };
     // SAFETY: GIL held; getset descriptors of the producer's tensor type.
-    let attr = |name| is_true(unsafe { (api.PyObject_GetAttr)(obj, name) });
-    if checks.requires_grad && attr(names.requires_grad)? != Some(false) {
+    let attr = |name| unsafe { (api.PyObject_GetAttr)(obj, name) };
+    if checks.requires_grad && !exactly(attr(names.requires_grad), names.py_false)? {
         return Ok(true);
     }
-    if checks.stop_gradient && attr(names.stop_gradient)? != Some(true) {
+    if checks.stop_gradient && !exactly(attr(names.stop_gradient), names.py_true)? {
         return Ok(true);
     }
     if checks.conj {
         let args = [obj];
         // SAFETY: GIL held; `obj.is_conj()`, a method without arguments (nargsf 1, no offset).
         let r = unsafe { vcm(names.is_conj, args.as_ptr(), 1, core::ptr::null_mut()) };
-        if is_true(r)? != Some(false) {
+        if !exactly(r, names.py_false)? {
             return Ok(true);
         }
     }
