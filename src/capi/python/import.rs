@@ -38,7 +38,9 @@ use crate::capi::stream::{
 /// `__dlpack__` answers; a subclass defining `__torch_function__` below `torch.Tensor` (other
 /// than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table. Cost: PyTorch
 /// float and PaddlePaddle tensors one attribute read per import, PyTorch integer and bool
-/// tensors nothing, other producers nothing.
+/// tensors nothing, other producers nothing. Not covered (docs/python.md): a PyTorch
+/// `TorchFunctionMode` active in the thread, which `Tensor.__dlpack__` dispatches through, and
+/// a CUDA tensor on a device other than PyTorch's current one, which `__dlpack__` refuses.
 pub const DLPACK_HELPERS_IMPORT_EXCHANGE_API: u32 = 0x1;
 /// Request flag (also a `flags` bit of `dlpack_object_query_device` and `dlpack_capsule_import`):
 /// when a Python exception causes the failure (the producer's `__dlpack__` or
