@@ -516,6 +516,23 @@ struct DLPackExchangeAPI;
  * (`current_work_stream`). Without a usable table the call falls back to `__dlpack__`
  * (among them a DLPack 1.2 integer that cannot be a readable table's address: see
  * `dlpack_exchange_api_find`).
+ *
+ * Rule (issue 25: nothing lost, nothing invented): the table stands in for `__dlpack__` only
+ * where its answer is the one `__dlpack__` would give. A subclass that overrides `__dlpack__`
+ * below the table's class gets its override called. PyTorch's and PaddlePaddle's tables
+ * (published by a class of the package `torch` / `paddle`) skip what their `__dlpack__` checks
+ * first, so for them: a tensor the table exported that requires grad (PyTorch:
+ * `requires_grad`, read for floating-point and complex dtypes; PaddlePaddle: `stop_gradient`
+ * False) or has PyTorch's conjugate bit (read for complex dtypes) is released and `__dlpack__`
+ * is called, which raises the producer's own `BufferError` (`_PRODUCER_BUFFER_ERROR`; the
+ * table would have handed over a writable tensor, or the unconjugated memory: wrong values); a
+ * table failure (a sparse tensor; PyTorch's mkldnn, meta, quantized) is cleared and
+ * `__dlpack__` answers; a subclass defining `__torch_function__` below `torch.Tensor` (other
+ * than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table. Cost: PyTorch
+ * float and PaddlePaddle tensors one attribute read per import, PyTorch integer and bool
+ * tensors nothing, other producers nothing. Not covered (docs/python.md): a PyTorch
+ * `TorchFunctionMode` active in the thread, which `Tensor.__dlpack__` dispatches through, and
+ * a CUDA tensor on a device other than PyTorch's current one, which `__dlpack__` refuses.
  */
 #define DLPACK_HELPERS_IMPORT_EXCHANGE_API 1
 
@@ -3552,6 +3569,18 @@ dlpack_helpers_status dlpack_tensor_new_view_validated(const DLTensor *tensor,
  * (a subclass overriding `__dlpack__`, say of `torch.Tensor`) is answered
  * `_NO_EXCHANGE_API`: the table was written for the base class and would skip the override
  * (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read.
+ * For PyTorch's table (the class that publishes it is in the package `torch`), so is a type
+ * that defines `__torch_function__` below that class (`Tensor.__dlpack__` dispatches through
+ * it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`).
+ *
+ * Caveat for callers of PyTorch's or PaddlePaddle's table itself: its
+ * `managed_tensor_from_py_object_no_sync` exports any tensor's memory as it lies, skipping the
+ * refusals of the producer's `__dlpack__` (a tensor that requires grad comes out writable, a
+ * PyTorch tensor with the conjugate bit with its unconjugated memory: wrong values).
+ * `dlpack_object_import` with `DLPACK_HELPERS_IMPORT_EXCHANGE_API` checks those and calls
+ * `__dlpack__` instead (see that flag); a caller that uses the table returned here checks
+ * them itself (PyTorch: `tensor.requires_grad`, `tensor.is_conj()`; PaddlePaddle:
+ * `tensor.stop_gradient`).
  *
  * The answer about the type (a table, or why there is none) is cached per type for the life
  * of the process (the spec makes the attribute a static property of the type; the cache keeps

@@ -43,7 +43,7 @@ fpip install --no-build-isolation --no-deps --force-reinstall \
 
 cd "$FW/run"
 unset DLPACK_HELPERS_LIBRARY PYTHONPATH
-echo "== pytest tests-frameworks (entry points, exchange tables, None devices, subclasses)"
+echo "== pytest tests-frameworks (entry points, exchange tables and the refusals they skip, None devices, subclasses)"
 "$FPY" -m pytest -q -p no:cacheprovider "$ROOT/tests-frameworks" --ignore="$ROOT/tests-frameworks/test_oneapi.py" \
   || fail "tests-frameworks"
 echo "== every producer into every consumer, direct and through dh.import_tensor"

@@ -434,6 +434,14 @@ pub struct Names {
     pub kw_max_version: *mut PyObject,
     /// `(1, 3)`: this library's `max_version`.
     pub current_version: *mut PyObject,
+    /// `"requires_grad"`, `"is_conj"`, `"stop_gradient"`, `True` and `False`: the per-import
+    /// check of a PyTorch or PaddlePaddle tensor before its exchange table stands in for
+    /// `__dlpack__` (issue 25, `rules::TableGuard`).
+    pub requires_grad: *mut PyObject,
+    pub is_conj: *mut PyObject,
+    pub stop_gradient: *mut PyObject,
+    pub py_true: *mut PyObject,
+    pub py_false: *mut PyObject,
 }
 
 static NAMES: core::sync::atomic::AtomicPtr<Names> =
@@ -479,6 +487,11 @@ impl Api {
                 copy: s(c"copy"),
                 kw_max_version: (self.PyTuple_New)(1),
                 current_version: (self.PyTuple_New)(2),
+                requires_grad: s(c"requires_grad"),
+                is_conj: s(c"is_conj"),
+                stop_gradient: s(c"stop_gradient"),
+                py_true: (self.PyBool_FromLong)(1),
+                py_false: (self.PyBool_FromLong)(0),
             };
             let objs = [
                 names.dlpack,
@@ -488,6 +501,11 @@ impl Api {
                 names.copy,
                 names.kw_max_version,
                 names.current_version,
+                names.requires_grad,
+                names.is_conj,
+                names.stop_gradient,
+                names.py_true,
+                names.py_false,
             ];
             let cleanup = |objs: &[*mut PyObject]| {
                 for &o in objs {

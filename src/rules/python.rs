@@ -70,6 +70,102 @@ pub fn table_may_replace_dlpack(dlpack_owner: Option<usize>, table_owner: Option
     }
 }
 
+/// What an import must check before a type's C exchange table may stand in for its
+/// `__dlpack__` (issue 25: the table may replace `__dlpack__` only where its answer is the one
+/// `__dlpack__` would give). Decided once per type, from the class that publishes the table.
+/// For a guarded table a failure of the table is never the answer either: the import calls
+/// `__dlpack__`, whose answer (PyTorch's and PaddlePaddle's `BufferError` for a sparse tensor,
+/// where their tables raise `RuntimeError`) is the user's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableGuard {
+    /// Nothing: the table answers as `__dlpack__` does (the DLPack 1.3 contract).
+    None,
+    /// PyTorch's table (`managed_tensor_from_py_object_no_sync`) exports any tensor's memory as it
+    /// lies and skips what `Tensor.__dlpack__` (torch/_tensor.py) does first: it refuses a tensor
+    /// that requires grad or has the conjugate bit (`BufferError`), refuses layouts other than
+    /// `torch.strided`, and dispatches through a subclass's `__torch_function__`. So per import:
+    /// `requires_grad` or `is_conj()` set (read as [`table_checks`] says) → the tensor is
+    /// released and `__dlpack__` is called instead; a failure of the table (a sparse, mkldnn,
+    /// meta or quantized tensor) → `__dlpack__`; and a subclass that defines
+    /// `__torch_function__` below the table's class never uses the table.
+    Torch,
+    /// PaddlePaddle's table skips what `Tensor.__dlpack__`
+    /// (paddle/base/dygraph/tensor_patch_methods.py) refuses: a tensor with `stop_gradient`
+    /// False (it requires gradients: `BufferError`; the table exports it writable) and a sparse
+    /// tensor (the table fails). So per import: `stop_gradient` not True → `__dlpack__`; a
+    /// failure of the table → `__dlpack__`.
+    Paddle,
+}
+
+/// Which properties of a tensor an import reads after a guarded table exported it, by the
+/// guard and the DLPack dtype code of the export. PyTorch's own invariants keep the cost off
+/// most tensors: only floating-point and complex tensors can require grad (PyTorch raises
+/// "only Tensors of floating point dtype can require gradients" for integer and bool
+/// tensors), and only complex tensors carry the conjugate bit (`conj()` of a real tensor
+/// returns it unchanged; PyTorch asserts `isComplexType` when the bit is set). PaddlePaddle
+/// lets a tensor of any dtype require gradients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct TableChecks {
+    /// Read `tensor.requires_grad` (PyTorch's `__dlpack__` refuses `True`).
+    pub requires_grad: bool,
+    /// Call `tensor.is_conj()` (PyTorch's `__dlpack__` refuses `True`).
+    pub conj: bool,
+    /// Read `tensor.stop_gradient` (PaddlePaddle's `__dlpack__` refuses anything but `True`).
+    pub stop_gradient: bool,
+}
+
+/// The checks for a guard and an exported dtype code (see [`TableChecks`]). Unknown codes
+/// check everything the guard knows.
+pub fn table_checks(guard: TableGuard, code: crate::abi::DLDataTypeCode) -> TableChecks {
+    use crate::abi::DLDataTypeCode as C;
+    match guard {
+        TableGuard::None => TableChecks::default(),
+        TableGuard::Torch => TableChecks {
+            requires_grad: ![C::kDLInt, C::kDLUInt, C::kDLBool].contains(&code),
+            conj: ![C::kDLInt, C::kDLUInt, C::kDLBool, C::kDLFloat, C::kDLBfloat].contains(&code),
+            stop_gradient: false,
+        },
+        TableGuard::Paddle => TableChecks {
+            stop_gradient: true,
+            ..TableChecks::default()
+        },
+    }
+}
+
+/// Whether a class's `__torch_function__`, by its `__qualname__` and `__module__`, is PyTorch's
+/// `torch._C._disabled_torch_function_impl` (which turns the dispatch off: `torch.nn.Parameter`
+/// sets it), so it is no override the table would skip (`TableGuard::Torch`).
+pub fn torch_function_is_disabled(qualname: Option<&str>, module: Option<&str>) -> bool {
+    qualname == Some("_disabled_torch_function_impl") && in_package(module, "torch")
+}
+
+/// Whether `module` is the package `package` or one of its modules.
+fn in_package(module: Option<&str>, package: &str) -> bool {
+    module.is_some_and(|m| {
+        m.strip_prefix(package)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+    })
+}
+
+/// The guard for a table published by a class whose `__module__` is `publisher_module` (None:
+/// unreadable). Rule: a producer's classes live in its package (`torch.Tensor` is defined in
+/// `torch._tensor`, its C base `torch._C.TensorBase` in `torch._C`; `paddle.Tensor` reports
+/// `paddle`), so a module named `torch` or `torch.<anything>` is PyTorch's, `paddle` or
+/// `paddle.<anything>` PaddlePaddle's. The class that publishes the table is the first class of
+/// the MRO whose own `__dict__` holds the table attribute, so a user's subclass of
+/// `torch.Tensor` (module `__main__`, say) is still recognised by its base, and a foreign
+/// class named `Tensor` is not. A producer joins this list from evidence only: its
+/// `__dlpack__` (its source) compared with its table on real tensors (tests-frameworks/).
+pub fn table_guard(publisher_module: Option<&str>) -> TableGuard {
+    if in_package(publisher_module, "torch") {
+        TableGuard::Torch
+    } else if in_package(publisher_module, "paddle") {
+        TableGuard::Paddle
+    } else {
+        TableGuard::None
+    }
+}
+
 /// Which keywords a consumer passes to `__dlpack__` in one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Keywords {
@@ -206,6 +302,72 @@ mod tests {
         assert!(!table_may_replace_dlpack(Some(0), Some(1))); // an override
         assert!(table_may_replace_dlpack(None, Some(0)));
         assert!(table_may_replace_dlpack(Some(0), None));
+    }
+
+    /// Issue 25: a producer's table is recognised by its publishing class's package, nothing
+    /// else.
+    #[test]
+    fn guarded_tables_by_package() {
+        assert_eq!(table_guard(Some("torch._tensor")), TableGuard::Torch); // torch.Tensor
+        assert_eq!(table_guard(Some("torch._C")), TableGuard::Torch); // torch._C.TensorBase
+        assert_eq!(table_guard(Some("torch")), TableGuard::Torch);
+        assert_eq!(table_guard(Some("paddle")), TableGuard::Paddle); // paddle.Tensor
+        assert_eq!(table_guard(Some("paddle.base")), TableGuard::Paddle);
+        assert_eq!(
+            table_guard(Some("torchvision.tv_tensors")),
+            TableGuard::None
+        );
+        assert_eq!(table_guard(Some("paddlenlp")), TableGuard::None);
+        assert_eq!(table_guard(Some("tvm_ffi.core")), TableGuard::None);
+        assert_eq!(table_guard(Some("__main__")), TableGuard::None);
+        assert_eq!(table_guard(None), TableGuard::None);
+    }
+
+    /// Issue 25: integer and bool tensors cannot require grad in PyTorch; only complex ones (or
+    /// a code this rule does not know) can carry the conjugate bit; PaddlePaddle reads
+    /// `stop_gradient` for every dtype; an unguarded table reads nothing.
+    #[test]
+    fn table_checks_by_guard_and_dtype() {
+        use crate::abi::DLDataTypeCode as C;
+        let torch = |c| table_checks(TableGuard::Torch, c);
+        let (none, grad) = (
+            TableChecks::default(),
+            TableChecks {
+                requires_grad: true,
+                ..TableChecks::default()
+            },
+        );
+        let both = TableChecks { conj: true, ..grad };
+        for c in [C::kDLInt, C::kDLUInt, C::kDLBool] {
+            assert_eq!(torch(c), none);
+        }
+        for c in [C::kDLFloat, C::kDLBfloat] {
+            assert_eq!(torch(c), grad);
+        }
+        assert_eq!(torch(C::kDLComplex), both);
+        assert_eq!(torch(C(200)), both);
+        for c in [C::kDLInt, C::kDLFloat, C::kDLComplex] {
+            assert_eq!(
+                table_checks(TableGuard::Paddle, c),
+                TableChecks {
+                    stop_gradient: true,
+                    ..none
+                }
+            );
+            assert_eq!(table_checks(TableGuard::None, c), none);
+        }
+    }
+
+    #[test]
+    fn disabled_torch_function_is_no_override() {
+        let d = Some("_disabled_torch_function_impl");
+        assert!(torch_function_is_disabled(d, Some("torch._C")));
+        assert!(!torch_function_is_disabled(d, Some("mylib")));
+        assert!(!torch_function_is_disabled(
+            Some("Tensor.__torch_function__"),
+            Some("torch._C")
+        ));
+        assert!(!torch_function_is_disabled(None, None));
     }
 
     /// Issue 25: `(kDLCPU, None)` is CPU device 0; `None` with any other device type is no

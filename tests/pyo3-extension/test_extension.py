@@ -272,3 +272,18 @@ def test_torch_written_in_place_from_rust():
     t = torch.arange(3, dtype=torch.float64)
     ext.double_in_place(t)
     assert t.tolist() == [0.0, 2.0, 4.0]
+
+
+@needs_torch
+def test_torch_tensors_its_dlpack_refuses_are_refused():
+    """PyTorch's exchange table stands in for ``__dlpack__`` only where its answer is the same
+    (issue 25): a tensor that requires grad or has the conjugate bit gets PyTorch's own
+    ``BufferError``, never a writable tensor or unconjugated values."""
+    for t in (torch.ones(2, requires_grad=True), torch.tensor([1 + 2j]).conj()):
+        with pytest.raises(BufferError) as direct:
+            t.__dlpack__(max_version=(1, 3))
+        with pytest.raises(BufferError) as got:
+            ext.inspect(t)
+        assert str(got.value) == str(direct.value)
+    if hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        assert ext.inspect(torch.ones(2, 3))[-1]  # an ordinary tensor keeps the table

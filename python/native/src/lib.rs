@@ -139,7 +139,15 @@ fn is_cpu_accessible(obj_or_device: &Bound<'_, PyAny>) -> PyResult<bool> {
 ///   ``s`` wait for it; a table that cannot name it is not used, ``__dlpack__`` is). Default
 ///   True.
 ///   It never replaces a ``__dlpack__`` that the object's class defines below the class that
-///   publishes the table (a subclass that overrides ``__dlpack__`` gets its override called).
+///   publishes the table (a subclass that overrides ``__dlpack__`` gets its override called),
+///   and it stands in only where its answer is the one ``__dlpack__`` would give. PyTorch's
+///   and PaddlePaddle's tables skip what their ``Tensor.__dlpack__`` checks first, so a tensor
+///   that requires grad (PaddlePaddle: ``stop_gradient=False``) or has PyTorch's conjugate
+///   bit, a tensor the table cannot export (sparse; PyTorch's mkldnn, meta, quantized), or a
+///   ``torch.Tensor`` subclass with its own ``__torch_function__`` is imported through
+///   ``__dlpack__``: the producer's own ``BufferError`` is raised (never a writable grad
+///   tensor or unconjugated values). Ordinary tensors keep the table (:attr:`Tensor.source`
+///   ``"exchange_api"``).
 /// - ``legacy_writable``: the C option ``DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE`` ("I know this
 ///   producer's memory is writable"). A producer that hands over the legacy struct cannot say
 ///   whether its memory may be written, so by default such a tensor is read-only

@@ -13,9 +13,9 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// type address → the lookup's result (the address of the major-1 table, or why there is
-/// none). The cache holds a strong reference to each type, so an address is never reused while
-/// cached.
+/// type address → the lookup's result (the address of the major-1 table, its low bits holding
+/// the type's `rules::TableGuard`: `tag`; or why there is none). The cache holds a strong
+/// reference to each type, so an address is never reused while cached.
 ///
 /// Lock rule (issue 12): the lock is never held while foreign code runs. The attribute lookup
 /// runs arbitrary Python (a metaclass property, a descriptor, a garbage-collection callback),
@@ -25,7 +25,8 @@ use std::sync::Mutex;
 static CACHE: Mutex<Option<HashMap<usize, Result<usize, Error>>>> = Mutex::new(None);
 
 /// The import path's view of `CACHE`, read without a lock and without hashing: the first
-/// `FAST_SLOTS` types cached, each as (type address, table address or 0 for "no usable table").
+/// `FAST_SLOTS` types cached, each as (type address, tagged table address as in `CACHE`, or 0
+/// for "no usable table").
 /// Every slot is written once, under `CACHE`'s lock (value first, then the key with `Release`),
 /// and never changed or cleared (cached types stay alive), so a reader that sees a key with
 /// `Acquire` sees its value. Types beyond the slots still use `CACHE`.
@@ -157,30 +158,38 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<Head, Error> {
 /// never skipped. Reads `ty.__mro__` and each class's own `__dict__` (no descriptor runs); a
 /// failure to read them (an exotic metaclass) leaves the table usable, as the specification
 /// lets a consumer do.
-fn check_not_overridden(api: &'static Api, ty: *mut PyObject) -> Result<(), Error> {
+///
+/// Also decides what imports check per object (`rules::table_guard`, from the `__module__` of
+/// the class that publishes the table: PyTorch's, PaddlePaddle's, or none): for PyTorch's
+/// table, a subclass that defines
+/// `__torch_function__` below that class is refused too (`Tensor.__dlpack__` dispatches through
+/// it; the table would skip it).
+fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableGuard, Error> {
+    use rules::TableGuard;
     // SAFETY: GIL held.
     let Some(mro) = Owned::new(api, unsafe {
         (api.PyObject_GetAttrString)(ty, c"__mro__".as_ptr())
     }) else {
         // SAFETY: GIL held; an ordinary exception is cleared, a non-Exception stays set.
         unsafe { api.catch(false, |_| true) }?;
-        return Ok(());
+        return Ok(TableGuard::None);
     };
     // SAFETY: GIL held.
     let n = unsafe { (api.PySequence_Size)(mro.as_ptr()) };
     if n < 0 {
         // SAFETY: GIL held.
         unsafe { api.catch(false, |_| true) }?;
-        return Ok(());
+        return Ok(TableGuard::None);
     }
-    let (mut dlpack_owner, mut table_owner) = (None, None);
+    let (mut dlpack_owner, mut torch_function_owner) = (None, None);
+    let mut publisher = None;
     for i in 0..n {
         // SAFETY: GIL held, `i` in range.
         let Some(cls) = Owned::new(api, unsafe { (api.PySequence_GetItem)(mro.as_ptr(), i) })
         else {
             // SAFETY: GIL held.
             unsafe { api.catch(false, |_| true) }?;
-            return Ok(());
+            return Ok(TableGuard::None);
         };
         // SAFETY: GIL held.
         let Some(dict) = Owned::new(api, unsafe {
@@ -197,24 +206,166 @@ fn check_not_overridden(api: &'static Api, ty: *mut PyObject) -> Result<(), Erro
         if dlpack_owner.is_none() && has(c"__dlpack__") {
             dlpack_owner = Some(i as usize);
         }
-        if table_owner.is_none()
-            && (has(c"__dlpack_c_exchange_api__") || has(c"__c_dlpack_exchange_api__"))
+        if torch_function_owner.is_none()
+            && has(c"__torch_function__")
+            && !torch_function_disabled(api, &cls)?
         {
-            table_owner = Some(i as usize);
+            torch_function_owner = Some(i as usize);
         }
-        if dlpack_owner.is_some() && table_owner.is_some() {
-            break;
+        if has(c"__dlpack_c_exchange_api__") || has(c"__c_dlpack_exchange_api__") {
+            publisher = Some((i as usize, cls));
+            break; // what classes after it define cannot come before it
         }
     }
-    if rules::table_may_replace_dlpack(dlpack_owner, table_owner) {
-        return Ok(());
+    let (table_owner, guard) = match publisher {
+        Some((i, cls)) => (
+            Some(i),
+            rules::table_guard(module_of(api, &cls)?.as_deref()),
+        ),
+        None => (None, TableGuard::None),
+    };
+    if !rules::table_may_replace_dlpack(dlpack_owner, table_owner) {
+        return Err(Error::NoExchangeApi(
+            "the object's type overrides __dlpack__ below the class that publishes the exchange \
+             API table: the table (written for the base class) is not used, so the override is \
+             called"
+                .into(),
+        ));
     }
-    Err(Error::NoExchangeApi(
-        "the object's type overrides __dlpack__ below the class that publishes the exchange \
-         API table: the table (written for the base class) is not used, so the override is \
-         called"
-            .into(),
+    if guard == TableGuard::Torch
+        && !rules::table_may_replace_dlpack(torch_function_owner, table_owner)
+    {
+        return Err(Error::NoExchangeApi(
+            "the object's type defines __torch_function__ below the PyTorch class that publishes \
+             the exchange API table: Tensor.__dlpack__ dispatches through it and the table would \
+             skip it, so __dlpack__ is called"
+                .into(),
+        ));
+    }
+    Ok(guard)
+}
+
+/// Whether `cls.__torch_function__` is PyTorch's `torch._C._disabled_torch_function_impl`
+/// (`torch.nn.Parameter` sets it): it turns the dispatch off, so `Tensor.__dlpack__` dispatches
+/// nothing and the table may stand in. Read by name (`__qualname__`), once per type.
+fn torch_function_disabled(api: &'static Api, cls: &Owned) -> Result<bool, Error> {
+    // SAFETY: GIL held.
+    let Some(f) = Owned::new(api, unsafe {
+        (api.PyObject_GetAttrString)(cls.as_ptr(), c"__torch_function__".as_ptr())
+    }) else {
+        // SAFETY: GIL held.
+        unsafe { api.catch(false, |_| true) }?;
+        return Ok(false);
+    };
+    // SAFETY: GIL held.
+    let Some(q) = Owned::new(api, unsafe {
+        (api.PyObject_GetAttrString)(f.as_ptr(), c"__qualname__".as_ptr())
+    }) else {
+        // SAFETY: GIL held.
+        unsafe { api.catch(false, |_| true) }?;
+        return Ok(false);
+    };
+    // SAFETY: GIL held; `str_of` clears its own failure.
+    let name = unsafe { api.str_of(q.as_ptr()) };
+    Ok(rules::torch_function_is_disabled(
+        name.as_deref(),
+        module_of(api, &f)?.as_deref(),
     ))
+}
+
+/// `cls.__module__` as a string, or None when it is not readable (an ordinary exception is
+/// cleared; one not deriving from `Exception` stays set: `Err`).
+fn module_of(api: &'static Api, cls: &Owned) -> Result<Option<String>, Error> {
+    // SAFETY: GIL held.
+    let Some(m) = Owned::new(api, unsafe {
+        (api.PyObject_GetAttrString)(cls.as_ptr(), c"__module__".as_ptr())
+    }) else {
+        // SAFETY: GIL held.
+        unsafe { api.catch(false, |_| true) }?;
+        return Ok(None);
+    };
+    // SAFETY: GIL held; `str_of` clears its own failure.
+    Ok(unsafe { api.str_of(m.as_ptr()) })
+}
+
+/// The low bits of a cached table address (tables are pointer-aligned) hold the type's guard.
+const GUARD_MASK: usize = 3;
+
+fn tag(p: usize, guard: rules::TableGuard) -> usize {
+    p | match guard {
+        rules::TableGuard::None => 0,
+        rules::TableGuard::Torch => 1,
+        rules::TableGuard::Paddle => 2,
+    }
+}
+
+fn untag(p: usize) -> (*const DLPackExchangeAPI, rules::TableGuard) {
+    let guard = match p & GUARD_MASK {
+        1 => rules::TableGuard::Torch,
+        2 => rules::TableGuard::Paddle,
+        _ => rules::TableGuard::None,
+    };
+    ((p & !GUARD_MASK) as *const DLPackExchangeAPI, guard)
+}
+
+/// Whether a tensor that a guarded table (`rules::TableGuard`) has just exported has a property
+/// for which the producer's `__dlpack__` answers differently: PyTorch's `requires_grad` or
+/// conjugate bit, PaddlePaddle's `stop_gradient` False (each refused by `__dlpack__` with
+/// `BufferError`; the table exports a tensor that requires grad writable, and a conjugate one
+/// with its unconjugated memory: wrong values). `dtype` is the export's: `rules::table_checks`
+/// says what can be set at all, so a PyTorch integer or bool tensor costs nothing, a real
+/// floating-point one one attribute read (a getset, with an interned name), a complex one also
+/// an `is_conj()` call; a PaddlePaddle tensor one attribute read. `true` also when an answer
+/// is not exactly the `bool` that lets the table stand in, or cannot be read cheaply (no cached
+/// names: a subinterpreter; no `PyObject_VectorcallMethod`; a lookup raised, its ordinary
+/// exception cleared): `__dlpack__` then answers. `Err` only for an
+/// exception not deriving from `Exception`, which stays set.
+///
+/// Not checked: PyTorch's negative bit (`torch._neg_view(t)`, `t.conj().imag`), which PyTorch
+/// 2.15's `__dlpack__` does not refuse: both export the memory as it lies (un-negated), so the
+/// table's answer is `__dlpack__`'s. Sparse and other non-strided layouts make the tables fail,
+/// which the import answers by calling `__dlpack__` (`import::via_table`).
+pub(crate) fn table_refuses(
+    api: &'static Api,
+    obj: *mut PyObject,
+    guard: rules::TableGuard,
+    dtype: crate::abi::DLDataType,
+) -> Result<bool, Error> {
+    let checks = rules::table_checks(guard, crate::abi::DLDataTypeCode(dtype.code));
+    if checks == rules::TableChecks::default() {
+        return Ok(false);
+    }
+    // SAFETY: GIL held (caller).
+    let (Some(names), Some(vcm)) = (unsafe { api.names() }, api.PyObject_VectorcallMethod) else {
+        return Ok(true);
+    };
+    // Whether the answer is exactly `want` (`True` or `False`); an answer that is neither, or a
+    // lookup that raised (its ordinary exception cleared), is "no": `__dlpack__` then decides.
+    let exactly = |r: *mut PyObject, want: *mut PyObject| -> Result<bool, Error> {
+        let Some(r) = Owned::new(api, r) else {
+            // SAFETY: GIL held; the lookup raised.
+            unsafe { api.catch(false, |_| true) }?;
+            return Ok(false);
+        };
+        Ok(r.as_ptr() == want)
+    };
+    // SAFETY: GIL held; getset descriptors of the producer's tensor type.
+    let attr = |name| unsafe { (api.PyObject_GetAttr)(obj, name) };
+    if checks.requires_grad && !exactly(attr(names.requires_grad), names.py_false)? {
+        return Ok(true);
+    }
+    if checks.stop_gradient && !exactly(attr(names.stop_gradient), names.py_true)? {
+        return Ok(true);
+    }
+    if checks.conj {
+        let args = [obj];
+        // SAFETY: GIL held; `obj.is_conj()`, a method without arguments (nargsf 1, no offset).
+        let r = unsafe { vcm(names.is_conj, args.as_ptr(), 1, core::ptr::null_mut()) };
+        if !exactly(r, names.py_false)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The name of link `link` of a DLPack 1.2 table's chain, for messages.
@@ -362,7 +513,7 @@ fn definitive(r: &Result<usize, Error>) -> bool {
 
 /// Find the major-1 table of `type(obj)`, cached per type. No lock is held while Python runs
 /// (see `CACHE`): look up, then lock only to insert; the first answer inserted wins.
-fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<*const DLPackExchangeAPI, Error> {
+fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<usize, Error> {
     // SAFETY: GIL held; never fails.
     let Some(ty) = Owned::new(api, unsafe { (api.PyObject_Type)(obj) }) else {
         return Err(cpython::producer_error(
@@ -372,15 +523,19 @@ fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<*const DLPackExch
     };
     let key = ty.as_ptr() as usize;
     if let Some(r) = cache_get(key) {
-        return r.map(|p| p as *const DLPackExchangeAPI);
+        return r;
     }
     // Foreign code: no lock held.
-    let r = locate(api, ty.as_ptr())
-        .and_then(select)
-        .and_then(|p| check_not_overridden(api, ty.as_ptr()).map(|()| p))
-        .map(|p| p as usize);
+    let r = locate(api, ty.as_ptr()).and_then(select).and_then(|p| {
+        if p as usize & GUARD_MASK != 0 {
+            return Err(Error::ExchangeApiInvalid(format!(
+                "the exchange API table at {p:p} is not aligned to a pointer"
+            )));
+        }
+        check_publisher(api, ty.as_ptr()).map(|guard| tag(p as usize, guard))
+    });
     if !definitive(&r) {
-        return r.map(|p| p as *const DLPackExchangeAPI);
+        return r;
     }
     let (answer, inserted) = {
         let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
@@ -398,7 +553,7 @@ fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<*const DLPackExch
         // Keep the type alive while cached (its address is the key).
         let _ = ty.into_raw();
     } // else `ty` is released here, after the lock (a release may run Python code).
-    answer.map(|p| p as *const DLPackExchangeAPI)
+    answer
 }
 
 /// Find, check and cache the exchange API of `type(obj)` (every required pointer checked).
@@ -406,7 +561,7 @@ pub(crate) fn find(
     api: &'static Api,
     obj: *mut PyObject,
 ) -> Result<*const DLPackExchangeAPI, Error> {
-    find_table(api, obj).and_then(check_all)
+    find_table(api, obj).and_then(|p| check_all(untag(p).0))
 }
 
 /// The exchange API of `type(obj)` when it can serve an import (its
@@ -424,7 +579,7 @@ pub(crate) fn find(
 pub(crate) fn find_import(
     api: &'static Api,
     obj: *mut PyObject,
-) -> Result<Option<*const DLPackExchangeAPI>, Error> {
+) -> Result<Option<(*const DLPackExchangeAPI, rules::TableGuard)>, Error> {
     // SAFETY: GIL held; never fails.
     let ty = unsafe { (api.PyObject_Type)(obj) };
     let hit = fast_get(ty as usize);
@@ -432,17 +587,17 @@ pub(crate) fn find_import(
         // SAFETY: GIL held; `obj` keeps its type alive for the rest of this call.
         unsafe { (api.Py_DecRef)(ty) };
     }
-    let t = match hit {
+    let (t, guard) = match hit {
         Some(0) => return Ok(None),
-        Some(t) => t as *const DLPackExchangeAPI,
+        Some(t) => untag(t),
         None => match find_table(api, obj) {
-            Ok(t) => t,
+            Ok(t) => untag(t),
             Err(e @ Error::PythonErrorSet(_)) => return Err(e),
             Err(_) => return Ok(None),
         },
     };
     // SAFETY: a major-1 table (`select`).
-    Ok(unsafe { (*t).managed_tensor_from_py_object_no_sync }.map(|_| t))
+    Ok(unsafe { (*t).managed_tensor_from_py_object_no_sync }.map(|_| (t, guard)))
 }
 
 /// Import through the `managed_tensor_from_py_object_no_sync` of a table from [`find_import`].
@@ -502,6 +657,18 @@ pub(crate) fn import_no_sync(
 /// (a subclass overriding `__dlpack__`, say of `torch.Tensor`) is answered
 /// `_NO_EXCHANGE_API`: the table was written for the base class and would skip the override
 /// (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read.
+/// For PyTorch's table (the class that publishes it is in the package `torch`), so is a type
+/// that defines `__torch_function__` below that class (`Tensor.__dlpack__` dispatches through
+/// it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`).
+///
+/// Caveat for callers of PyTorch's or PaddlePaddle's table itself: its
+/// `managed_tensor_from_py_object_no_sync` exports any tensor's memory as it lies, skipping the
+/// refusals of the producer's `__dlpack__` (a tensor that requires grad comes out writable, a
+/// PyTorch tensor with the conjugate bit with its unconjugated memory: wrong values).
+/// `dlpack_object_import` with `DLPACK_HELPERS_IMPORT_EXCHANGE_API` checks those and calls
+/// `__dlpack__` instead (see that flag); a caller that uses the table returned here checks
+/// them itself (PyTorch: `tensor.requires_grad`, `tensor.is_conj()`; PaddlePaddle:
+/// `tensor.stop_gradient`).
 ///
 /// The answer about the type (a table, or why there is none) is cached per type for the life
 /// of the process (the spec makes the attribute a static property of the type; the cache keeps

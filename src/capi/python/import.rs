@@ -24,6 +24,23 @@ use crate::capi::stream::{
 /// (`current_work_stream`). Without a usable table the call falls back to `__dlpack__`
 /// (among them a DLPack 1.2 integer that cannot be a readable table's address: see
 /// `dlpack_exchange_api_find`).
+///
+/// Rule (issue 25: nothing lost, nothing invented): the table stands in for `__dlpack__` only
+/// where its answer is the one `__dlpack__` would give. A subclass that overrides `__dlpack__`
+/// below the table's class gets its override called. PyTorch's and PaddlePaddle's tables
+/// (published by a class of the package `torch` / `paddle`) skip what their `__dlpack__` checks
+/// first, so for them: a tensor the table exported that requires grad (PyTorch:
+/// `requires_grad`, read for floating-point and complex dtypes; PaddlePaddle: `stop_gradient`
+/// False) or has PyTorch's conjugate bit (read for complex dtypes) is released and `__dlpack__`
+/// is called, which raises the producer's own `BufferError` (`_PRODUCER_BUFFER_ERROR`; the
+/// table would have handed over a writable tensor, or the unconjugated memory: wrong values); a
+/// table failure (a sparse tensor; PyTorch's mkldnn, meta, quantized) is cleared and
+/// `__dlpack__` answers; a subclass defining `__torch_function__` below `torch.Tensor` (other
+/// than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table. Cost: PyTorch
+/// float and PaddlePaddle tensors one attribute read per import, PyTorch integer and bool
+/// tensors nothing, other producers nothing. Not covered (docs/python.md): a PyTorch
+/// `TorchFunctionMode` active in the thread, which `Tensor.__dlpack__` dispatches through, and
+/// a CUDA tensor on a device other than PyTorch's current one, which `__dlpack__` refuses.
 pub const DLPACK_HELPERS_IMPORT_EXCHANGE_API: u32 = 0x1;
 /// Request flag (also a `flags` bit of `dlpack_object_query_device` and `dlpack_capsule_import`):
 /// when a Python exception causes the failure (the producer's `__dlpack__` or
@@ -395,6 +412,78 @@ fn ordered_by_request(
     }
 }
 
+/// The import through a type's C exchange table (`DLPACK_HELPERS_IMPORT_EXCHANGE_API`), or
+/// `Ok(None)` when `__dlpack__` must answer instead:
+/// - a guarded table (`rules::TableGuard`: PyTorch's, PaddlePaddle's; issue 25): when the
+///   tensor it exported has a property the producer's `__dlpack__` refuses
+///   (`exchange::table_refuses`: requires grad, PyTorch's conjugate bit; the export is
+///   released); and when the table fails (an ordinary exception, cleared, or a tensor this
+///   library refuses), where `__dlpack__` gives the producer's own answer (its `BufferError`
+///   for a sparse tensor, where the table raises `RuntimeError`);
+/// - a device tensor whose table cannot name the stream it is ordered on (peer case 53).
+///
+/// `Err` for the table's failure otherwise, and always for an exception that stays set.
+fn via_table(
+    api: &'static Api,
+    table: *const crate::abi::DLPackExchangeAPI,
+    guard: rules::TableGuard,
+    obj: *mut PyObject,
+    keep: bool,
+    want_stream: bool,
+) -> Result<Option<(*mut DLManagedTensorVersioned, u32, Stream)>, Error> {
+    let guarded = guard != rules::TableGuard::None;
+    // A guarded table's failure is cleared (`keep` false) and answered by `__dlpack__`.
+    let t = match exchange::import_no_sync(api, table, obj, keep && !guarded) {
+        Ok(t) => t,
+        Err(e) if guarded && !matches!(e, Error::PythonErrorSet(_)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if guarded {
+        // SAFETY: an accepted major-1 tensor.
+        let dtype = unsafe { (*t).dl_tensor.dtype };
+        let refused = exchange::table_refuses(api, obj, guard, dtype);
+        if !matches!(refused, Ok(false)) {
+            // SAFETY: ours since `import_no_sync`; released once, not touched again.
+            unsafe { crate::capi::tensor::dlpack_tensor_delete(t) };
+            return refused.map(|_| None);
+        }
+    }
+    if !want_stream {
+        return Ok(Some((
+            t,
+            DLPACK_HELPERS_IMPORTED_EXCHANGE_API,
+            Stream::new(Kind::NoSync, 0),
+        )));
+    }
+    // SAFETY: an accepted major-1 tensor.
+    let device = unsafe { (*t).dl_tensor.device };
+    if crate::rules::stream::family(device.device_type) == crate::rules::stream::Family::Cpu {
+        // No streams: nothing to ask the producer.
+        return Ok(Some((
+            t,
+            DLPACK_HELPERS_IMPORTED_EXCHANGE_API,
+            Stream::new(Kind::None, 0),
+        )));
+    }
+    // Peer case 53: a no-sync export is ordered on the producer's current work stream; record
+    // it. An answer that names nothing (NULL off kDLCPU, -1 with an ordinary exception, a NULL
+    // function) releases the tensor and falls back to `__dlpack__`, which orders the data on
+    // the requested stream.
+    // SAFETY: a major-1 table; GIL held.
+    match unsafe { exchange::work_stream(table, device, false, false) } {
+        Ok(s) => Ok(Some((t, DLPACK_HELPERS_IMPORTED_EXCHANGE_API, s))),
+        Err(e) => {
+            // SAFETY: ours since `import_no_sync`; released once, not touched again.
+            unsafe { crate::capi::tensor::dlpack_tensor_delete(t) };
+            if matches!(e, Error::PythonErrorSet(_)) {
+                Err(e)
+            } else {
+                Ok(None)
+            }
+        }
+    }
+}
+
 /// `import`, and with `want_stream` the stream the data is ordered on (see
 /// `dlpack_object_import_with_stream`); without it the stream is not computed (`NoSync`).
 pub(crate) fn import_ordered(
@@ -435,40 +524,9 @@ pub(crate) fn import_ordered(
     {
         // Only the import function of the table is needed here (see `exchange::find_import`);
         // any other answer falls back to `__dlpack__`, except an exception that must stay set.
-        if let Some(table) = exchange::find_import(api, obj)? {
-            let t = exchange::import_no_sync(api, table, obj, keep)?;
-            if !want_stream {
-                return Ok((
-                    t,
-                    DLPACK_HELPERS_IMPORTED_EXCHANGE_API,
-                    Stream::new(Kind::NoSync, 0),
-                ));
-            }
-            // SAFETY: an accepted major-1 tensor.
-            let device = unsafe { (*t).dl_tensor.device };
-            if crate::rules::stream::family(device.device_type) == crate::rules::stream::Family::Cpu
-            {
-                // No streams: nothing to ask the producer.
-                return Ok((
-                    t,
-                    DLPACK_HELPERS_IMPORTED_EXCHANGE_API,
-                    Stream::new(Kind::None, 0),
-                ));
-            }
-            // Peer case 53: a no-sync export is ordered on the producer's current work stream;
-            // record it. An answer that names nothing (NULL off kDLCPU, -1 with an ordinary
-            // exception, a NULL function) releases the tensor and falls back to `__dlpack__`,
-            // which orders the data on the requested stream.
-            // SAFETY: a major-1 table; GIL held.
-            match unsafe { exchange::work_stream(table, device, false, false) } {
-                Ok(s) => return Ok((t, DLPACK_HELPERS_IMPORTED_EXCHANGE_API, s)),
-                Err(e) => {
-                    // SAFETY: ours since `import_no_sync`; released once, not touched again.
-                    unsafe { crate::capi::tensor::dlpack_tensor_delete(t) };
-                    if matches!(e, Error::PythonErrorSet(_)) {
-                        return Err(e);
-                    }
-                }
+        if let Some((table, guard)) = exchange::find_import(api, obj)? {
+            if let Some(done) = via_table(api, table, guard, obj, keep, want_stream)? {
+                return Ok(done);
             }
         }
     }

@@ -1,0 +1,184 @@
+"""PyTorch's and PaddlePaddle's C exchange tables against their own ``Tensor.__dlpack__``
+(issue 25: nothing lost, nothing invented), run by scripts/test frameworks in the framework venv.
+
+PyTorch's table (``managed_tensor_from_py_object_no_sync``) exports any tensor's memory as it
+lies, skipping the refusals and the dispatch of ``Tensor.__dlpack__`` (torch/_tensor.py): a
+tensor with the conjugate bit would come through with its unconjugated memory (wrong values), a
+``requires_grad`` tensor writable, a sparse tensor with a ``RuntimeError`` from deep inside
+PyTorch, and a subclass's ``__torch_function__`` would never run. The import checks those
+properties and, when one is set, calls ``__dlpack__``, so the user gets PyTorch's own answer:
+its ``BufferError``, or for the negative bit (which PyTorch 2.15's ``__dlpack__`` exports as its
+raw memory, un-negated) exactly what ``__dlpack__`` gives (the table gives the same, so it stays
+in use). Ordinary tensors keep the table. PaddlePaddle's table likewise skips its
+``__dlpack__``'s refusals of a tensor with ``stop_gradient=False`` (exported writable) and of a
+sparse tensor (a ``RuntimeError`` from the table).
+"""
+import ctypes
+from ctypes import byref
+
+import numpy as np
+import pytest
+
+from frameworks import dh, paddle, torch
+from dlpack_helpers import _lib
+from dlpack_helpers._lib import lib
+
+EXCHANGE = _lib.IMPORTED_EXCHANGE_API
+
+
+def _sparse_csr():
+    return torch.tensor([[1.0, 0.0], [0.0, 2.0]]).to_sparse_csr()
+
+
+REFUSED = {
+    "conj": lambda: torch.tensor([1 + 2j, 3 - 4j]).conj(),
+    "requires_grad": lambda: torch.tensor([1.0, 2.0], requires_grad=True),
+    "parameter": lambda: torch.nn.Parameter(torch.ones(2, 3)),
+    "grad_view": lambda: torch.ones(2, 3, requires_grad=True)[0],
+    "sparse_coo": lambda: torch.tensor([1.0, 0.0, 2.0]).to_sparse(),
+    "sparse_csr": _sparse_csr,
+}
+
+
+def _dlpack_error(t):
+    with pytest.raises(Exception) as direct:
+        t.__dlpack__(max_version=(1, 3))
+    return direct.value
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_by_dlpack_is_refused_through_the_package(name):
+    t = REFUSED[name]()
+    expected = _dlpack_error(t)
+    assert isinstance(expected, BufferError)  # what PyTorch 2.15's __dlpack__ raises
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+@pytest.mark.parametrize("with_stream", [False, True])
+def test_refused_through_the_c_import_with_the_exchange_flag(name, with_stream):
+    t = REFUSED[name]()
+    expected = str(_dlpack_error(t))
+    req = _lib.ImportRequest()
+    req.flags = _lib.IMPORT_EXCHANGE_API
+    out = ctypes.POINTER(_lib.DLManagedTensorVersioned)()
+    how = ctypes.c_uint32(0)
+    if with_stream:
+        s = _lib.Stream()
+        rc = lib.dlpack_object_import_with_stream(t, byref(req), byref(out), byref(how), byref(s))
+    else:
+        rc = lib.dlpack_object_import(t, byref(req), byref(out), byref(how))
+    if rc == 0:
+        lib.dlpack_tensor_delete(out)
+    assert lib.dlpack_status_string(rc) == b"PRODUCER_BUFFER_ERROR"
+    assert expected in lib.dlpack_last_error_message().decode()
+
+
+NEG = {
+    "neg_view": lambda: torch._neg_view(torch.tensor([1.0, 2.0, 3.0])),
+    "conj_imag": lambda: torch.tensor([1 + 2j, 3 - 4j]).conj().imag,
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEG))
+def test_negative_bit_gets_what_dlpack_gives(name):
+    """PyTorch 2.15's ``__dlpack__`` does not refuse the negative bit: it exports the memory as
+    it lies (un-negated: ``t.tolist()`` differs from what any consumer reads). The table gives
+    the same, so it stays in use; if a later PyTorch refuses or resolves it, this test fails and
+    the guard (``rules::TableGuard::Torch``) must check ``is_neg()`` too."""
+    t = NEG[name]()
+    assert t.is_neg()
+    direct = np.from_dlpack(t)  # through PyTorch's own __dlpack__
+    np.testing.assert_array_equal(direct, -np.asarray(t.tolist()))  # PyTorch's fault, kept
+    with dh.import_tensor(t) as got, dh.import_tensor(t, use_exchange_api=False) as ref:
+        assert got.how & EXCHANGE and not ref.how & EXCHANGE
+        np.testing.assert_array_equal(np.from_dlpack(got), direct)
+        assert (got.readonly, got.flags, got.shape, got.strides) == (
+            ref.readonly, ref.flags, ref.shape, ref.strides)
+
+
+def test_ordinary_tensors_keep_the_table():
+    cases = [
+        torch.ones(2, 3, dtype=torch.float32),
+        torch.arange(6.0).reshape(2, 3).t(),
+        torch.tensor([1 + 2j]),  # complex, no conj bit
+        torch.tensor([1 + 2j]).conj().resolve_conj(),
+        torch.ones(2, 3, requires_grad=True).detach(),
+        torch.tensor([1 + 2j]).imag.resolve_neg(),
+        torch.arange(6, dtype=torch.int32).reshape(2, 3),
+        torch.nn.Parameter(torch.ones(2, 3), requires_grad=False),  # dispatch disabled
+    ]
+    for t in cases:
+        with dh.import_tensor(t) as got:
+            assert got.how & EXCHANGE and got.source == "exchange_api", t
+            np.testing.assert_array_equal(np.from_dlpack(got), t.detach().numpy())
+
+
+def test_subclass_torch_function_is_called():
+    """``Tensor.__dlpack__`` dispatches through a subclass's ``__torch_function__``; the table
+    would skip it, so such a subclass is imported through ``__dlpack__``."""
+    calls = []
+
+    class Traced(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            calls.append(getattr(func, "__name__", func))
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    with dh.import_tensor(torch.arange(4.0).as_subclass(Traced)) as t:
+        assert not t.how & EXCHANGE
+    assert "__dlpack__" in calls
+    calls.clear()
+    with dh.import_tensor(torch.arange(4.0).as_subclass(Traced), use_exchange_api=False):
+        pass
+    assert "__dlpack__" in calls
+
+
+def test_exchange_api_find_still_answers_for_torch():
+    """The C lookup keeps handing out PyTorch's table (its documented caveat applies)."""
+    api = ctypes.POINTER(_lib.DLPackExchangeAPI)()
+    assert lib.dlpack_exchange_api_find(torch.ones(2), byref(api)) == 0
+
+
+PADDLE_REFUSED = {
+    "requires_grad": lambda: paddle.to_tensor([1.0, 2.0], stop_gradient=False),
+    "int_requires_grad": lambda: paddle.to_tensor([1, 2], stop_gradient=False),
+    "sparse_coo": lambda: paddle.to_tensor([[1.0, 0.0], [0.0, 2.0]]).to_sparse_coo(2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PADDLE_REFUSED))
+def test_paddle_refused_by_dlpack_is_refused_through_the_package(name):
+    t = PADDLE_REFUSED[name]()
+    expected = _dlpack_error(t)
+    assert isinstance(expected, BufferError)  # what PaddlePaddle 3.3's __dlpack__ raises
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
+
+
+def test_paddle_ordinary_tensors_keep_the_table():
+    for t in (paddle.ones([2, 3]), paddle.arange(6, dtype="int32"),
+              paddle.to_tensor([1.0], stop_gradient=False).detach()):
+        with dh.import_tensor(t) as got:
+            assert got.how & EXCHANGE and got.source == "exchange_api"
+            np.testing.assert_array_equal(np.from_dlpack(got), t.numpy())
+
+
+def test_an_answer_that_is_not_a_bool_goes_to_dlpack():
+    """The import lets the table stand in only on the exact ``False`` it expects; any other
+    answer (here a subclass whose ``requires_grad`` is a truthy non-bool) is left to
+    ``__dlpack__``, which decides by truth value."""
+
+    class Odd(torch.Tensor):
+        @property
+        def requires_grad(self):
+            return 1
+
+    t = torch.arange(3.0).as_subclass(Odd)
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
