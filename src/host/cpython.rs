@@ -113,6 +113,12 @@ python_api! {
     // Not in the limited API, exported by every CPython 3.x: the cache of names is used only in
     // the main interpreter (objects must not cross interpreters).
     PyInterpreterState_Main: unsafe extern "C" fn() -> *mut c_void,
+    // Python's own allocator (pymalloc for small blocks; the GIL must be held), for the blocks
+    // of exported views (issue 26: NumPy allocates its views' blocks the same way). Exported by
+    // every CPython 3.x; without it (a host that only stubs the capsule API) views use the
+    // library's allocator. Both or neither are used (`Api::pymem`).
+    PyMem_Malloc: unsafe extern "C" fn(usize) -> *mut c_void,
+    PyMem_Free: unsafe extern "C" fn(*mut c_void),
 }
 
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still
@@ -199,6 +205,19 @@ impl Drop for Owned {
 }
 
 impl Api {
+    /// `PyMem_Malloc` and `PyMem_Free` when the host exports both (every CPython does): the
+    /// allocator of exported view blocks. One answer for the life of the process (the table is
+    /// resolved once), so a block is always freed by the allocator that made it.
+    #[inline]
+    pub fn pymem(
+        &self,
+    ) -> Option<(
+        unsafe extern "C" fn(usize) -> *mut c_void,
+        unsafe extern "C" fn(*mut c_void),
+    )> {
+        Some((self.PyMem_Malloc?, self.PyMem_Free?))
+    }
+
     /// Take the pending Python exception (clearing it) as its class and `"Type: message"`, for
     /// the message-only paths; an exception that does not derive from `Exception` is left set
     /// and becomes `Err(PythonErrorSet)` (see [`Api::catch`]).
