@@ -58,7 +58,78 @@ fn guarded(f: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
     })
 }
 
+unsafe extern "C" {
+    /// Whether this thread holds the GIL. Exported by every CPython 3.x (3.4 on), though the
+    /// limited API's headers do not declare it; this module resolves it at load time like every
+    /// other CPython symbol it calls.
+    fn PyGILState_Check() -> c_int;
+}
+
+/// `guarded` for `managed_tensor_from_py_object_no_sync`, the import's hot path (issue 26): its
+/// callers hold the GIL (DLPack 1.3: it inspects a `PyObject *` and fails with a Python
+/// exception), and then the GIL state is not taken again: `Python::attach` from a C caller
+/// (outside any PyO3 frame) costs a `PyGILState_Ensure`/`Release` pair and PyO3's own
+/// bookkeeping, about 100 instructions, where `PyGILState_Check` costs about 30. A caller
+/// without the GIL (ctypes calls table functions with the GIL released) still gets it taken,
+/// as before. With the GIL held, the success path drops no `Py<T>`; one dropped on an error
+/// path outside PyO3's own GIL count is decref'd at PyO3's next GIL acquisition (deferred,
+/// not lost).
+fn guarded_attached(f: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
+    // SAFETY: a plain query, valid with or without the GIL.
+    if unsafe { PyGILState_Check() } == 0 {
+        return guarded(f);
+    }
+    let run = || {
+        // SAFETY: this thread holds the GIL (checked above).
+        let py = unsafe { Python::assume_attached() };
+        match f(py) {
+            Ok(()) => 0,
+            Err(e) => {
+                e.restore(py);
+                -1
+            }
+        }
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(r) => r,
+        Err(_) => {
+            // SAFETY: as above.
+            let py = unsafe { Python::assume_attached() };
+            pyo3::panic::PanicException::new_err("a Rust panic in the exchange API").restore(py);
+            -1
+        }
+    }
+}
+
+/// The `Tensor` type object, stored when the module is initialised (`remember_type`): an object
+/// of exactly this type is a `Tensor` at the cost of one load and one comparison (issue 26;
+/// PyO3's checked cast reaches the type through its lazy type object, about 25 instructions).
+static TENSOR_TYPE: core::sync::atomic::AtomicPtr<pyo3::ffi::PyTypeObject> =
+    core::sync::atomic::AtomicPtr::new(null_mut());
+
+/// Store `Tensor`'s type object for `ours` (module initialisation; the type lives as long as the
+/// module, which is never unloaded).
+pub fn remember_type(py: Python<'_>) {
+    TENSOR_TYPE.store(
+        py.get_type::<Tensor>().as_type_ptr(),
+        core::sync::atomic::Ordering::Release,
+    );
+}
+
+#[inline(always)]
 fn ours<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Tensor>> {
+    // SAFETY: a live object (GIL held by the caller).
+    let ty = unsafe { pyo3::ffi::Py_TYPE(obj.as_ptr()) };
+    if ty == TENSOR_TYPE.load(core::sync::atomic::Ordering::Acquire) {
+        // SAFETY: exactly the `Tensor` type (the type object is never NULL for a live object,
+        // so a NULL static never matches).
+        return Ok(unsafe { obj.cast_unchecked::<Tensor>() });
+    }
+    ours_checked(obj)
+}
+
+#[inline(never)]
+fn ours_checked<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Tensor>> {
     obj.cast::<Tensor>().map_err(|_| {
         PyTypeError::new_err(format!(
             "dlpack_helpers' exchange API converts dlpack_helpers.Tensor objects only, not {}",
@@ -94,7 +165,7 @@ unsafe extern "C" fn from_py_object(
     obj: *mut c_void,
     out: *mut *mut DLManagedTensorVersioned,
 ) -> c_int {
-    guarded(|py| {
+    guarded_attached(|py| {
         // SAFETY: DLPack 1.3: a borrowed PyObject*, GIL held.
         let obj = unsafe { Bound::from_borrowed_ptr(py, obj.cast()) };
         let t = ours(&obj)?.get();

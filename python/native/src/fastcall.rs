@@ -9,7 +9,7 @@
 
 use crate::tensor::Tensor;
 use core::ptr::null_mut;
-use core::sync::atomic::{AtomicPtr, Ordering::Acquire, Ordering::Release};
+use core::sync::atomic::{AtomicPtr, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
@@ -51,12 +51,87 @@ unsafe fn generated(
     Ok(gen.call(PyTuple::new(py, pos)?, Some(&kw))?.unbind())
 }
 
+/// The most common calls, `__dlpack__(max_version=V)` with `V` a version tuple seen before (a
+/// constant of the caller's code, found by identity: `args::seen_version`) and any of
+/// `stream`, `dl_device` and `copy` passed as `None` (as `numpy.from_dlpack` calls it), each
+/// name at most once: straight to [`Tensor::export_max_version`], which is what `__dlpack__`
+/// runs for exactly these arguments. `None` for any other call (the general parsing below
+/// then handles it, with its messages). Issue 26: this skips the general entry's keyword
+/// table, `Bound` array and optional-argument checks.
+///
+/// # Safety
+/// The vectorcall arguments of a call of the method descriptor made by [`install`] (so `slf`
+/// is a `Tensor`: the descriptor checks `self`'s type before calling), GIL held.
+#[inline(always)]
+unsafe fn max_version_only(
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    kwnames: *mut ffi::PyObject,
+) -> Option<*mut ffi::PyObject> {
+    // SAFETY: kwnames is a tuple of strings (vectorcall protocol); one value per name follows
+    // the (zero) positional ones.
+    let v = unsafe {
+        let n = ffi::PyTuple_Size(kwnames);
+        let none = ffi::Py_None();
+        let mut seen = 0u32;
+        let mut v = None;
+        for i in 0..n {
+            let k = ffi::PyTuple_GetItem(kwnames, i);
+            let slot = NAMES.iter().position(|p| p.load(Relaxed) == k)?;
+            if seen & (1 << slot) != 0 {
+                return None; // a name twice: the general path's message
+            }
+            seen |= 1 << slot;
+            let value = *args.offset(i);
+            if slot == 1 {
+                v = Some(crate::args::seen_version(value)?);
+            } else if value != none {
+                return None;
+            }
+        }
+        v?
+    };
+    let run = || {
+        // SAFETY: called by CPython with the GIL held.
+        let py = unsafe { Python::assume_attached() };
+        // SAFETY: a borrowed reference valid for the call; the method descriptor made by
+        // `install` (`PyDescr_NewMethod(Tensor, ...)`) admits only `Tensor` instances as self.
+        let slf = unsafe { Bound::from_borrowed_ptr(py, slf) };
+        let t = unsafe { slf.cast_unchecked::<Tensor>() };
+        match t.get().export_max_version(py, v) {
+            Ok(o) => o.into_ptr(),
+            Err(e) => {
+                e.restore(py);
+                null_mut()
+            }
+        }
+    };
+    Some(
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+            Ok(r) => r,
+            Err(_) => {
+                // SAFETY: GIL held.
+                let py = unsafe { Python::assume_attached() };
+                pyo3::panic::PanicException::new_err("a Rust panic in Tensor.__dlpack__")
+                    .restore(py);
+                null_mut()
+            }
+        },
+    )
+}
+
 unsafe extern "C" fn dlpack_vectorcall(
     slf: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargs: ffi::Py_ssize_t,
     kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
+    if nargs == 0 && !kwnames.is_null() {
+        // SAFETY: this call's vectorcall arguments (see the function).
+        if let Some(r) = unsafe { max_version_only(slf, args, kwnames) } {
+            return r;
+        }
+    }
     let run = || -> Option<*mut ffi::PyObject> {
         // SAFETY: called by CPython with the GIL held.
         let py = unsafe { Python::assume_attached() };

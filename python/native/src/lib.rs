@@ -333,6 +333,7 @@ fn _ffi_mirror_layouts() -> Vec<(&'static str, &'static str, usize)> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<Tensor>()?;
+    exchange::remember_type(py);
     fastcall::install(py)?;
     m.add_class::<DType>()?;
     m.add_class::<Device>()?;

@@ -521,6 +521,26 @@ impl Tensor {
         self.ready
     }
 
+    /// `__dlpack__(max_version=v)` with no other argument (what `__dlpack__` does for exactly
+    /// those arguments; the vectorcall entry's fast path, issue 26).
+    #[inline]
+    pub fn export_max_version<'py>(
+        &self,
+        py: Python<'py>,
+        v: DLPackVersion,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let req = ffi::dlpack_helpers_export_request {
+            has_max_version: true,
+            max_version: v,
+            has_stream: false,
+            stream: 0,
+            has_dl_device: false,
+            dl_device: DLDevice::default(),
+            copy: ffi::COPY_IF_NEEDED,
+        };
+        self.export(py, &req, None)
+    }
+
     /// A versioned in-place (or copied, as the plan says) export with max_version 1.3.
     pub fn export_versioned<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let req = ffi::dlpack_helpers_export_request {
@@ -593,6 +613,34 @@ impl Tensor {
         plan: ffi::dlpack_helpers_export_plan,
     ) -> PyResult<Bound<'py, PyAny>> {
         let src = mt.dl_tensor.device;
+        // The common export (issue 26): an in-place versioned view of a tensor already
+        // validated and owned by its owner capsule, on its own device, with no recorded
+        // producer stream to wait for. Exactly what the general path below does for it, with
+        // nothing to decide.
+        if !plan.copy
+            && plan.kind == ffi::EXPORT_VERSIONED
+            && self.ready.kind != ffi::STREAM_HANDLE
+            && plan.device == src
+            && self.validated.load(Relaxed)
+        {
+            let owner = self.owner.load(Relaxed);
+            if !owner.is_null() {
+                let flags = (mt.flags & !FLAG_IS_COPIED) | ffi::CREATE_ALLOW_UNASSIGNED_DEVICE;
+                let mut out: *mut c_void = null_mut();
+                // SAFETY: `mt`'s DLTensor, validated and unchanged; the owner is alive.
+                check(unsafe {
+                    ffi::dlpack_capsule_new_view_validated(
+                        &mt.dl_tensor,
+                        flags,
+                        owner.cast(),
+                        plan.kind,
+                        &mut out,
+                    )
+                })?;
+                // SAFETY: a new reference on OK.
+                return Ok(unsafe { Bound::from_owned_ptr(py, out.cast()) });
+            }
+        }
         // Peer case 53: data imported through a producer's no-sync export is ordered on the
         // producer's stream recorded then; the consumer's stream waits for it (no host block),
         // and a host copy waits on the host first.
