@@ -51,6 +51,27 @@ unsafe fn generated(
     Ok(gen.call(PyTuple::new(py, pos)?, Some(&kw))?.unbind())
 }
 
+/// The items and length of `kwnames`, read in place: `PyTuple_GetItem`/`PyTuple_Size` are
+/// calls with type and bounds checks (about 11 instructions per name, issue 26) for a value the
+/// vectorcall protocol guarantees to be an exact tuple. The layout read is `PyVarObject`
+/// (limited API) followed by the item array, `PyTupleObject`'s layout in every CPython that can
+/// load an abi3 module (the free-threaded builds, whose object header differs, cannot).
+///
+/// # Safety
+/// `kwnames` is a live exact tuple, GIL held.
+#[inline(always)]
+unsafe fn kwnames_items(kwnames: *mut ffi::PyObject) -> (*const *mut ffi::PyObject, usize) {
+    // SAFETY: caller contract: a tuple is a `PyVarObject` whose items follow the header.
+    unsafe {
+        let n = (*kwnames.cast::<ffi::PyVarObject>()).ob_size.max(0) as usize;
+        let items = kwnames
+            .cast::<u8>()
+            .add(core::mem::size_of::<ffi::PyVarObject>())
+            .cast::<*mut ffi::PyObject>();
+        (items, n)
+    }
+}
+
 /// The most common calls, `__dlpack__(max_version=V)` with `V` a version tuple seen before (a
 /// constant of the caller's code, found by identity: `args::seen_version`) and any of
 /// `stream`, `dl_device` and `copy` passed as `None` (as `numpy.from_dlpack` calls it), each
@@ -68,21 +89,21 @@ unsafe fn max_version_only(
     args: *const *mut ffi::PyObject,
     kwnames: *mut ffi::PyObject,
 ) -> Option<*mut ffi::PyObject> {
-    // SAFETY: kwnames is a tuple of strings (vectorcall protocol); one value per name follows
-    // the (zero) positional ones.
+    // SAFETY: kwnames is an exact tuple of strings (vectorcall protocol), read in place
+    // (`kwnames_items`); one value per name follows the (zero) positional ones.
     let v = unsafe {
-        let n = ffi::PyTuple_Size(kwnames);
+        let (items, n) = kwnames_items(kwnames);
         let none = ffi::Py_None();
         let mut seen = 0u32;
         let mut v = None;
         for i in 0..n {
-            let k = ffi::PyTuple_GetItem(kwnames, i);
+            let k = *items.add(i);
             let slot = NAMES.iter().position(|p| p.load(Relaxed) == k)?;
             if seen & (1 << slot) != 0 {
                 return None; // a name twice: the general path's message
             }
             seen |= 1 << slot;
-            let value = *args.offset(i);
+            let value = *args.add(i);
             if slot == 1 {
                 v = Some(crate::args::seen_version(value)?);
             } else if value != none {
@@ -132,6 +153,23 @@ unsafe extern "C" fn dlpack_vectorcall(
             return r;
         }
     }
+    // SAFETY: this call's vectorcall arguments.
+    unsafe { dlpack_general(slf, args, nargs, kwnames) }
+}
+
+/// Every call `max_version_only` does not serve: keyword names matched by pointer (else the
+/// generated method), then [`Tensor::__dlpack__`]. Out of line, so that the fast path's frame
+/// stays small (issue 26).
+///
+/// # Safety
+/// As `dlpack_vectorcall`.
+#[inline(never)]
+unsafe fn dlpack_general(
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
     let run = || -> Option<*mut ffi::PyObject> {
         // SAFETY: called by CPython with the GIL held.
         let py = unsafe { Python::assume_attached() };
