@@ -828,7 +828,9 @@ unsafe fn free_block<V>(api: &'static Api, p: *mut V) {
 /// GIL); the release is then two calls. Otherwise (a deleter, which may run on any thread,
 /// with or without the GIL, even after finalization: DLPack #103/#140) Python's own checks
 /// decide what may touch Python:
-/// - a running interpreter: take the GIL, drop the reference and free the block under it;
+/// - a running interpreter: take the GIL, drop the reference and free the block under it
+///   (when the thread already holds the GIL on its own thread state, `Api::holds_own_gil_state`,
+///   taking it would change nothing and is skipped);
 /// - an interpreter being finalized (`Py_IsInitialized` is already 0 while modules are torn
 ///   down): only a thread that holds the GIL on it (it has a thread state, and it is the
 ///   current one) may drop the reference and free the block. This is how views still alive at
@@ -854,6 +856,14 @@ unsafe fn release_view<V: ViewBlock>(p: *mut V, gil_held: bool) {
             (api.Py_DecRef)(owner);
             free_block(api, p);
         } else if (api.Py_IsInitialized)() != 0 {
+            if api.holds_own_gil_state() {
+                // The GIL is held on this thread's own state (a consumer releasing a view with
+                // the GIL, as numpy.from_dlpack's arrays do): `PyGILState_Ensure` would change
+                // nothing, so it is skipped (issue 26).
+                (api.Py_DecRef)(owner);
+                free_block(api, p);
+                return;
+            }
             let g = (api.PyGILState_Ensure)();
             (api.Py_DecRef)(owner);
             free_block(api, p);
