@@ -238,7 +238,9 @@ impl Api {
     /// Python is initialised (`Py_IsInitialized` answered non-zero).
     #[inline]
     pub unsafe fn holds_own_gil_state(&self) -> bool {
-        let Some(current) = self.PyThreadState_GetUnchecked.or(self._PyThreadState_UncheckedGet)
+        let Some(current) = self
+            .PyThreadState_GetUnchecked
+            .or(self._PyThreadState_UncheckedGet)
         else {
             return false;
         };
