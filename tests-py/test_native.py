@@ -254,6 +254,32 @@ def test_dlpack_fast_path_takes_none_keywords_and_keeps_the_general_answers():
     assert a.tolist() == [0.0, 1.0, 2.0, 3.0]  # the view outlives the Tensor's hold
 
 
+def test_import_tensor_fast_entry_and_generated_entry_agree():
+    """Issue 26: `import_tensor(obj)` (one positional argument) is served by a fast entry; every
+    other call goes to PyO3's generated function: same results, same errors, same signature."""
+    import inspect
+    assert str(inspect.signature(dh.import_tensor)).startswith("(obj, *, max_version=None")
+    assert dh.import_tensor.__name__ == "import_tensor" and "__dlpack__" in dh.import_tensor.__doc__
+    x = np.arange(6.0).reshape(2, 3)
+    fast = dh.import_tensor(x)
+    general = dh.import_tensor(x, use_exchange_api=True)  # a keyword: the generated function
+    for t in (fast, general):
+        assert t.shape == (2, 3) and t.source == "versioned_capsule" and not t.readonly
+    via_table = dh.import_tensor(fast)  # our Tensor through its exchange table
+    assert via_table.source == "exchange_api" and np.from_dlpack(via_table).tolist() == x.tolist()
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'obj'"):
+        dh.import_tensor()
+    with pytest.raises(TypeError, match="positional"):
+        dh.import_tensor(x, x)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
+        dh.import_tensor(x, foo=1)
+    for call in (lambda o: dh.import_tensor(o), lambda o: dh.import_tensor(o, copy=None)):
+        with pytest.raises(AttributeError, match="__dlpack__"):
+            call(object())
+        with pytest.raises(BufferError, match="cannot export this"):  # the producer's, unchanged
+            call(Producer(None, behaviour="buffer"))
+
+
 def test_view_blocks_come_from_pythons_allocator_and_are_freed():
     """Issue 26: an exported view's block (managed tensor, shape, strides, owner) comes from
     `PyMem_Malloc`, as NumPy's do, and is freed with `PyMem_Free` when the capsule dies

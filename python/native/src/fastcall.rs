@@ -24,19 +24,24 @@ static NAMES: [AtomicPtr<ffi::PyObject>; 4] = [
     AtomicPtr::new(null_mut()),
 ];
 
-/// The slow path: the generated method, called with `self` first (`PyObject_Call`: the
-/// vectorcall C API is not in the 3.10 stable ABI; this path only serves unusual calls).
-unsafe fn generated(
+/// The slow path: `callable` (a generated PyO3 entry) called with `slf` first when given, then
+/// this call's arguments (`PyObject_Call`: the vectorcall C API is not in the 3.10 stable ABI;
+/// this path only serves unusual calls).
+unsafe fn call_with(
     py: Python<'_>,
-    slf: *mut ffi::PyObject,
+    callable: *mut ffi::PyObject,
+    slf: Option<*mut ffi::PyObject>,
     args: *const *mut ffi::PyObject,
     nargs: ffi::Py_ssize_t,
     kwnames: *mut ffi::PyObject,
 ) -> PyResult<Py<PyAny>> {
     // SAFETY: the vectorcall protocol: `nargs` positional values, then one per keyword name.
     let at = |i: isize| unsafe { Bound::from_borrowed_ptr(py, *args.offset(i)) };
-    // SAFETY: a borrowed reference valid for the call.
-    let mut pos = vec![unsafe { Bound::from_borrowed_ptr(py, slf) }];
+    let mut pos = Vec::with_capacity(nargs as usize + 1);
+    if let Some(s) = slf {
+        // SAFETY: a borrowed reference valid for the call.
+        pos.push(unsafe { Bound::from_borrowed_ptr(py, s) });
+    }
     pos.extend((0..nargs).map(at));
     let kw = PyDict::new(py);
     if !kwnames.is_null() {
@@ -47,7 +52,7 @@ unsafe fn generated(
         }
     }
     // SAFETY: a strong reference kept for the process.
-    let gen = unsafe { Bound::from_borrowed_ptr(py, GENERATED.load(Acquire)) };
+    let gen = unsafe { Bound::from_borrowed_ptr(py, callable) };
     Ok(gen.call(PyTuple::new(py, pos)?, Some(&kw))?.unbind())
 }
 
@@ -222,7 +227,7 @@ unsafe fn dlpack_general(
             // SAFETY: GIL held; the arguments of this call, unchanged.
             let py = unsafe { Python::assume_attached() };
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
-                generated(py, slf, args, nargs, kwnames)
+                call_with(py, GENERATED.load(Acquire), Some(slf), args, nargs, kwnames)
             }));
             match r {
                 Ok(Ok(o)) => o.into_ptr(),
@@ -246,6 +251,110 @@ unsafe fn dlpack_general(
     }
 }
 
+/// The `import_tensor` PyO3 generated (a builtin function, strong reference kept for the
+/// process), for every call but `import_tensor(obj)`.
+static GENERATED_IMPORT: AtomicPtr<ffi::PyObject> = AtomicPtr::new(null_mut());
+
+/// `dlpack_helpers.import_tensor` as a `METH_FASTCALL | METH_KEYWORDS` function (issue 26):
+/// the most common call, one positional argument and no keyword, goes straight to the Rust
+/// function with its defaults (what PyO3's generated entry calls for exactly that call); every
+/// other call is handed unchanged to the generated function, so its argument errors stay
+/// PyO3's. PyO3's entry for `import_tensor(x)` costs about 190 instructions (argument
+/// extraction and its trampoline's bookkeeping) where this one costs about 20.
+unsafe extern "C" fn import_vectorcall(
+    _module: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: `kwnames` is NULL or an exact tuple (vectorcall protocol).
+    let no_keywords = kwnames.is_null() || unsafe { kwnames_items(kwnames).1 } == 0;
+    if nargs == 1 && no_keywords {
+        let run = || {
+            // SAFETY: called by CPython with the GIL held.
+            let py = unsafe { Python::assume_attached() };
+            // SAFETY: one positional argument, borrowed for the call.
+            let obj = unsafe { Bound::from_borrowed_ptr(py, *args) };
+            match crate::import_tensor(py, &obj, None, None, None, None, true, false) {
+                Ok(t) => t.into_ptr(),
+                Err(e) => {
+                    e.restore(py);
+                    null_mut()
+                }
+            }
+        };
+        return match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+            Ok(r) => r,
+            Err(_) => {
+                // SAFETY: GIL held.
+                let py = unsafe { Python::assume_attached() };
+                pyo3::panic::PanicException::new_err("a Rust panic in import_tensor").restore(py);
+                null_mut()
+            }
+        };
+    }
+    // SAFETY: GIL held; the arguments of this call, unchanged.
+    let py = unsafe { Python::assume_attached() };
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+        call_with(
+            py,
+            GENERATED_IMPORT.load(Acquire),
+            None,
+            args,
+            nargs,
+            kwnames,
+        )
+    }));
+    match r {
+        Ok(Ok(o)) => o.into_ptr(),
+        Ok(Err(e)) => {
+            e.restore(py);
+            null_mut()
+        }
+        Err(_) => {
+            pyo3::panic::PanicException::new_err("a Rust panic in import_tensor").restore(py);
+            null_mut()
+        }
+    }
+}
+
+/// A docstring with PyO3's text signature in front, as CPython reads `__text_signature__` from
+/// a builtin's `ml_doc`; leaked (a process-lifetime method definition keeps it).
+fn doc_with_signature(name: &str, gen: &Bound<'_, PyAny>) -> PyResult<*const core::ffi::c_char> {
+    let doc: String = gen.getattr("__doc__")?.extract().unwrap_or_default();
+    let sig: Option<String> = gen.getattr("__text_signature__")?.extract().ok();
+    let full = match sig {
+        Some(s) => format!("{name}{s}\n--\n\n{doc}"),
+        None => doc,
+    };
+    Ok(std::ffi::CString::new(full).unwrap_or_default().into_raw())
+}
+
+/// Replace the module's `import_tensor` by the fast entry above, keeping the generated one for
+/// the other calls and its docstring and text signature. Leaves the generated one in place if
+/// any step fails.
+pub fn install_import(m: &Bound<'_, pyo3::types::PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let gen = m.getattr("import_tensor")?;
+    let doc = doc_with_signature("import_tensor", &gen)?;
+    let def = Box::leak(Box::new(ffi::PyMethodDef {
+        ml_name: c"import_tensor".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer {
+            PyCFunctionFastWithKeywords: import_vectorcall,
+        },
+        ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
+        ml_doc: doc,
+    }));
+    let name = m.name()?;
+    // SAFETY: a process-lifetime method definition; `self` is the module (unused), the module
+    // name sets `__module__`.
+    let f = unsafe { ffi::PyCFunction_NewEx(def, m.as_ptr(), name.as_ptr()) };
+    // SAFETY: a new reference or NULL with an exception set.
+    let f = unsafe { Bound::from_owned_ptr_or_err(py, f) }?;
+    GENERATED_IMPORT.store(gen.unbind().into_ptr(), Release);
+    m.setattr("import_tensor", f)
+}
+
 /// Install the vectorcall entry as `Tensor.__dlpack__`, keeping the generated method for the
 /// slow path and its docstring and text signature. Leaves the generated one in place if any
 /// step fails.
@@ -258,20 +367,14 @@ pub fn install(py: Python<'_>) -> PyResult<()> {
     {
         NAMES[i].store(PyString::intern(py, n).unbind().into_ptr(), Release);
     }
-    let doc: String = gen.getattr("__doc__")?.extract().unwrap_or_default();
-    let sig: Option<String> = gen.getattr("__text_signature__")?.extract().ok();
-    let full = match sig {
-        Some(s) => format!("__dlpack__{s}\n--\n\n{doc}"),
-        None => doc,
-    };
-    let doc = std::ffi::CString::new(full).unwrap_or_default();
+    let doc = doc_with_signature("__dlpack__", &gen)?;
     let def = Box::leak(Box::new(ffi::PyMethodDef {
         ml_name: c"__dlpack__".as_ptr(),
         ml_meth: ffi::PyMethodDefPointer {
             PyCFunctionFastWithKeywords: dlpack_vectorcall,
         },
         ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
-        ml_doc: doc.into_raw(),
+        ml_doc: doc,
     }));
     // SAFETY: a live type object and a process-lifetime method definition.
     let descr = unsafe { ffi::PyDescr_NewMethod(ty.as_type_ptr(), def) };
