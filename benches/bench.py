@@ -35,18 +35,23 @@ def cc(out, *srcs, shared=False, libs=()):
     subprocess.run(cmd, check=True)
 
 
-def callgrind(cmd, toggle=None):
-    """Instructions per function (inclusive) from one callgrind run."""
+def callgrind(cmd, toggle=None, pre=(), env=None):
+    """Instructions per function (inclusive) from one callgrind run (`pre`: a command prefix
+    outside valgrind, such as `setarch -R`)."""
     f = BUILD / "cg.out"
     vg = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={f}"]
     if toggle:
         vg += ["--collect-atstart=no", f"--toggle-collect={toggle}"]
-    subprocess.run(vg + cmd, check=True, capture_output=True, env=ENV)
+    subprocess.run(list(pre) + vg + cmd, check=True, capture_output=True, env=env or ENV)
     return sh(["callgrind_annotate", "--inclusive=yes", "--auto=no", "--threshold=100", str(f)])
 
 
 def total_ir(cmd):
-    text = callgrind(cmd)
+    """Instructions of a whole run. ASLR off (`setarch -R`, when present) and one BLAS thread:
+    with ASLR the two runs of a Python case (N and 3N calls) differed by hundreds of
+    instructions per call from hash and allocator layout alone (issue 26)."""
+    pre = ["setarch", platform.machine(), "-R"] if shutil_which("setarch") else []
+    text = callgrind(cmd, pre=pre, env=dict(ENV, OPENBLAS_NUM_THREADS="1"))
     return int(re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", text).group(1).replace(",", ""))
 
 

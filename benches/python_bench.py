@@ -9,6 +9,7 @@ test): imports, exports and attribute reads of the native package next to NumPy'
   python benches/python_bench.py allocs              -> JSON: mallocs per call (LD_PRELOAD malloc_count)
 """
 import ctypes
+import gc
 import json
 import os
 import sys
@@ -161,6 +162,7 @@ if __name__ == "__main__":
         print(json.dumps(ratios(quick), indent=1))
     elif mode == "loop":
         f, n = CASES[sys.argv[2]], int(sys.argv[3])
+        gc.disable()  # instruction counts (bench.py): no collection at a run-dependent moment
         for _ in range(n):
             f()
     elif mode == "rss":

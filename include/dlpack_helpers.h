@@ -3386,9 +3386,15 @@ dlpack_helpers_status dlpack_legacy_capsule_consume(void *capsule, DLManagedTens
  * `dlpack_helpers` view): the new managed tensor copies `*tensor` and its shape and strides
  * (NULL strides with `ndim != 0` are filled in as compact row-major, so the export obeys
  * DLPack 1.2), holds a strong reference to `owner`, and its deleter drops that reference: it
- * takes the GIL itself (any thread); while the interpreter is being finalized it drops the
- * reference only on the thread holding the GIL (so views alive at exit still release their
- * owner, once); after finalization it does nothing (a leak on purpose: DLPack #103/#140).
+ * takes the GIL itself (any thread; a thread that already holds it on its own thread state is
+ * not made to take it again); while the interpreter is being finalized it drops the reference
+ * only on the thread holding the GIL (so views alive at exit still release their owner, once);
+ * after finalization it does nothing (a leak on purpose: DLPack #103/#140). The view's block
+ * (managed tensor, shape and strides for up to 8 dimensions, owner) comes from Python's
+ * allocator, `PyMem_Malloc`, as NumPy allocates its views (the library's allocator in a host
+ * that does not export it), and is freed under the GIL with the reference, or leaked with it
+ * after finalization. An unconsumed capsule's destructor (the GIL held) releases the view
+ * directly.
  *
  * - `tensor`: borrowed; `tensor->data` must stay valid while `owner` lives. It is checked as
  *   `dlpack_tensor_validate` does with `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` (so a
@@ -3446,6 +3452,7 @@ dlpack_helpers_status dlpack_legacy_capsule_consume(void *capsule, DLManagedTens
  *   pointer-addressed device
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte extent or a filled-in stride
  *   does not fit in `int64_t`
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the view's block cannot be allocated
  * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
  * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate (nothing is kept)
  */
@@ -3491,6 +3498,7 @@ dlpack_helpers_status dlpack_capsule_new_view(const DLTensor *tensor,
  *   `DLPACK_HELPERS_MAX_NDIM`
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when a filled-in stride does not fit in `int64_t`
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the view's block cannot be allocated
  * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
  * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate (nothing is kept)
  */
@@ -3518,12 +3526,14 @@ dlpack_helpers_status dlpack_capsule_new_view_validated(const DLTensor *tensor,
  * - `out_tensor`: receives a `DLManagedTensorVersioned` of version 1.3 with `flags`, a copy of
  *   `*tensor` whose `shape` and `strides` (never NULL for `ndim != 0`) live in the same
  *   allocation, and a deleter that drops the reference to `owner` as the capsule views' deleter
- *   does (it takes the GIL itself, on any thread; during finalization only on the thread
- *   holding it; after finalization it leaks on purpose: DLPack #103/#140). The caller owns it
- *   and releases it exactly once (`dlpack_tensor_delete`).
+ *   does (it takes the GIL itself, on any thread, unless the thread already holds it on its own
+ *   thread state; during finalization only on the thread holding it; after finalization it
+ *   leaks on purpose: DLPack #103/#140). The caller owns it and releases it exactly once
+ *   (`dlpack_tensor_delete`).
  *
- * One allocation of the library's allocator (two above 8 dimensions), one new reference to
- * `owner`; no Python object. The caller holds the GIL.
+ * One allocation from Python's allocator (`PyMem_Malloc`, as NumPy's views; the library's
+ * allocator in a host that does not export it), a second one of the library's above 8
+ * dimensions, one new reference to `owner`; no Python object. The caller holds the GIL.
  *
  * @retval DLPACK_HELPERS_STATUS_OK on success
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor`, `owner` or `out_tensor` is NULL
@@ -3532,6 +3542,7 @@ dlpack_helpers_status dlpack_capsule_new_view_validated(const DLTensor *tensor,
  *   `DLPACK_HELPERS_MAX_NDIM`
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when a filled-in stride does not fit in `int64_t`
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the view's block cannot be allocated
  * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
  */
 dlpack_helpers_status dlpack_tensor_new_view_validated(const DLTensor *tensor,

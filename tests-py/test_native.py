@@ -223,6 +223,102 @@ def test_dlpack_keyword_parsing_fast_and_general_paths_agree():
         t.__dlpack__(max_version=(1, 3))
 
 
+def test_dlpack_fast_path_takes_none_keywords_and_keeps_the_general_answers():
+    """Issue 26: `__dlpack__(max_version=V)` with a version tuple seen before, alone or with
+    `stream`/`dl_device`/`copy` passed as None (as `numpy.from_dlpack` calls it), is served by
+    the vectorcall entry's fast path: the same capsule, the same errors, as the general path
+    (a run-time keyword name); any non-None value of the others takes the general path."""
+    t = dh.import_tensor(np.arange(4.0))
+    mv = "".join(["max_", "version"])  # not the interned name: the general path
+    name = lambda c: str(c).split('"')[1]  # noqa: E731
+    v13 = (1, 3)
+    for _ in range(2):  # the first call reads the tuple, the second finds it by identity
+        assert name(t.__dlpack__(max_version=v13)) == "dltensor_versioned"
+        c = t.__dlpack__(stream=None, max_version=v13, dl_device=None, copy=None)
+        assert name(c) == "dltensor_versioned"
+        a = np.from_dlpack(t)
+        assert a.tolist() == [0.0, 1.0, 2.0, 3.0]
+        assert name(t.__dlpack__(max_version=v13, copy=False)) == "dltensor_versioned"
+        with pytest.raises(ValueError, match="stream"):
+            t.__dlpack__(max_version=v13, stream=1)
+        with pytest.raises(BufferError):
+            t.__dlpack__(max_version=v13, dl_device=(2, 0))
+    legacy = (0, 8)
+    for _ in range(2):
+        assert name(t.__dlpack__(max_version=legacy)) == "dltensor"
+        assert name(t.__dlpack__(max_version=legacy, copy=None)) == "dltensor"
+    t.release()
+    for kw in ({"max_version": v13}, {mv: v13}, {"max_version": v13, "copy": None}):
+        with pytest.raises(ValueError, match="released") as e:
+            t.__dlpack__(**kw)
+        assert str(e.value) == "the tensor was released (arrays exported from it stay valid)"
+    assert a.tolist() == [0.0, 1.0, 2.0, 3.0]  # the view outlives the Tensor's hold
+
+
+def test_import_tensor_fast_entry_and_generated_entry_agree():
+    """Issue 26: `import_tensor(obj)` (one positional argument) is served by a fast entry; every
+    other call goes to PyO3's generated function: same results, same errors, same signature."""
+    import inspect
+    assert str(inspect.signature(dh.import_tensor)).startswith("(obj, *, max_version=None")
+    assert dh.import_tensor.__name__ == "import_tensor" and "__dlpack__" in dh.import_tensor.__doc__
+    x = np.arange(6.0).reshape(2, 3)
+    fast = dh.import_tensor(x)
+    general = dh.import_tensor(x, use_exchange_api=True)  # a keyword: the generated function
+    for t in (fast, general):
+        assert t.shape == (2, 3) and t.source == "versioned_capsule" and not t.readonly
+    via_table = dh.import_tensor(fast)  # our Tensor through its exchange table
+    assert via_table.source == "exchange_api" and np.from_dlpack(via_table).tolist() == x.tolist()
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'obj'"):
+        dh.import_tensor()
+    with pytest.raises(TypeError, match="positional"):
+        dh.import_tensor(x, x)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
+        dh.import_tensor(x, foo=1)
+    for call in (lambda o: dh.import_tensor(o), lambda o: dh.import_tensor(o, copy=None)):
+        with pytest.raises(AttributeError, match="__dlpack__"):
+            call(object())
+        with pytest.raises(BufferError, match="cannot export this"):  # the producer's, unchanged
+            call(Producer(None, behaviour="buffer"))
+
+
+def test_view_blocks_come_from_pythons_allocator_and_are_freed():
+    """Issue 26: an exported view's block (managed tensor, shape, strides, owner) comes from
+    `PyMem_Malloc`, as NumPy's do, and is freed with `PyMem_Free` when the capsule dies
+    unconsumed (the destructor, GIL held) or a consumer calls the deleter (which takes the GIL
+    on any thread: ctypes calls it with the GIL released). tracemalloc sees exactly Python's
+    allocator, so the blocks show up in it (they did not with the C heap)."""
+    import tracemalloc
+    t = dh.import_tensor(np.arange(6.0).reshape(2, 3))
+    t.__dlpack__(max_version=(1, 3))  # owner capsule, validation, memos made before tracing
+    n = 200
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        caps = [t.__dlpack__(max_version=(1, 3)) for _ in range(n)]
+        grown = tracemalloc.get_traced_memory()[0] - base
+        # a capsule object is 48 bytes; a view block more than 200 (struct, 8 inline dims, owner)
+        assert grown >= n * (48 + 200), grown
+        del caps  # unconsumed: the destructor releases each block, GIL held
+        assert tracemalloc.get_traced_memory()[0] - base < n * 48, "view blocks were not freed"
+        # A consumer's release through the deleter, called without the GIL (ctypes).
+        mts = []
+        for _ in range(n):
+            mt = ctypes.POINTER(_lib.DLManagedTensorVersioned)()
+            cap = t.__dlpack__(max_version=(1, 3))
+            assert dh.lib.dlpack_capsule_consume(ctypes.py_object(cap), byref(mt)) == 0
+            del cap
+            mts.append(mt)
+        before = tracemalloc.get_traced_memory()[0]
+        for mt in mts:
+            mt.contents.deleter(mt)
+        freed = before - tracemalloc.get_traced_memory()[0]
+        assert freed >= n * 200, freed
+    finally:
+        tracemalloc.stop()
+    a = np.from_dlpack(t)
+    assert a.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
 def _to_py_object(mt_ptr):
     """Call Tensor's managed_tensor_to_py_object_no_sync on a managed tensor (handed over)."""
     api = _find(dh.import_tensor(np.arange(2.0)))[1].contents

@@ -1,7 +1,7 @@
 //! Managed tensors: release, device query, version check.
 
 use crate::abi::{DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion};
-use crate::capi::boundary::{self, nonnull, out_ptr};
+use crate::capi::boundary::{self, Fail, nonnull, out_ptr};
 use crate::capi::error::dlpack_helpers_status;
 use crate::capi::version::dlpack_helpers_version_compat;
 use crate::rules::Error;
@@ -110,6 +110,51 @@ pub unsafe extern "C" fn dlpack_get_device(
     tensor: *const DLManagedTensorVersioned,
     out_device: *mut DLDevice,
 ) -> dlpack_helpers_status {
+    boundary::status_or_report(
+        // SAFETY: the export's caller contract.
+        move || unsafe { get_device_checked(tensor, out_device) },
+        // SAFETY: the export's caller contract.
+        move || unsafe { get_device_report(tensor, out_device) },
+    )
+}
+
+/// The success path of `dlpack_get_device`: the checks of `get_device_report`'s body (NULL
+/// pointers, `version::check`, `rules::device::id_ok`) without building an error value, so
+/// the export needs no stack frame (issue 26: issue 22's device rule had grown it from 22 to 32
+/// instructions). Any refusal is reported by `get_device_report`; writes only on success.
+///
+/// # Safety
+/// As the export.
+#[inline(always)]
+unsafe fn get_device_checked(
+    tensor: *const DLManagedTensorVersioned,
+    out_device: *mut DLDevice,
+) -> Result<(), Fail> {
+    if tensor.is_null() || out_device.is_null() {
+        return Err(Fail::Null("tensor"));
+    }
+    // SAFETY: non-NULL (caller contract); `version` is readable in every major.
+    let v = unsafe { addr_of!((*tensor).version).read() };
+    if version::check(v, "tensor->version").is_err() {
+        return Err(Fail::Null("tensor"));
+    }
+    // SAFETY: major 1: the layout is the one mirrored in `abi`.
+    let device = unsafe { addr_of!((*tensor).dl_tensor.device).read() };
+    if !crate::rules::device::id_ok(device) {
+        return Err(Fail::Null("tensor"));
+    }
+    // SAFETY: non-NULL caller storage for a DLDevice.
+    unsafe { out_device.write(device) };
+    Ok(())
+}
+
+/// The failure path of `dlpack_get_device`: its full body, the refusal reported.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn get_device_report(
+    tensor: *const DLManagedTensorVersioned,
+    out_device: *mut DLDevice,
+) -> dlpack_helpers_status {
     boundary::status(|| {
         if tensor.is_null() {
             return Err(Error::NullPointer("tensor"));
@@ -176,6 +221,31 @@ pub unsafe extern "C" fn dlpack_legacy_get_device(
 ///   still owns the tensor)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_check_version(
+    tensor: *const DLManagedTensorVersioned,
+    out_compat: *mut dlpack_helpers_version_compat,
+) -> dlpack_helpers_status {
+    boundary::status_or_report(
+        move || {
+            // The success path without an error value (issue 26); a refusal is reported by
+            // `tensor_check_version_report`.
+            // SAFETY: caller contract.
+            let (_, compat) = unsafe { checked_version(tensor, "tensor->version") }
+                .map_err(|_| Fail::Null("tensor"))?;
+            if !out_compat.is_null() {
+                // SAFETY: non-NULL caller storage.
+                unsafe { out_compat.write(compat.as_raw()) };
+            }
+            Ok(())
+        },
+        // SAFETY: the export's caller contract.
+        move || unsafe { tensor_check_version_report(tensor, out_compat) },
+    )
+}
+
+/// The failure path of `dlpack_tensor_check_version`: its body, the refusal reported.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn tensor_check_version_report(
     tensor: *const DLManagedTensorVersioned,
     out_compat: *mut dlpack_helpers_version_compat,
 ) -> dlpack_helpers_status {

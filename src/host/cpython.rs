@@ -113,6 +113,18 @@ python_api! {
     // Not in the limited API, exported by every CPython 3.x: the cache of names is used only in
     // the main interpreter (objects must not cross interpreters).
     PyInterpreterState_Main: unsafe extern "C" fn() -> *mut c_void,
+    // The calling thread's current (attached) thread state or NULL, without a fatal error for
+    // NULL: `PyThreadState_GetUnchecked` (public since 3.13) or its earlier private name
+    // `_PyThreadState_UncheckedGet` (3.5 to 3.12). `Api::holds_own_gil_state` compares it
+    // with the thread's own GIL state; without either, deleters take the GIL state as before.
+    PyThreadState_GetUnchecked: unsafe extern "C" fn() -> *mut c_void,
+    _PyThreadState_UncheckedGet: unsafe extern "C" fn() -> *mut c_void,
+    // Python's own allocator (pymalloc for small blocks; the GIL must be held), for the blocks
+    // of exported views (issue 26: NumPy allocates its views' blocks the same way). Exported by
+    // every CPython 3.x; without it (a host that only stubs the capsule API) views use the
+    // library's allocator. Both or neither are used (`Api::pymem`).
+    PyMem_Malloc: unsafe extern "C" fn(usize) -> *mut c_void,
+    PyMem_Free: unsafe extern "C" fn(*mut c_void),
 }
 
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still
@@ -199,6 +211,46 @@ impl Drop for Owned {
 }
 
 impl Api {
+    /// `PyMem_Malloc` and `PyMem_Free` when the host exports both (every CPython does): the
+    /// allocator of exported view blocks. One answer for the life of the process (the table is
+    /// resolved once), so a block is always freed by the allocator that made it.
+    #[inline]
+    pub fn pymem(
+        &self,
+    ) -> Option<(
+        unsafe extern "C" fn(usize) -> *mut c_void,
+        unsafe extern "C" fn(*mut c_void),
+    )> {
+        Some((self.PyMem_Malloc?, self.PyMem_Free?))
+    }
+
+    /// Whether the calling thread holds the GIL with its own `PyGILState` thread state as the
+    /// current one: exactly the case where `PyGILState_Ensure` would change nothing (it would
+    /// find that state current and only count a nesting level). Any other case (no thread
+    /// state, another thread's or another interpreter's state current, the GIL released, the
+    /// thread-state query missing) answers `false`, and the caller takes the GIL state as
+    /// usual. Unlike `PyGILState_Check`, which answers 1 unconditionally once a subinterpreter
+    /// exists (CPython disables its check then), a `true` here is never wrong. Valid on any
+    /// thread, with or without the GIL; about 30 instructions where `PyGILState_Ensure` and
+    /// `PyGILState_Release` cost about 80 (issue 26).
+    ///
+    /// # Safety
+    /// Python is initialised (`Py_IsInitialized` answered non-zero).
+    #[inline]
+    pub unsafe fn holds_own_gil_state(&self) -> bool {
+        let Some(current) = self
+            .PyThreadState_GetUnchecked
+            .or(self._PyThreadState_UncheckedGet)
+        else {
+            return false;
+        };
+        // SAFETY: both are plain queries of the calling thread's state, valid without the GIL.
+        unsafe {
+            let own = (self.PyGILState_GetThisThreadState)();
+            !own.is_null() && own == current()
+        }
+    }
+
     /// Take the pending Python exception (clearing it) as its class and `"Type: message"`, for
     /// the message-only paths; an exception that does not derive from `Exception` is left set
     /// and becomes `Err(PythonErrorSet)` (see [`Api::catch`]).

@@ -103,10 +103,17 @@ pub fn check(device: DLDevice, allow_unassigned: bool, what: &str) -> Result<(),
     Ok(())
 }
 
+/// Whether `device` passes [`check_id`] (its id is a non-negative ordinal), without building
+/// an error: for success paths that report a refusal elsewhere.
+#[inline(always)]
+pub fn id_ok(device: DLDevice) -> bool {
+    device.device_id >= 0
+}
+
 /// Only the id rule of [`check`] (consumer helpers: unknown device types pass through).
 #[inline]
 pub fn check_id(device: DLDevice, what: &str) -> Result<(), Error> {
-    if device.device_id < 0 {
+    if !id_ok(device) {
         return Err(negative_id(device, what));
     }
     Ok(())

@@ -6,7 +6,7 @@ use crate::abi::{DLDevice, DLDeviceType, DLPackVersion};
 use crate::ffi;
 use crate::values::Device;
 use core::ptr::null_mut;
-use core::sync::atomic::{AtomicPtr, Ordering::Relaxed, Ordering::Release};
+use core::sync::atomic::{AtomicPtr, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyTuple};
@@ -108,6 +108,22 @@ pub fn version(x: &Bound<'_, PyAny>, what: &str) -> PyResult<DLPackVersion> {
     let v = version_uncached(x, what)?;
     remember(x, v);
     Ok(v)
+}
+
+/// The version read from `x` if it is a version tuple seen before (found by identity, no
+/// item read), else `None`.
+#[inline(always)]
+pub fn seen_version(x: *mut pyo3::ffi::PyObject) -> Option<DLPackVersion> {
+    for (slot, v) in SEEN.iter().zip(&SEEN_VERSION) {
+        let p = slot.load(Acquire);
+        if p == x {
+            return v.get().copied();
+        }
+        if p.is_null() {
+            return None;
+        }
+    }
+    None
 }
 
 /// Version tuples already read, each kept alive by a strong reference held for the process (so

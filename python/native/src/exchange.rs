@@ -77,7 +77,115 @@ fn panic_error(payload: &(dyn core::any::Any + Send)) -> PyErr {
     ))
 }
 
+unsafe extern "C" {
+    fn dlsym(handle: *mut c_void, symbol: *const core::ffi::c_char) -> *mut c_void;
+}
+
+/// `PyThreadState_GetUnchecked` (3.13 on) or `_PyThreadState_UncheckedGet` (its name before),
+/// looked up when the module is initialised (`remember_type`); NULL when neither is exported
+/// (then the table functions take the GIL state as before).
+static CURRENT_TSTATE: core::sync::atomic::AtomicPtr<c_void> =
+    core::sync::atomic::AtomicPtr::new(null_mut());
+
+fn find_current_tstate() {
+    for name in [
+        c"PyThreadState_GetUnchecked",
+        c"_PyThreadState_UncheckedGet",
+    ] {
+        // SAFETY: dlsym with RTLD_DEFAULT (NULL on glibc) and a NUL-terminated name.
+        let p = unsafe { dlsym(null_mut(), name.as_ptr()) };
+        if !p.is_null() {
+            CURRENT_TSTATE.store(p, core::sync::atomic::Ordering::Release);
+            return;
+        }
+    }
+}
+
+/// Whether the calling thread holds the GIL with its own `PyGILState` thread state current:
+/// the case where `PyGILState_Ensure` (what `Python::attach` does from a C caller) would change
+/// nothing. `false` in every other case (no thread state, the GIL released or held by another
+/// thread, another interpreter's state current, the query missing), never a wrong `true`,
+/// unlike `PyGILState_Check`, which answers 1 once a subinterpreter exists. About 30
+/// instructions; valid with or without the GIL.
+fn holds_own_gil_state() -> bool {
+    let f = CURRENT_TSTATE.load(core::sync::atomic::Ordering::Acquire);
+    if f.is_null() {
+        return false;
+    }
+    // SAFETY: the address of CPython's `PyThreadState *(void)` query found above.
+    let current: unsafe extern "C" fn() -> *mut c_void = unsafe { core::mem::transmute(f) };
+    // SAFETY: plain queries of the calling thread's state, valid without the GIL.
+    unsafe {
+        let own = pyo3::ffi::PyGILState_GetThisThreadState();
+        !own.is_null() && own.cast::<c_void>() == current()
+    }
+}
+
+/// `guarded` for `managed_tensor_from_py_object_no_sync`, the import's hot path (issue 26): its
+/// callers hold the GIL (DLPack 1.3: it inspects a `PyObject *` and fails with a Python
+/// exception), and then the GIL state is not taken again: `Python::attach` from a C caller
+/// (outside any PyO3 frame) costs a `PyGILState_Ensure`/`Release` pair and PyO3's own
+/// bookkeeping, about 100 instructions. A caller without the GIL (ctypes calls table
+/// functions with the GIL released) still gets it taken, as before. With the GIL held, the
+/// success path drops no `Py<T>`; one dropped on an error path outside PyO3's own GIL count is
+/// decref'd at PyO3's next GIL acquisition (deferred, not lost).
+fn guarded_attached(f: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
+    if !holds_own_gil_state() {
+        return guarded(f);
+    }
+    let run = || {
+        // SAFETY: this thread holds the GIL (checked above).
+        let py = unsafe { Python::assume_attached() };
+        match f(py) {
+            Ok(()) => 0,
+            Err(e) => {
+                e.restore(py);
+                -1
+            }
+        }
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(r) => r,
+        Err(p) => {
+            // SAFETY: as above.
+            let py = unsafe { Python::assume_attached() };
+            panic_error(p.as_ref()).restore(py);
+            -1
+        }
+    }
+}
+
+/// The `Tensor` type object, stored when the module is initialised (`remember_type`): an object
+/// of exactly this type is a `Tensor` at the cost of one load and one comparison (issue 26;
+/// PyO3's checked cast reaches the type through its lazy type object, about 25 instructions).
+static TENSOR_TYPE: core::sync::atomic::AtomicPtr<pyo3::ffi::PyTypeObject> =
+    core::sync::atomic::AtomicPtr::new(null_mut());
+
+/// Store `Tensor`'s type object for `ours` and find the thread-state query of
+/// `holds_own_gil_state` (module initialisation; the type lives as long as the
+/// module, which is never unloaded).
+pub fn remember_type(py: Python<'_>) {
+    find_current_tstate();
+    TENSOR_TYPE.store(
+        py.get_type::<Tensor>().as_type_ptr(),
+        core::sync::atomic::Ordering::Release,
+    );
+}
+
+#[inline(always)]
 fn ours<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Tensor>> {
+    // SAFETY: a live object (GIL held by the caller).
+    let ty = unsafe { pyo3::ffi::Py_TYPE(obj.as_ptr()) };
+    if ty == TENSOR_TYPE.load(core::sync::atomic::Ordering::Acquire) {
+        // SAFETY: exactly the `Tensor` type (the type object is never NULL for a live object,
+        // so a NULL static never matches).
+        return Ok(unsafe { obj.cast_unchecked::<Tensor>() });
+    }
+    ours_checked(obj)
+}
+
+#[inline(never)]
+fn ours_checked<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Tensor>> {
     obj.cast::<Tensor>().map_err(|_| {
         PyTypeError::new_err(format!(
             "dlpack_helpers' exchange API converts dlpack_helpers.Tensor objects only, not {}",
@@ -113,7 +221,7 @@ unsafe extern "C" fn from_py_object(
     obj: *mut c_void,
     out: *mut *mut DLManagedTensorVersioned,
 ) -> c_int {
-    guarded(|py| {
+    guarded_attached(|py| {
         // SAFETY: DLPack 1.3: a borrowed PyObject*, GIL held.
         let obj = unsafe { Bound::from_borrowed_ptr(py, obj.cast()) };
         let t = ours(&obj)?.get();

@@ -9,7 +9,7 @@
 
 use crate::tensor::Tensor;
 use core::ptr::null_mut;
-use core::sync::atomic::{AtomicPtr, Ordering::Acquire, Ordering::Release};
+use core::sync::atomic::{AtomicPtr, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
@@ -24,19 +24,24 @@ static NAMES: [AtomicPtr<ffi::PyObject>; 4] = [
     AtomicPtr::new(null_mut()),
 ];
 
-/// The slow path: the generated method, called with `self` first (`PyObject_Call`: the
-/// vectorcall C API is not in the 3.10 stable ABI; this path only serves unusual calls).
-unsafe fn generated(
+/// The slow path: `callable` (a generated PyO3 entry) called with `slf` first when given, then
+/// this call's arguments (`PyObject_Call`: the vectorcall C API is not in the 3.10 stable ABI;
+/// this path only serves unusual calls).
+unsafe fn call_with(
     py: Python<'_>,
-    slf: *mut ffi::PyObject,
+    callable: *mut ffi::PyObject,
+    slf: Option<*mut ffi::PyObject>,
     args: *const *mut ffi::PyObject,
     nargs: ffi::Py_ssize_t,
     kwnames: *mut ffi::PyObject,
 ) -> PyResult<Py<PyAny>> {
     // SAFETY: the vectorcall protocol: `nargs` positional values, then one per keyword name.
     let at = |i: isize| unsafe { Bound::from_borrowed_ptr(py, *args.offset(i)) };
-    // SAFETY: a borrowed reference valid for the call.
-    let mut pos = vec![unsafe { Bound::from_borrowed_ptr(py, slf) }];
+    let mut pos = Vec::with_capacity(nargs as usize + 1);
+    if let Some(s) = slf {
+        // SAFETY: a borrowed reference valid for the call.
+        pos.push(unsafe { Bound::from_borrowed_ptr(py, s) });
+    }
     pos.extend((0..nargs).map(at));
     let kw = PyDict::new(py);
     if !kwnames.is_null() {
@@ -47,11 +52,124 @@ unsafe fn generated(
         }
     }
     // SAFETY: a strong reference kept for the process.
-    let gen = unsafe { Bound::from_borrowed_ptr(py, GENERATED.load(Acquire)) };
+    let gen = unsafe { Bound::from_borrowed_ptr(py, callable) };
     Ok(gen.call(PyTuple::new(py, pos)?, Some(&kw))?.unbind())
 }
 
+/// The items and length of `kwnames`, read in place: `PyTuple_GetItem`/`PyTuple_Size` are
+/// calls with type and bounds checks (about 11 instructions per name, issue 26) for a value the
+/// vectorcall protocol guarantees to be an exact tuple. The layout read is `PyVarObject`
+/// (limited API) followed by the item array, `PyTupleObject`'s layout in every CPython that can
+/// load an abi3 module (the free-threaded builds, whose object header differs, cannot).
+///
+/// # Safety
+/// `kwnames` is a live exact tuple, GIL held.
+#[inline(always)]
+unsafe fn kwnames_items(kwnames: *mut ffi::PyObject) -> (*const *mut ffi::PyObject, usize) {
+    // SAFETY: caller contract: a tuple is a `PyVarObject` whose items follow the header.
+    unsafe {
+        let n = (*kwnames.cast::<ffi::PyVarObject>()).ob_size.max(0) as usize;
+        let items = kwnames
+            .cast::<u8>()
+            .add(core::mem::size_of::<ffi::PyVarObject>())
+            .cast::<*mut ffi::PyObject>();
+        (items, n)
+    }
+}
+
+/// The most common calls, `__dlpack__(max_version=V)` with `V` a version tuple seen before (a
+/// constant of the caller's code, found by identity: `args::seen_version`) and any of
+/// `stream`, `dl_device` and `copy` passed as `None` (as `numpy.from_dlpack` calls it), each
+/// name at most once: straight to [`Tensor::export_max_version`], which is what `__dlpack__`
+/// runs for exactly these arguments. `None` for any other call (the general parsing below
+/// then handles it, with its messages). Issue 26: this skips the general entry's keyword
+/// table, `Bound` array and optional-argument checks.
+///
+/// # Safety
+/// The vectorcall arguments of a call of the method descriptor made by [`install`] (so `slf`
+/// is a `Tensor`: the descriptor checks `self`'s type before calling), GIL held.
+#[inline(always)]
+unsafe fn max_version_only(
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    kwnames: *mut ffi::PyObject,
+) -> Option<*mut ffi::PyObject> {
+    // SAFETY: kwnames is an exact tuple of strings (vectorcall protocol), read in place
+    // (`kwnames_items`); one value per name follows the (zero) positional ones.
+    let v = unsafe {
+        let (items, n) = kwnames_items(kwnames);
+        let none = ffi::Py_None();
+        let mut seen = 0u32;
+        let mut v = None;
+        for i in 0..n {
+            let k = *items.add(i);
+            let slot = NAMES.iter().position(|p| p.load(Relaxed) == k)?;
+            if seen & (1 << slot) != 0 {
+                return None; // a name twice: the general path's message
+            }
+            seen |= 1 << slot;
+            let value = *args.add(i);
+            if slot == 1 {
+                v = Some(crate::args::seen_version(value)?);
+            } else if value != none {
+                return None;
+            }
+        }
+        v?
+    };
+    let run = || {
+        // SAFETY: called by CPython with the GIL held.
+        let py = unsafe { Python::assume_attached() };
+        // SAFETY: a borrowed reference valid for the call; the method descriptor made by
+        // `install` (`PyDescr_NewMethod(Tensor, ...)`) admits only `Tensor` instances as self.
+        let slf = unsafe { Bound::from_borrowed_ptr(py, slf) };
+        let t = unsafe { slf.cast_unchecked::<Tensor>() };
+        match t.get().export_max_version(py, v) {
+            Ok(o) => o.into_ptr(),
+            Err(e) => {
+                e.restore(py);
+                null_mut()
+            }
+        }
+    };
+    Some(
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+            Ok(r) => r,
+            Err(_) => {
+                // SAFETY: GIL held.
+                let py = unsafe { Python::assume_attached() };
+                pyo3::panic::PanicException::new_err("a Rust panic in Tensor.__dlpack__")
+                    .restore(py);
+                null_mut()
+            }
+        },
+    )
+}
+
 unsafe extern "C" fn dlpack_vectorcall(
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    if nargs == 0 && !kwnames.is_null() {
+        // SAFETY: this call's vectorcall arguments (see the function).
+        if let Some(r) = unsafe { max_version_only(slf, args, kwnames) } {
+            return r;
+        }
+    }
+    // SAFETY: this call's vectorcall arguments.
+    unsafe { dlpack_general(slf, args, nargs, kwnames) }
+}
+
+/// Every call `max_version_only` does not serve: keyword names matched by pointer (else the
+/// generated method), then [`Tensor::__dlpack__`]. Out of line, so that the fast path's frame
+/// stays small (issue 26).
+///
+/// # Safety
+/// As `dlpack_vectorcall`.
+#[inline(never)]
+unsafe fn dlpack_general(
     slf: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargs: ffi::Py_ssize_t,
@@ -109,7 +227,7 @@ unsafe extern "C" fn dlpack_vectorcall(
             // SAFETY: GIL held; the arguments of this call, unchanged.
             let py = unsafe { Python::assume_attached() };
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
-                generated(py, slf, args, nargs, kwnames)
+                call_with(py, GENERATED.load(Acquire), Some(slf), args, nargs, kwnames)
             }));
             match r {
                 Ok(Ok(o)) => o.into_ptr(),
@@ -133,6 +251,110 @@ unsafe extern "C" fn dlpack_vectorcall(
     }
 }
 
+/// The `import_tensor` PyO3 generated (a builtin function, strong reference kept for the
+/// process), for every call but `import_tensor(obj)`.
+static GENERATED_IMPORT: AtomicPtr<ffi::PyObject> = AtomicPtr::new(null_mut());
+
+/// `dlpack_helpers.import_tensor` as a `METH_FASTCALL | METH_KEYWORDS` function (issue 26):
+/// the most common call, one positional argument and no keyword, goes straight to the Rust
+/// function with its defaults (what PyO3's generated entry calls for exactly that call); every
+/// other call is handed unchanged to the generated function, so its argument errors stay
+/// PyO3's. PyO3's entry for `import_tensor(x)` costs about 190 instructions (argument
+/// extraction and its trampoline's bookkeeping) where this one costs about 20.
+unsafe extern "C" fn import_vectorcall(
+    _module: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: `kwnames` is NULL or an exact tuple (vectorcall protocol).
+    let no_keywords = kwnames.is_null() || unsafe { kwnames_items(kwnames).1 } == 0;
+    if nargs == 1 && no_keywords {
+        let run = || {
+            // SAFETY: called by CPython with the GIL held.
+            let py = unsafe { Python::assume_attached() };
+            // SAFETY: one positional argument, borrowed for the call.
+            let obj = unsafe { Bound::from_borrowed_ptr(py, *args) };
+            match crate::import_tensor(py, &obj, None, None, None, None, true, false) {
+                Ok(t) => t.into_ptr(),
+                Err(e) => {
+                    e.restore(py);
+                    null_mut()
+                }
+            }
+        };
+        return match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+            Ok(r) => r,
+            Err(_) => {
+                // SAFETY: GIL held.
+                let py = unsafe { Python::assume_attached() };
+                pyo3::panic::PanicException::new_err("a Rust panic in import_tensor").restore(py);
+                null_mut()
+            }
+        };
+    }
+    // SAFETY: GIL held; the arguments of this call, unchanged.
+    let py = unsafe { Python::assume_attached() };
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+        call_with(
+            py,
+            GENERATED_IMPORT.load(Acquire),
+            None,
+            args,
+            nargs,
+            kwnames,
+        )
+    }));
+    match r {
+        Ok(Ok(o)) => o.into_ptr(),
+        Ok(Err(e)) => {
+            e.restore(py);
+            null_mut()
+        }
+        Err(_) => {
+            pyo3::panic::PanicException::new_err("a Rust panic in import_tensor").restore(py);
+            null_mut()
+        }
+    }
+}
+
+/// A docstring with PyO3's text signature in front, as CPython reads `__text_signature__` from
+/// a builtin's `ml_doc`; leaked (a process-lifetime method definition keeps it).
+fn doc_with_signature(name: &str, gen: &Bound<'_, PyAny>) -> PyResult<*const core::ffi::c_char> {
+    let doc: String = gen.getattr("__doc__")?.extract().unwrap_or_default();
+    let sig: Option<String> = gen.getattr("__text_signature__")?.extract().ok();
+    let full = match sig {
+        Some(s) => format!("{name}{s}\n--\n\n{doc}"),
+        None => doc,
+    };
+    Ok(std::ffi::CString::new(full).unwrap_or_default().into_raw())
+}
+
+/// Replace the module's `import_tensor` by the fast entry above, keeping the generated one for
+/// the other calls and its docstring and text signature. Leaves the generated one in place if
+/// any step fails.
+pub fn install_import(m: &Bound<'_, pyo3::types::PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let gen = m.getattr("import_tensor")?;
+    let doc = doc_with_signature("import_tensor", &gen)?;
+    let def = Box::leak(Box::new(ffi::PyMethodDef {
+        ml_name: c"import_tensor".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer {
+            PyCFunctionFastWithKeywords: import_vectorcall,
+        },
+        ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
+        ml_doc: doc,
+    }));
+    let name = m.name()?;
+    // SAFETY: a process-lifetime method definition; `self` is the module (unused), the module
+    // name sets `__module__`.
+    let f = unsafe { ffi::PyCFunction_NewEx(def, m.as_ptr(), name.as_ptr()) };
+    // SAFETY: a new reference or NULL with an exception set.
+    let f = unsafe { Bound::from_owned_ptr_or_err(py, f) }?;
+    GENERATED_IMPORT.store(gen.unbind().into_ptr(), Release);
+    m.setattr("import_tensor", f)
+}
+
 /// Install the vectorcall entry as `Tensor.__dlpack__`, keeping the generated method for the
 /// slow path and its docstring and text signature. Leaves the generated one in place if any
 /// step fails.
@@ -145,20 +367,14 @@ pub fn install(py: Python<'_>) -> PyResult<()> {
     {
         NAMES[i].store(PyString::intern(py, n).unbind().into_ptr(), Release);
     }
-    let doc: String = gen.getattr("__doc__")?.extract().unwrap_or_default();
-    let sig: Option<String> = gen.getattr("__text_signature__")?.extract().ok();
-    let full = match sig {
-        Some(s) => format!("__dlpack__{s}\n--\n\n{doc}"),
-        None => doc,
-    };
-    let doc = std::ffi::CString::new(full).unwrap_or_default();
+    let doc = doc_with_signature("__dlpack__", &gen)?;
     let def = Box::leak(Box::new(ffi::PyMethodDef {
         ml_name: c"__dlpack__".as_ptr(),
         ml_meth: ffi::PyMethodDefPointer {
             PyCFunctionFastWithKeywords: dlpack_vectorcall,
         },
         ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
-        ml_doc: doc.into_raw(),
+        ml_doc: doc,
     }));
     // SAFETY: a live type object and a process-lifetime method definition.
     let descr = unsafe { ffi::PyDescr_NewMethod(ty.as_type_ptr(), def) };

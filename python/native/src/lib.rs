@@ -168,7 +168,7 @@ fn is_cpu_accessible(obj_or_device: &Bound<'_, PyAny>) -> PyResult<bool> {
 #[pyfunction]
 #[pyo3(signature = (obj, *, max_version=None, stream=None, dl_device=None, copy=None, use_exchange_api=true, legacy_writable=false))]
 #[allow(clippy::too_many_arguments)]
-fn import_tensor(
+pub(crate) fn import_tensor(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     max_version: Option<&Bound<'_, PyAny>>,
@@ -341,6 +341,7 @@ fn _ffi_mirror_layouts() -> Vec<(&'static str, &'static str, usize)> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<Tensor>()?;
+    exchange::remember_type(py);
     fastcall::install(py)?;
     m.add_class::<DType>()?;
     m.add_class::<Device>()?;
@@ -353,6 +354,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device, m)?)?;
     m.add_function(wrap_pyfunction!(is_cpu_accessible, m)?)?;
     m.add_function(wrap_pyfunction!(import_tensor, m)?)?;
+    fastcall::install_import(m)?;
     m.add_function(wrap_pyfunction!(_library_symbol_address, m)?)?;
     m.add_function(wrap_pyfunction!(raise_status, m)?)?;
     m.add_function(wrap_pyfunction!(_library_path, m)?)?;

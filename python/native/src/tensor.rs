@@ -521,6 +521,46 @@ impl Tensor {
         self.ready
     }
 
+    /// `__dlpack__(max_version=v)` with no other argument (what `__dlpack__` does for exactly
+    /// those arguments; the vectorcall entry's fast path, issue 26).
+    #[inline]
+    pub fn export_max_version<'py>(
+        &self,
+        py: Python<'py>,
+        v: DLPackVersion,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        // The plan memo's answer for this very request on this device, when it is an in-place
+        // versioned view: straight to the view (issue 26; what `export` and `export_with` do
+        // for it, without building the request and comparing it field by field).
+        if let Some(mt) = self.in_place_ready() {
+            // SAFETY: GIL held (PLAN_MEMO's rule).
+            if let Some((d, r, p)) = unsafe { &*PLAN_MEMO.0.get() } {
+                if *d == mt.dl_tensor.device
+                    && r.has_max_version
+                    && r.max_version == v
+                    && r.copy == ffi::COPY_IF_NEEDED
+                    && !r.has_stream
+                    && !r.has_dl_device
+                    && !p.copy
+                    && p.kind == ffi::EXPORT_VERSIONED
+                    && p.device == *d
+                {
+                    return self.view_validated(py, mt);
+                }
+            }
+        }
+        let req = ffi::dlpack_helpers_export_request {
+            has_max_version: true,
+            max_version: v,
+            has_stream: false,
+            stream: 0,
+            has_dl_device: false,
+            dl_device: DLDevice::default(),
+            copy: ffi::COPY_IF_NEEDED,
+        };
+        self.export(py, &req, None)
+    }
+
     /// A versioned in-place (or copied, as the plan says) export with max_version 1.3.
     pub fn export_versioned<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let req = ffi::dlpack_helpers_export_request {
@@ -593,6 +633,12 @@ impl Tensor {
         plan: ffi::dlpack_helpers_export_plan,
     ) -> PyResult<Bound<'py, PyAny>> {
         let src = mt.dl_tensor.device;
+        // The common export (issue 26): an in-place versioned view, on the tensor's own device.
+        if !plan.copy && plan.kind == ffi::EXPORT_VERSIONED && plan.device == src {
+            if let Some(mt) = self.in_place_ready() {
+                return self.view_validated(py, mt);
+            }
+        }
         // Peer case 53: data imported through a producer's no-sync export is ordered on the
         // producer's stream recorded then; the consumer's stream waits for it (no host block),
         // and a host copy waits on the host first.
@@ -657,6 +703,48 @@ impl Tensor {
                 }
             })?;
         }
+        // SAFETY: a new reference on OK.
+        Ok(unsafe { Bound::from_owned_ptr(py, out.cast()) })
+    }
+
+    /// The managed tensor when an in-place view of it needs nothing but the copy: validated,
+    /// its owner capsule made, and no recorded producer stream to wait for (issue 26).
+    #[inline(always)]
+    fn in_place_ready(&self) -> Option<&DLManagedTensorVersioned> {
+        let p = self.mt.load(Relaxed);
+        if p.is_null()
+            || self.ready.kind == ffi::STREAM_HANDLE
+            || !self.validated.load(Relaxed)
+            || self.owner.load(Relaxed).is_null()
+        {
+            return None;
+        }
+        // SAFETY: valid until release (GIL held), as `managed`.
+        Some(unsafe { &*p })
+    }
+
+    /// An in-place versioned view of `mt` (from `in_place_ready`): `dlpack_capsule_new_view_validated`
+    /// with the tensor's flags (never IS_COPIED on a view), exactly what the general export path
+    /// makes for it.
+    #[inline(always)]
+    fn view_validated<'py>(
+        &self,
+        py: Python<'py>,
+        mt: &DLManagedTensorVersioned,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let owner = self.owner.load(Relaxed);
+        let flags = (mt.flags & !FLAG_IS_COPIED) | ffi::CREATE_ALLOW_UNASSIGNED_DEVICE;
+        let mut out: *mut c_void = null_mut();
+        // SAFETY: `mt`'s DLTensor, validated and unchanged; the owner is alive.
+        check(unsafe {
+            ffi::dlpack_capsule_new_view_validated(
+                &mt.dl_tensor,
+                flags,
+                owner.cast(),
+                ffi::EXPORT_VERSIONED,
+                &mut out,
+            )
+        })?;
         // SAFETY: a new reference on OK.
         Ok(unsafe { Bound::from_owned_ptr(py, out.cast()) })
     }

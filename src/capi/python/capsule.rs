@@ -55,6 +55,35 @@ pub unsafe extern "C" fn dlpack_capsule_destructor(capsule: *mut c_void) {
         if capsule.is_null() {
             return;
         }
+        // The name first: reading the name of a live capsule never touches the exception state
+        // (the type is checked first, so a non-capsule never reaches `PyCapsule_GetName` here).
+        // The capsules this library makes carry its static names: recognised by address before
+        // any string comparison.
+        // SAFETY: GIL held (capsule destruction); a live object.
+        let raw = if unsafe { api.is_capsule(capsule) } {
+            // SAFETY: as above; a capsule.
+            unsafe { (api.PyCapsule_GetName)(capsule) }
+        } else {
+            core::ptr::null()
+        };
+        let known = if raw == rules::CAPSULE_VERSIONED.as_ptr() {
+            Some(CapsuleState::Versioned)
+        } else if raw == rules::CAPSULE_LEGACY.as_ptr() {
+            Some(CapsuleState::Legacy)
+        } else if raw.is_null() {
+            None // no name, or not a capsule: decided below, with the exception set aside
+        } else {
+            // SAFETY: a capsule's non-NULL name is NUL-terminated; compared right away.
+            Some(rules::classify(unsafe { CStr::from_ptr(raw) }.to_bytes()))
+        };
+        if matches!(
+            known,
+            Some(CapsuleState::LegacyUsed | CapsuleState::VersionedUsed)
+        ) {
+            // A consumer owns the tensor (peer case 2): nothing to do, nothing touched (issue
+            // 26: the common death of a capsule whose consumer renamed it).
+            return;
+        }
         let (mut t, mut v, mut tb) = (
             core::ptr::null_mut(),
             core::ptr::null_mut(),
@@ -67,16 +96,7 @@ pub unsafe extern "C" fn dlpack_capsule_destructor(capsule: *mut c_void) {
             // SAFETY: as above.
             unsafe { (api.PyErr_Fetch)(&mut t, &mut v, &mut tb) };
         }
-        // SAFETY: GIL held; a live capsule. The capsules this library makes carry its static
-        // names: recognised by address before any string comparison.
-        let raw = unsafe { (api.PyCapsule_GetName)(capsule) };
-        let state = if raw == rules::CAPSULE_VERSIONED.as_ptr() {
-            CapsuleState::Versioned
-        } else if raw == rules::CAPSULE_LEGACY.as_ptr() {
-            CapsuleState::Legacy
-        } else {
-            rules::classify(name_of(api, capsule).unwrap_or(b""))
-        };
+        let state = known.unwrap_or_else(|| rules::classify(name_of(api, capsule).unwrap_or(b"")));
         let name = || name_of(api, capsule).unwrap_or(b"");
         match state {
             CapsuleState::Legacy => {
@@ -86,6 +106,15 @@ pub unsafe extern "C" fn dlpack_capsule_destructor(capsule: *mut c_void) {
                 if p.is_null() {
                     // SAFETY: GIL held.
                     unsafe { (api.PyErr_WriteUnraisable)(core::ptr::null_mut()) };
+                } else if is_ours(
+                    // SAFETY: a live legacy managed tensor (the capsule's pointer).
+                    unsafe { (*p.cast::<DLManagedTensor>()).deleter },
+                    view_legacy_deleter,
+                ) {
+                    // One of our own views (its deleter is ours): released here, where the GIL
+                    // is held, without the deleter's GIL round trip (issue 26).
+                    // SAFETY: the unconsumed capsule owns the view block: released once.
+                    unsafe { release_view(p.cast::<ViewLegacy>(), true) };
                 } else {
                     // SAFETY: the unconsumed capsule owns the tensor: release it once.
                     unsafe { dlpack_legacy_tensor_delete(p.cast()) };
@@ -99,6 +128,13 @@ pub unsafe extern "C" fn dlpack_capsule_destructor(capsule: *mut c_void) {
                 if p.is_null() {
                     // SAFETY: GIL held.
                     unsafe { (api.PyErr_WriteUnraisable)(core::ptr::null_mut()) };
+                } else if is_ours(
+                    // SAFETY: a live versioned managed tensor (the capsule's pointer).
+                    unsafe { (*p.cast::<DLManagedTensorVersioned>()).deleter },
+                    view_versioned_deleter,
+                ) {
+                    // SAFETY: as for the legacy view above.
+                    unsafe { release_view(p.cast::<ViewVersioned>(), true) };
                 } else {
                     // SAFETY: as above.
                     unsafe { dlpack_tensor_delete(p.cast()) };
@@ -127,6 +163,16 @@ pub unsafe extern "C" fn dlpack_capsule_destructor(capsule: *mut c_void) {
             }
         }
     })
+}
+
+/// Whether a tensor's deleter is this library's view deleter `ours` (the tensor is then a view
+/// block made by `new_view`).
+#[inline(always)]
+fn is_ours<T>(
+    deleter: Option<unsafe extern "C" fn(*mut T)>,
+    ours: unsafe extern "C" fn(*mut T),
+) -> bool {
+    deleter.is_some_and(|d| core::ptr::fn_addr_eq(d, ours))
 }
 
 /// The destructor as Python needs it (a `void (*)(PyObject *)`).
@@ -660,6 +706,7 @@ struct ViewLegacy {
 /// # Safety
 /// `ctx` is the (uninitialised) context of a live view block, which does not move afterwards;
 /// on error nothing was written that needs dropping.
+#[inline(always)]
 unsafe fn fill_view(
     ctx: *mut ViewCtx,
     dl: &mut DLTensor,
@@ -678,16 +725,26 @@ unsafe fn fill_view(
         heap.as_mut_ptr()
     };
     // SAFETY: `base` has room for `2 * n` values (inline array or reserved vector).
-    let (sh, st) = unsafe {
-        core::ptr::copy_nonoverlapping(shape.as_ptr(), base, n);
-        (base, base.add(n))
-    };
+    let (sh, st) = unsafe { (base, base.add(n)) };
     match strides {
-        // SAFETY: room for `n` strides after the shape.
-        Some(s) => unsafe { core::ptr::copy_nonoverlapping(s.as_ptr(), st, n) },
+        // SAFETY: room for `n` shape values and `n` strides; `s` holds `n`.
+        Some(s) if n <= INLINE_DIMS => unsafe {
+            // A few values: copied in one loop (two `memcpy` calls of a few bytes cost more).
+            for i in 0..n {
+                sh.add(i).write(*shape.get_unchecked(i));
+                st.add(i).write(*s.get_unchecked(i));
+            }
+        },
+        // SAFETY: as above.
+        Some(s) => unsafe {
+            core::ptr::copy_nonoverlapping(shape.as_ptr(), sh, n);
+            core::ptr::copy_nonoverlapping(s.as_ptr(), st, n);
+        },
         None => {
-            // SAFETY: room for `n` strides; zeroed so the slice below is initialised.
+            // SAFETY: room for `n` shape values and `n` strides; zeroed so the slice below is
+            // initialised.
             let out = unsafe {
+                core::ptr::copy_nonoverlapping(shape.as_ptr(), sh, n);
                 st.write_bytes(0, n);
                 core::slice::from_raw_parts_mut(st, n)
             };
@@ -713,25 +770,110 @@ unsafe fn fill_view(
     Ok(())
 }
 
-fn release_owner(owner: *mut PyObject) {
+/// The fields of a view block the release reads: its context.
+trait ViewBlock {
+    fn ctx(p: *mut Self) -> *mut ViewCtx;
+}
+impl ViewBlock for ViewVersioned {
+    fn ctx(p: *mut Self) -> *mut ViewCtx {
+        // SAFETY: a field projection of a live block (no reference made).
+        unsafe { &raw mut (*p).ctx }
+    }
+}
+impl ViewBlock for ViewLegacy {
+    fn ctx(p: *mut Self) -> *mut ViewCtx {
+        // SAFETY: as above.
+        unsafe { &raw mut (*p).ctx }
+    }
+}
+
+/// A fresh, uninitialised view block: from Python's allocator (`PyMem_Malloc`, pymalloc for a
+/// block this small) when the host exports it, as NumPy allocates its views' blocks, else
+/// from the library's. The caller holds the GIL (every view export requires it).
+#[inline(always)]
+fn alloc_block<V>(api: &'static Api) -> Result<*mut V, Error> {
+    let size = size_of::<V>();
+    let p = match api.pymem() {
+        // SAFETY: GIL held (caller contract); pymalloc aligns to 16 bytes, more than `V` needs.
+        Some((malloc, _)) => unsafe { malloc(size) }.cast::<V>(),
+        // SAFETY: `V` is not zero-sized.
+        None => unsafe { std::alloc::alloc(std::alloc::Layout::new::<V>()) }.cast::<V>(),
+    };
+    if p.is_null() {
+        return Err(Error::fault(
+            crate::rules::error::Fault::OutOfMemory,
+            format!("allocating {size} bytes for an exported view failed"),
+        ));
+    }
+    Ok(p)
+}
+
+/// Free a block of `alloc_block` (same process-wide choice of allocator).
+///
+/// # Safety
+/// `p` came from `alloc_block::<V>` and is freed once; with `PyMem_Free` the GIL is held.
+#[inline(always)]
+unsafe fn free_block<V>(api: &'static Api, p: *mut V) {
+    match api.pymem() {
+        // SAFETY: caller contract.
+        Some((_, free)) => unsafe { free(p.cast()) },
+        // SAFETY: caller contract: the layout it was allocated with.
+        None => unsafe { std::alloc::dealloc(p.cast(), std::alloc::Layout::new::<V>()) },
+    }
+}
+
+/// Release a view block: drop its owner reference and free it.
+///
+/// `gil_held`: the caller holds the GIL (the capsule destructor: CPython calls it with the
+/// GIL); the release is then two calls. Otherwise (a deleter, which may run on any thread,
+/// with or without the GIL, even after finalization: DLPack #103/#140) Python's own checks
+/// decide what may touch Python:
+/// - a running interpreter: take the GIL, drop the reference and free the block under it
+///   (when the thread already holds the GIL on its own thread state, `Api::holds_own_gil_state`,
+///   taking it would change nothing and is skipped);
+/// - an interpreter being finalized (`Py_IsInitialized` is already 0 while modules are torn
+///   down): only a thread that holds the GIL on it (it has a thread state, and it is the
+///   current one) may drop the reference and free the block. This is how views still alive at
+///   exit release their owner (and so the producer's tensor) exactly once during shutdown;
+/// - a finalized interpreter (no thread state for this thread) or another thread: leak the
+///   reference on purpose, as NumPy does (DLPack #103/#140), and with it a block that came from
+///   Python's allocator (which cannot be used without the GIL); a block of the library's
+///   allocator is freed.
+///
+/// # Safety
+/// `p` is a live block made by `new_view`, released once; nothing touches it afterwards.
+unsafe fn release_view<V: ViewBlock>(p: *mut V, gil_held: bool) {
+    let ctx = V::ctx(p);
+    // SAFETY: the context was written by `fill_view`; the dimensions beyond the inline ones
+    // (a Vec of the library's allocator) are freed here, on any thread.
+    let (owner, heap) = unsafe { ((*ctx).owner, core::ptr::read(&raw const (*ctx).heap)) };
+    drop(heap);
+    // A view is made only with Python resolved, so this is `Some` (else: leak).
     let Some(api) = cpython::get() else { return };
-    // SAFETY: Python's own checks decide what may touch Python:
-    // - a running interpreter: take the GIL (this deleter may run on any thread, with or
-    //   without it) and drop the reference;
-    // - an interpreter being finalized (`Py_IsInitialized` is already 0 while modules are torn
-    //   down): only a thread that holds the GIL on it (it has a thread state, and it is the
-    //   current one) may drop the reference. This is how views still alive at exit release their
-    //   owner (and so the producer's tensor) exactly once during shutdown;
-    // - a finalized interpreter (no thread state for this thread) or another thread: leak on
-    //   purpose, as NumPy does (DLPack #103/#140).
+    // SAFETY: see the rules above.
     unsafe {
-        if (api.Py_IsInitialized)() != 0 {
+        if gil_held {
+            (api.Py_DecRef)(owner);
+            free_block(api, p);
+        } else if (api.Py_IsInitialized)() != 0 {
+            if api.holds_own_gil_state() {
+                // The GIL is held on this thread's own state (a consumer releasing a view with
+                // the GIL, as numpy.from_dlpack's arrays do): `PyGILState_Ensure` would change
+                // nothing, so it is skipped (issue 26).
+                (api.Py_DecRef)(owner);
+                free_block(api, p);
+                return;
+            }
             let g = (api.PyGILState_Ensure)();
             (api.Py_DecRef)(owner);
+            free_block(api, p);
             (api.PyGILState_Release)(g);
         } else if !(api.PyGILState_GetThisThreadState)().is_null() && (api.PyGILState_Check)() != 0
         {
             (api.Py_DecRef)(owner);
+            free_block(api, p);
+        } else if api.pymem().is_none() {
+            free_block(api, p);
         }
     }
 }
@@ -741,9 +883,8 @@ unsafe extern "C" fn view_versioned_deleter(t: *mut DLManagedTensorVersioned) {
         if t.is_null() {
             return;
         }
-        // SAFETY: made by `dlpack_capsule_new_view`, released once.
-        let b = unsafe { Box::from_raw(t.cast::<ViewVersioned>()) };
-        release_owner(b.ctx.owner);
+        // SAFETY: made by `new_view`, released once.
+        unsafe { release_view(t.cast::<ViewVersioned>(), false) }
     })
 }
 
@@ -752,9 +893,8 @@ unsafe extern "C" fn view_legacy_deleter(t: *mut DLManagedTensor) {
         if t.is_null() {
             return;
         }
-        // SAFETY: made by `dlpack_capsule_new_view`, released once.
-        let b = unsafe { Box::from_raw(t.cast::<ViewLegacy>()) };
-        release_owner(b.ctx.owner);
+        // SAFETY: made by `new_view`, released once.
+        unsafe { release_view(t.cast::<ViewLegacy>(), false) }
     })
 }
 
@@ -764,9 +904,15 @@ unsafe extern "C" fn view_legacy_deleter(t: *mut DLManagedTensor) {
 /// `dlpack_helpers` view): the new managed tensor copies `*tensor` and its shape and strides
 /// (NULL strides with `ndim != 0` are filled in as compact row-major, so the export obeys
 /// DLPack 1.2), holds a strong reference to `owner`, and its deleter drops that reference: it
-/// takes the GIL itself (any thread); while the interpreter is being finalized it drops the
-/// reference only on the thread holding the GIL (so views alive at exit still release their
-/// owner, once); after finalization it does nothing (a leak on purpose: DLPack #103/#140).
+/// takes the GIL itself (any thread; a thread that already holds it on its own thread state is
+/// not made to take it again); while the interpreter is being finalized it drops the reference
+/// only on the thread holding the GIL (so views alive at exit still release their owner, once);
+/// after finalization it does nothing (a leak on purpose: DLPack #103/#140). The view's block
+/// (managed tensor, shape and strides for up to 8 dimensions, owner) comes from Python's
+/// allocator, `PyMem_Malloc`, as NumPy allocates its views (the library's allocator in a host
+/// that does not export it), and is freed under the GIL with the reference, or leaked with it
+/// after finalization. An unconsumed capsule's destructor (the GIL held) releases the view
+/// directly.
 ///
 /// - `tensor`: borrowed; `tensor->data` must stay valid while `owner` lives. It is checked as
 ///   `dlpack_tensor_validate` does with `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` (so a
@@ -824,6 +970,7 @@ unsafe extern "C" fn view_legacy_deleter(t: *mut DLManagedTensor) {
 ///   pointer-addressed device
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte extent or a filled-in stride
 ///   does not fit in `int64_t`
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the view's block cannot be allocated
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
 /// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate (nothing is kept)
 #[unsafe(no_mangle)]
@@ -881,6 +1028,7 @@ pub unsafe extern "C" fn dlpack_capsule_new_view(
 ///   `DLPACK_HELPERS_MAX_NDIM`
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when a filled-in stride does not fit in `int64_t`
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the view's block cannot be allocated
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
 /// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when Python cannot allocate (nothing is kept)
 #[unsafe(no_mangle)]
@@ -920,12 +1068,14 @@ pub unsafe extern "C" fn dlpack_capsule_new_view_validated(
 /// - `out_tensor`: receives a `DLManagedTensorVersioned` of version 1.3 with `flags`, a copy of
 ///   `*tensor` whose `shape` and `strides` (never NULL for `ndim != 0`) live in the same
 ///   allocation, and a deleter that drops the reference to `owner` as the capsule views' deleter
-///   does (it takes the GIL itself, on any thread; during finalization only on the thread
-///   holding it; after finalization it leaks on purpose: DLPack #103/#140). The caller owns it
-///   and releases it exactly once (`dlpack_tensor_delete`).
+///   does (it takes the GIL itself, on any thread, unless the thread already holds it on its own
+///   thread state; during finalization only on the thread holding it; after finalization it
+///   leaks on purpose: DLPack #103/#140). The caller owns it and releases it exactly once
+///   (`dlpack_tensor_delete`).
 ///
-/// One allocation of the library's allocator (two above 8 dimensions), one new reference to
-/// `owner`; no Python object. The caller holds the GIL.
+/// One allocation from Python's allocator (`PyMem_Malloc`, as NumPy's views; the library's
+/// allocator in a host that does not export it), a second one of the library's above 8
+/// dimensions, one new reference to `owner`; no Python object. The caller holds the GIL.
 ///
 /// @retval DLPACK_HELPERS_STATUS_OK on success
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor`, `owner` or `out_tensor` is NULL
@@ -934,6 +1084,7 @@ pub unsafe extern "C" fn dlpack_capsule_new_view_validated(
 ///   `DLPACK_HELPERS_MAX_NDIM`
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when a filled-in stride does not fit in `int64_t`
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the view's block cannot be allocated
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlpack_tensor_new_view_validated(
@@ -1006,12 +1157,16 @@ unsafe fn new_view(
         let api = cpython::require("dlpack_capsule_new_view")?;
         let mut dl = t;
         let (ptr, name): (*mut c_void, &'static CStr) = if kind == DLPACK_HELPERS_EXPORT_VERSIONED {
-            let mut b = Box::<ViewVersioned>::new_uninit();
-            let p = b.as_mut_ptr();
-            // SAFETY: `p` is the fresh block, written field by field before it is assumed
-            // initialised; on failure it is freed uninitialised (nothing in it needs dropping).
-            let b = unsafe {
-                fill_view(&raw mut (*p).ctx, &mut dl, view.shape, view.strides, owner)?;
+            let p = alloc_block::<ViewVersioned>(api)?;
+            // SAFETY: `p` is the fresh block, written field by field; on failure it is freed
+            // uninitialised (nothing in it needs dropping).
+            unsafe {
+                if let Err(e) =
+                    fill_view(&raw mut (*p).ctx, &mut dl, view.shape, view.strides, owner)
+                {
+                    free_block(api, p);
+                    return Err(e);
+                }
                 (&raw mut (*p).mt).write(DLManagedTensorVersioned {
                     version: DLPackVersion::CURRENT,
                     manager_ctx: (&raw mut (*p).ctx).cast(),
@@ -1019,32 +1174,34 @@ unsafe fn new_view(
                     flags,
                     dl_tensor: dl,
                 });
-                b.assume_init()
-            };
+            }
             // SAFETY: GIL held; the reference is dropped by the deleter (or below on failure).
             unsafe { (api.Py_IncRef)(owner) };
             if let Some(out) = out_tensor {
                 // SAFETY: non-NULL caller storage; the caller owns the view from here.
-                unsafe { out.write(Box::into_raw(b).cast()) };
+                unsafe { out.write(p.cast()) };
                 return Ok(());
             }
-            (Box::into_raw(b).cast(), rules::CAPSULE_VERSIONED)
+            (p.cast(), rules::CAPSULE_VERSIONED)
         } else {
-            let mut b = Box::<ViewLegacy>::new_uninit();
-            let p = b.as_mut_ptr();
+            let p = alloc_block::<ViewLegacy>(api)?;
             // SAFETY: as above.
-            let b = unsafe {
-                fill_view(&raw mut (*p).ctx, &mut dl, view.shape, view.strides, owner)?;
+            unsafe {
+                if let Err(e) =
+                    fill_view(&raw mut (*p).ctx, &mut dl, view.shape, view.strides, owner)
+                {
+                    free_block(api, p);
+                    return Err(e);
+                }
                 (&raw mut (*p).mt).write(DLManagedTensor {
                     dl_tensor: dl,
                     manager_ctx: (&raw mut (*p).ctx).cast(),
                     deleter: Some(view_legacy_deleter),
                 });
-                b.assume_init()
-            };
+            }
             // SAFETY: GIL held; the reference is dropped by the deleter (or below on failure).
             unsafe { (api.Py_IncRef)(owner) };
-            (Box::into_raw(b).cast(), rules::CAPSULE_LEGACY)
+            (p.cast(), rules::CAPSULE_LEGACY)
         };
         match new_capsule(api, ptr, name) {
             Ok(c) => {
@@ -1053,13 +1210,13 @@ unsafe fn new_view(
                 Ok(())
             }
             Err(e) => {
-                // Nobody else saw the tensor: release it (drops the owner reference).
+                // Nobody else saw the tensor: release it (drops the owner reference; GIL held).
                 if kind == DLPACK_HELPERS_EXPORT_VERSIONED {
                     // SAFETY: `ptr` is the versioned view block made above, released once here.
-                    unsafe { view_versioned_deleter(ptr.cast()) };
+                    unsafe { release_view(ptr.cast::<ViewVersioned>(), true) };
                 } else {
                     // SAFETY: `ptr` is the legacy view block made above, released once here.
-                    unsafe { view_legacy_deleter(ptr.cast()) };
+                    unsafe { release_view(ptr.cast::<ViewLegacy>(), true) };
                 }
                 Err(e)
             }
