@@ -528,7 +528,10 @@ struct DLPackExchangeAPI;
  * table would have handed over a writable tensor, or the unconjugated memory: wrong values); a
  * table failure (a sparse tensor; PyTorch's mkldnn, meta, quantized) is cleared and
  * `__dlpack__` answers; a subclass defining `__torch_function__` below `torch.Tensor` (other
- * than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table. Cost: PyTorch
+ * than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table, nor a subclass
+ * defining an attribute the producer's `__dlpack__` reads (PyTorch: `requires_grad`,
+ * `is_conj`, `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`,
+ * `get_tensor`) below the table's class. Cost: PyTorch
  * float and PaddlePaddle tensors one attribute read per import, PyTorch integer and bool
  * tensors nothing, other producers nothing. Not covered (docs/python.md): a PyTorch
  * `TorchFunctionMode` active in the thread, which `Tensor.__dlpack__` dispatches through, and
@@ -3571,7 +3574,11 @@ dlpack_helpers_status dlpack_tensor_new_view_validated(const DLTensor *tensor,
  * (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read.
  * For PyTorch's table (the class that publishes it is in the package `torch`), so is a type
  * that defines `__torch_function__` below that class (`Tensor.__dlpack__` dispatches through
- * it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`).
+ * it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`); and,
+ * for PyTorch's or PaddlePaddle's table, a type that defines below that class an attribute the
+ * producer's `__dlpack__` reads to decide its answer (PyTorch: `requires_grad`, `is_conj`,
+ * `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`, `get_tensor`): a
+ * subclass of an integer tensor whose `requires_grad` raises was exported by the table.
  *
  * Caveat for callers of PyTorch's or PaddlePaddle's table itself: its
  * `managed_tensor_from_py_object_no_sync` exports any tensor's memory as it lies, skipping the

@@ -182,3 +182,73 @@ def test_an_answer_that_is_not_a_bool_goes_to_dlpack():
     with pytest.raises(type(expected)) as got:
         dh.import_tensor(t)
     assert str(got.value) == str(expected)
+
+
+def _int_requires_grad_true():
+    class IntRequiresGrad(torch.Tensor):
+        @property
+        def requires_grad(self):
+            return True
+    return torch.arange(3).as_subclass(IntRequiresGrad)
+
+
+def _int_requires_grad_raises():
+    class IntRequiresGradRaises(torch.Tensor):
+        @property
+        def requires_grad(self):
+            raise RuntimeError("requires_grad of this subclass raises")
+    return torch.arange(3).as_subclass(IntRequiresGradRaises)
+
+
+def _real_is_conj_true():
+    class RealConj(torch.Tensor):
+        def is_conj(self):
+            return True
+    return torch.arange(3.0).as_subclass(RealConj)
+
+
+def _layout_sparse():
+    class SparseLayout(torch.Tensor):
+        @property
+        def layout(self):
+            return torch.sparse_coo
+    return torch.arange(3.0).as_subclass(SparseLayout)
+
+
+def _device_raises():
+    class DeviceRaises(torch.Tensor):
+        @property
+        def device(self):
+            raise RuntimeError("device of this subclass raises")
+    return torch.arange(3.0).as_subclass(DeviceRaises)
+
+
+SUBCLASS_READS = {
+    "int_requires_grad_true": _int_requires_grad_true,
+    "int_requires_grad_raises": _int_requires_grad_raises,
+    "real_is_conj_true": _real_is_conj_true,
+    "layout_sparse": _layout_sparse,
+    "device_raises": _device_raises,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUBCLASS_READS))
+def test_subclass_overriding_what_dlpack_reads_gets_dlpacks_answer(name):
+    """``Tensor.__dlpack__`` decides by ``self.requires_grad``, ``self.is_conj()``,
+    ``self.layout`` and ``self.device``; a subclass that defines one of them changes that answer
+    where the table (which reads the C++ tensor) does not see it. The per-import checks skip
+    integer and real tensors, so such a subclass was exported through the table (an int
+    tensor whose ``requires_grad`` raises came out writable): the type must not use the table."""
+    t = SUBCLASS_READS[name]()
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
+    req = _lib.ImportRequest()
+    req.flags = _lib.IMPORT_EXCHANGE_API
+    out = ctypes.POINTER(_lib.DLManagedTensorVersioned)()
+    how = ctypes.c_uint32(0)
+    rc = lib.dlpack_object_import(t, byref(req), byref(out), byref(how))
+    if rc == 0:
+        lib.dlpack_tensor_delete(out)
+    assert rc != 0 and str(expected) in lib.dlpack_last_error_message().decode()

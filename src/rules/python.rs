@@ -166,6 +166,24 @@ pub fn table_guard(publisher_module: Option<&str>) -> TableGuard {
     }
 }
 
+/// The attributes of the tensor that the producer's `Tensor.__dlpack__` reads to decide its
+/// answer, by guard: PyTorch 2.15 (torch/_tensor.py) reads `requires_grad`, `is_conj()`,
+/// `layout` and `device` before it exports; PaddlePaddle 3.3
+/// (paddle/base/dygraph/tensor_patch_methods.py) reads `is_sparse()`, `stop_gradient`, `place`
+/// and `get_tensor()`. The table reads the C++ tensor and none of them, so a class below the
+/// table's publisher in a type's MRO that defines one of them in its own `__dict__` (a
+/// subclass whose `requires_grad` property raises, say) changes `__dlpack__`'s answer where the
+/// table would not see it: such a type never uses the table (checked once per type, like a
+/// `__dlpack__` override). Also keeps Python code out of the checks an import runs after the
+/// table exported: the attributes they read are then the producer's own.
+pub fn dlpack_reads(guard: TableGuard) -> &'static [&'static CStr] {
+    match guard {
+        TableGuard::None => &[],
+        TableGuard::Torch => &[c"requires_grad", c"is_conj", c"layout", c"device"],
+        TableGuard::Paddle => &[c"is_sparse", c"stop_gradient", c"place", c"get_tensor"],
+    }
+}
+
 /// Which keywords a consumer passes to `__dlpack__` in one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Keywords {
@@ -321,6 +339,27 @@ mod tests {
         assert_eq!(table_guard(Some("tvm_ffi.core")), TableGuard::None);
         assert_eq!(table_guard(Some("__main__")), TableGuard::None);
         assert_eq!(table_guard(None), TableGuard::None);
+    }
+
+    /// Issue 25: what each producer's `__dlpack__` reads on the tensor (a subclass defining one
+    /// keeps the table out); an unguarded table reads nothing.
+    #[test]
+    fn dlpack_reads_by_guard() {
+        let names = |g| -> Vec<&str> {
+            dlpack_reads(g)
+                .iter()
+                .map(|n| n.to_str().unwrap())
+                .collect()
+        };
+        assert_eq!(
+            names(TableGuard::Torch),
+            ["requires_grad", "is_conj", "layout", "device"]
+        );
+        assert_eq!(
+            names(TableGuard::Paddle),
+            ["is_sparse", "stop_gradient", "place", "get_tensor"]
+        );
+        assert!(names(TableGuard::None).is_empty());
     }
 
     /// Issue 25: integer and bool tensors cannot require grad in PyTorch; only complex ones (or

@@ -163,7 +163,8 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<Head, Error> {
 /// the class that publishes the table: PyTorch's, PaddlePaddle's, or none): for PyTorch's
 /// table, a subclass that defines
 /// `__torch_function__` below that class is refused too (`Tensor.__dlpack__` dispatches through
-/// it; the table would skip it).
+/// it; the table would skip it), and, for either guarded table, a subclass that defines below
+/// that class an attribute the producer's `__dlpack__` reads (`rules::dlpack_reads`).
 fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableGuard, Error> {
     use rules::TableGuard;
     // SAFETY: GIL held.
@@ -182,6 +183,9 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
         return Ok(TableGuard::None);
     }
     let (mut dlpack_owner, mut torch_function_owner) = (None, None);
+    // The first class that defines an attribute `__dlpack__` reads, per guard (Torch, Paddle).
+    let mut reads_owner: [Option<usize>; 2] = [None, None];
+    let guards = [TableGuard::Torch, TableGuard::Paddle];
     let mut publisher = None;
     for i in 0..n {
         // SAFETY: GIL held, `i` in range.
@@ -212,6 +216,11 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
         {
             torch_function_owner = Some(i as usize);
         }
+        for (owner, g) in reads_owner.iter_mut().zip(guards) {
+            if owner.is_none() && rules::dlpack_reads(g).iter().any(|&k| has(k)) {
+                *owner = Some(i as usize);
+            }
+        }
         if has(c"__dlpack_c_exchange_api__") || has(c"__c_dlpack_exchange_api__") {
             publisher = Some((i as usize, cls));
             break; // what classes after it define cannot come before it
@@ -231,6 +240,18 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
              called"
                 .into(),
         ));
+    }
+    if let Some(k) = guards.iter().position(|&g| g == guard) {
+        if !rules::table_may_replace_dlpack(reads_owner[k], table_owner) {
+            return Err(Error::NoExchangeApi(
+                "the object's type defines, below the class that publishes the exchange API \
+                 table, an attribute that the producer's __dlpack__ reads to decide its answer \
+                 (PyTorch: requires_grad, is_conj, layout, device; PaddlePaddle: is_sparse, \
+                 stop_gradient, place, get_tensor): the table would not see it, so __dlpack__ \
+                 is called"
+                    .into(),
+            ));
+        }
     }
     if guard == TableGuard::Torch
         && !rules::table_may_replace_dlpack(torch_function_owner, table_owner)
@@ -659,7 +680,11 @@ pub(crate) fn import_no_sync(
 /// (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read.
 /// For PyTorch's table (the class that publishes it is in the package `torch`), so is a type
 /// that defines `__torch_function__` below that class (`Tensor.__dlpack__` dispatches through
-/// it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`).
+/// it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`); and,
+/// for PyTorch's or PaddlePaddle's table, a type that defines below that class an attribute the
+/// producer's `__dlpack__` reads to decide its answer (PyTorch: `requires_grad`, `is_conj`,
+/// `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`, `get_tensor`): a
+/// subclass of an integer tensor whose `requires_grad` raises was exported by the table.
 ///
 /// Caveat for callers of PyTorch's or PaddlePaddle's table itself: its
 /// `managed_tensor_from_py_object_no_sync` exports any tensor's memory as it lies, skipping the

@@ -36,7 +36,10 @@ use crate::capi::stream::{
 /// table would have handed over a writable tensor, or the unconjugated memory: wrong values); a
 /// table failure (a sparse tensor; PyTorch's mkldnn, meta, quantized) is cleared and
 /// `__dlpack__` answers; a subclass defining `__torch_function__` below `torch.Tensor` (other
-/// than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table. Cost: PyTorch
+/// than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table, nor a subclass
+/// defining an attribute the producer's `__dlpack__` reads (PyTorch: `requires_grad`,
+/// `is_conj`, `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`,
+/// `get_tensor`) below the table's class. Cost: PyTorch
 /// float and PaddlePaddle tensors one attribute read per import, PyTorch integer and bool
 /// tensors nothing, other producers nothing. Not covered (docs/python.md): a PyTorch
 /// `TorchFunctionMode` active in the thread, which `Tensor.__dlpack__` dispatches through, and
