@@ -531,9 +531,13 @@ struct DLPackExchangeAPI;
  * than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table, nor a subclass
  * defining an attribute the producer's `__dlpack__` reads (PyTorch: `requires_grad`,
  * `is_conj`, `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`,
- * `get_tensor`) below the table's class. Cost: PyTorch
- * float and PaddlePaddle tensors one attribute read per import, PyTorch integer and bool
- * tensors nothing, other producers nothing. Not covered (docs/python.md): a PyTorch
+ * `get_tensor`; both: `__getattribute__`) below the table's class. A complex tensor's `is_conj` is
+ * called only when it is the tensor's own built-in method (an attribute in its instance
+ * `__dict__` goes to `__dlpack__`, which calls it before exporting). Cost: PyTorch
+ * float and PaddlePaddle tensors one attribute read per import, PyTorch complex tensors also a
+ * lookup and call of `is_conj`, PyTorch integer and bool tensors nothing, other producers
+ * nothing. Not covered (docs/python.md): an attribute `is_conj` in a real PyTorch tensor's
+ * instance `__dict__`, which `__dlpack__` calls and the import does not look at; a PyTorch
  * `TorchFunctionMode` active in the thread, which `Tensor.__dlpack__` dispatches through, and
  * a CUDA tensor on a device other than PyTorch's current one, which `__dlpack__` refuses.
  */
@@ -3577,7 +3581,8 @@ dlpack_helpers_status dlpack_tensor_new_view_validated(const DLTensor *tensor,
  * it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`); and,
  * for PyTorch's or PaddlePaddle's table, a type that defines below that class an attribute the
  * producer's `__dlpack__` reads to decide its answer (PyTorch: `requires_grad`, `is_conj`,
- * `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`, `get_tensor`): a
+ * `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`, `get_tensor`; for
+ * both, `__getattribute__`): a
  * subclass of an integer tensor whose `requires_grad` raises was exported by the table.
  *
  * Caveat for callers of PyTorch's or PaddlePaddle's table itself: its

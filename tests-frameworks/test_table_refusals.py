@@ -252,3 +252,57 @@ def test_subclass_overriding_what_dlpack_reads_gets_dlpacks_answer(name):
     if rc == 0:
         lib.dlpack_tensor_delete(out)
     assert rc != 0 and str(expected) in lib.dlpack_last_error_message().decode()
+
+
+def test_subclass_getattribute_gets_dlpacks_answer():
+    """A subclass's ``__getattribute__`` decides what every attribute ``__dlpack__`` reads
+    answers (here ``requires_grad`` True on an integer tensor, which the per-import checks
+    skip), and would run Python code in those checks after the table exported."""
+
+    class Attr(torch.Tensor):
+        def __getattribute__(self, name):
+            if name == "requires_grad":
+                return True
+            return super().__getattribute__(name)
+
+    t = torch.arange(3).as_subclass(Attr)
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
+
+
+def test_instance_is_conj_runs_before_any_export():
+    """``t.is_conj = f`` (an attribute in the instance's ``__dict__``) is what
+    ``Tensor.__dlpack__`` calls, before it exports. The import called it after PyTorch's table
+    had exported: an ``f`` that resizes the tensor freed the memory the export pointed at (the
+    export kept the new shape with the old data pointer, a read after free). Such an attribute
+    is left to ``__dlpack__``, so ``f`` runs first and the export is of the resized tensor."""
+    n = 4096
+    t = torch.tensor([1 + 2j, 3 - 4j])
+
+    def resize_then_false():
+        t.resize_(n)
+        t.zero_()
+        return False
+
+    t.is_conj = resize_then_false
+    with dh.import_tensor(t) as got:
+        assert not got.how & EXCHANGE  # checked before any element is read
+        assert got.shape == (n,)
+        a = np.from_dlpack(got)
+        assert a.ctypes.data == t.data_ptr()
+        np.testing.assert_array_equal(a, np.zeros(n, dtype=np.complex64))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "not fixed: an instance attribute is_conj on a real-dtype tensor is not looked at (the "
+    "per-import checks read is_conj only for complex dtypes, to keep real-dtype imports at one "
+    "attribute read); __dlpack__ calls it and raises, the table exports"))
+def test_instance_is_conj_on_a_real_tensor_gets_dlpacks_answer():
+    t = torch.arange(3.0)
+    t.is_conj = lambda: True
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)

@@ -170,7 +170,8 @@ pub fn table_guard(publisher_module: Option<&str>) -> TableGuard {
 /// answer, by guard: PyTorch 2.15 (torch/_tensor.py) reads `requires_grad`, `is_conj()`,
 /// `layout` and `device` before it exports; PaddlePaddle 3.3
 /// (paddle/base/dygraph/tensor_patch_methods.py) reads `is_sparse()`, `stop_gradient`, `place`
-/// and `get_tensor()`. The table reads the C++ tensor and none of them, so a class below the
+/// and `get_tensor()`; a class's `__getattribute__` decides what every one of those reads
+/// answers. The table reads the C++ tensor and none of them, so a class below the
 /// table's publisher in a type's MRO that defines one of them in its own `__dict__` (a
 /// subclass whose `requires_grad` property raises, say) changes `__dlpack__`'s answer where the
 /// table would not see it: such a type never uses the table (checked once per type, like a
@@ -179,8 +180,20 @@ pub fn table_guard(publisher_module: Option<&str>) -> TableGuard {
 pub fn dlpack_reads(guard: TableGuard) -> &'static [&'static CStr] {
     match guard {
         TableGuard::None => &[],
-        TableGuard::Torch => &[c"requires_grad", c"is_conj", c"layout", c"device"],
-        TableGuard::Paddle => &[c"is_sparse", c"stop_gradient", c"place", c"get_tensor"],
+        TableGuard::Torch => &[
+            c"requires_grad",
+            c"is_conj",
+            c"layout",
+            c"device",
+            c"__getattribute__",
+        ],
+        TableGuard::Paddle => &[
+            c"is_sparse",
+            c"stop_gradient",
+            c"place",
+            c"get_tensor",
+            c"__getattribute__",
+        ],
     }
 }
 
@@ -353,11 +366,23 @@ mod tests {
         };
         assert_eq!(
             names(TableGuard::Torch),
-            ["requires_grad", "is_conj", "layout", "device"]
+            [
+                "requires_grad",
+                "is_conj",
+                "layout",
+                "device",
+                "__getattribute__"
+            ]
         );
         assert_eq!(
             names(TableGuard::Paddle),
-            ["is_sparse", "stop_gradient", "place", "get_tensor"]
+            [
+                "is_sparse",
+                "stop_gradient",
+                "place",
+                "get_tensor",
+                "__getattribute__"
+            ]
         );
         assert!(names(TableGuard::None).is_empty());
     }

@@ -247,7 +247,7 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
                 "the object's type defines, below the class that publishes the exchange API \
                  table, an attribute that the producer's __dlpack__ reads to decide its answer \
                  (PyTorch: requires_grad, is_conj, layout, device; PaddlePaddle: is_sparse, \
-                 stop_gradient, place, get_tensor): the table would not see it, so __dlpack__ \
+                 stop_gradient, place, get_tensor; both: __getattribute__): the table would not see it, so __dlpack__ \
                  is called"
                     .into(),
             ));
@@ -336,9 +336,11 @@ fn untag(p: usize) -> (*const DLPackExchangeAPI, rules::TableGuard) {
 /// with its unconjugated memory: wrong values). `dtype` is the export's: `rules::table_checks`
 /// says what can be set at all, so a PyTorch integer or bool tensor costs nothing, a real
 /// floating-point one one attribute read (a getset, with an interned name), a complex one also
-/// an `is_conj()` call; a PaddlePaddle tensor one attribute read. `true` also when an answer
+/// a lookup of `is_conj` and its call (only when the lookup finds the tensor's own built-in
+/// method: an attribute in the instance's `__dict__` is left to `__dlpack__`, which calls it
+/// before it exports); a PaddlePaddle tensor one attribute read. `true` also when an answer
 /// is not exactly the `bool` that lets the table stand in, or cannot be read cheaply (no cached
-/// names: a subinterpreter; no `PyObject_VectorcallMethod`; a lookup raised, its ordinary
+/// names: a subinterpreter; no `PyObject_Vectorcall` or `PyCFunction_Type`; a lookup raised, its ordinary
 /// exception cleared): `__dlpack__` then answers. `Err` only for an
 /// exception not deriving from `Exception`, which stays set.
 ///
@@ -357,7 +359,7 @@ pub(crate) fn table_refuses(
         return Ok(false);
     }
     // SAFETY: GIL held (caller).
-    let (Some(names), Some(vcm)) = (unsafe { api.names() }, api.PyObject_VectorcallMethod) else {
+    let Some(names) = (unsafe { api.names() }) else {
         return Ok(true);
     };
     // Whether the answer is exactly `want` (`True` or `False`); an answer that is neither, or a
@@ -379,9 +381,36 @@ pub(crate) fn table_refuses(
         return Ok(true);
     }
     if checks.conj {
-        let args = [obj];
-        // SAFETY: GIL held; `obj.is_conj()`, a method without arguments (nargsf 1, no offset).
-        let r = unsafe { vcm(names.is_conj, args.as_ptr(), 1, core::ptr::null_mut()) };
+        // `obj.is_conj` is looked up first: a method descriptor of the type is shadowed by an
+        // attribute in the instance's `__dict__` (`t.is_conj = f`), which `__dlpack__` calls;
+        // calling it here would run Python code after the table exported (code that resizes
+        // the tensor frees the memory the export points at). Only the tensor's own built-in
+        // method (`builtin_function_or_method` bound to `obj`: C code) is called; anything
+        // else is left to `__dlpack__`, which calls it before it exports.
+        let (Some(cfunc_type), Some(get_self)) = (api.PyCFunction_Type, api.PyCFunction_GetSelf)
+        else {
+            return Ok(true);
+        };
+        // SAFETY: GIL held; a lookup through the type's method descriptor and the instance
+        // `__dict__` (no data descriptor of that name on PyTorch's types, and no
+        // `__getattribute__` below the table's class: `check_publisher`), so no Python runs.
+        let Some(m) = Owned::new(api, unsafe { (api.PyObject_GetAttr)(obj, names.is_conj) }) else {
+            // SAFETY: GIL held; the lookup raised.
+            unsafe { api.catch(false, |_| true) }?;
+            return Ok(true);
+        };
+        // SAFETY: GIL held; PyObject_Type returns a new reference and never fails.
+        let ty = Owned::new(api, unsafe { (api.PyObject_Type)(m.as_ptr()) });
+        let builtin = ty.is_some_and(|t| t.as_ptr() == cfunc_type);
+        // SAFETY: GIL held; `m` is a `builtin_function_or_method` (checked first); borrowed.
+        if !builtin || unsafe { get_self(m.as_ptr()) } != obj {
+            return Ok(true);
+        }
+        let Some(vc) = api.PyObject_Vectorcall else {
+            return Ok(true);
+        };
+        // SAFETY: GIL held; the bound built-in method `obj.is_conj`, called without arguments.
+        let r = unsafe { vc(m.as_ptr(), core::ptr::null(), 0, core::ptr::null_mut()) };
         if !exactly(r, names.py_false)? {
             return Ok(true);
         }
@@ -683,7 +712,8 @@ pub(crate) fn import_no_sync(
 /// it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`); and,
 /// for PyTorch's or PaddlePaddle's table, a type that defines below that class an attribute the
 /// producer's `__dlpack__` reads to decide its answer (PyTorch: `requires_grad`, `is_conj`,
-/// `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`, `get_tensor`): a
+/// `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`, `get_tensor`; for
+/// both, `__getattribute__`): a
 /// subclass of an integer tensor whose `requires_grad` raises was exported by the table.
 ///
 /// Caveat for callers of PyTorch's or PaddlePaddle's table itself: its
