@@ -3575,7 +3575,9 @@ dlpack_helpers_status dlpack_tensor_new_view_validated(const DLTensor *tensor,
  * A type that defines `__dlpack__` in a class that comes before the table's class in its MRO
  * (a subclass overriding `__dlpack__`, say of `torch.Tensor`) is answered
  * `_NO_EXCHANGE_API`: the table was written for the base class and would skip the override
- * (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read.
+ * (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read;
+ * a type whose `__mro__`, or a `__dict__` in it, cannot be read (a metaclass property raised)
+ * is answered `_NO_EXCHANGE_API` too.
  * For PyTorch's table (the class that publishes it is in the package `torch`), so is a type
  * that defines `__torch_function__` below that class (`Tensor.__dlpack__` dispatches through
  * it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`); and,

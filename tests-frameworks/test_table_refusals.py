@@ -306,3 +306,45 @@ def test_instance_is_conj_on_a_real_tensor_gets_dlpacks_answer():
     with pytest.raises(type(expected)) as got:
         dh.import_tensor(t)
     assert str(got.value) == str(expected)
+
+
+def _unreadable(attr):
+    def raises(cls):
+        raise RuntimeError(f"{attr} of this metaclass raises")
+    # In the class body: setattr on a metaclass cannot replace type's __mro__ descriptor.
+    return type(type(torch.Tensor))("Meta", (type(torch.Tensor),), {attr: property(raises)})
+
+
+@pytest.mark.parametrize("attr", ["__mro__", "__dict__"])
+def test_unreadable_mro_gets_dlpacks_answer(attr):
+    """A metaclass whose ``__mro__`` (or ``__dict__``) property raises hides which class
+    publishes the table and whether the subclass overrides ``__dlpack__``: the import used
+    PyTorch's table (unguarded for ``__mro__``) and skipped the override, so the tensor came
+    out where the subclass's ``__dlpack__`` raises."""
+
+    class Hidden(torch.Tensor, metaclass=_unreadable(attr)):
+        def __dlpack__(self, **kwargs):
+            raise BufferError("the subclass's own __dlpack__")
+
+    t = torch.ones(2).as_subclass(Hidden)
+    with pytest.raises(BufferError, match="the subclass's own __dlpack__"):
+        dh.import_tensor(t)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "not fixed: the answer about a type (table, guard, overrides) is cached for the process on "
+    "the first import; a __dlpack__ (or requires_grad, __torch_function__) assigned to the "
+    "class afterwards is not seen, and the table skips it. Seeing it needs the type's version "
+    "tag (not in the stable ABI) or a type watcher (CPython 3.12+)"))
+def test_class_changed_after_the_first_import_gets_dlpacks_answer():
+    class Later(torch.Tensor):
+        pass
+
+    with dh.import_tensor(torch.ones(2).as_subclass(Later)) as first:
+        assert first.how & EXCHANGE
+
+    def override(self, **kwargs):
+        raise BufferError("assigned after the first import")
+    Later.__dlpack__ = override
+    with pytest.raises(BufferError, match="assigned after the first import"):
+        dh.import_tensor(torch.ones(2).as_subclass(Later))

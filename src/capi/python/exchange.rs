@@ -155,9 +155,11 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<Head, Error> {
 
 /// Refuse the table of a type whose MRO defines `__dlpack__` before the class that publishes the
 /// table (issue 25, `rules::table_may_replace_dlpack`): a subclass's own `__dlpack__` is called,
-/// never skipped. Reads `ty.__mro__` and each class's own `__dict__` (no descriptor runs); a
-/// failure to read them (an exotic metaclass) leaves the table usable, as the specification
-/// lets a consumer do.
+/// never skipped. Reads `ty.__mro__` and each class's own `__dict__` (no descriptor runs). A
+/// failure to read them (a metaclass whose `__mro__` or `__dict__` property raises) refuses the
+/// table (`NoExchangeApi`: `__dlpack__` answers): without them the override and the publisher
+/// (and so the guard) are unknown, and an unguarded PyTorch table exported a tensor that
+/// requires grad writable where `__dlpack__` raises.
 ///
 /// Also decides what imports check per object (`rules::table_guard`, from the `__module__` of
 /// the class that publishes the table: PyTorch's, PaddlePaddle's, or none): for PyTorch's
@@ -173,14 +175,14 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
     }) else {
         // SAFETY: GIL held; an ordinary exception is cleared, a non-Exception stays set.
         unsafe { api.catch(false, |_| true) }?;
-        return Ok(TableGuard::None);
+        return Err(mro_unreadable("__mro__"));
     };
     // SAFETY: GIL held.
     let n = unsafe { (api.PySequence_Size)(mro.as_ptr()) };
     if n < 0 {
         // SAFETY: GIL held.
         unsafe { api.catch(false, |_| true) }?;
-        return Ok(TableGuard::None);
+        return Err(mro_unreadable("__mro__"));
     }
     let (mut dlpack_owner, mut torch_function_owner) = (None, None);
     // The first class that defines an attribute `__dlpack__` reads, per guard (Torch, Paddle).
@@ -193,7 +195,7 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
         else {
             // SAFETY: GIL held.
             unsafe { api.catch(false, |_| true) }?;
-            return Ok(TableGuard::None);
+            return Err(mro_unreadable("__mro__"));
         };
         // SAFETY: GIL held.
         let Some(dict) = Owned::new(api, unsafe {
@@ -201,7 +203,7 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
         }) else {
             // SAFETY: GIL held.
             unsafe { api.catch(false, |_| true) }?;
-            continue;
+            return Err(mro_unreadable("the __dict__ of a class in its __mro__"));
         };
         // SAFETY: GIL held; PyMapping_HasKeyString never raises.
         let has = |k: &core::ffi::CStr| unsafe {
@@ -264,6 +266,15 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
         ));
     }
     Ok(guard)
+}
+
+/// The answer for a type whose MRO cannot be read (`what` could not be read).
+fn mro_unreadable(what: &str) -> Error {
+    Error::NoExchangeApi(format!(
+        "the object's type has an exchange API table, but {what} cannot be read (a metaclass \
+         property raised): which class publishes the table, and whether a subclass overrides \
+         __dlpack__, is unknown, so the table is not used and __dlpack__ is called"
+    ))
 }
 
 /// Whether `cls.__torch_function__` is PyTorch's `torch._C._disabled_torch_function_impl`
@@ -706,7 +717,9 @@ pub(crate) fn import_no_sync(
 /// A type that defines `__dlpack__` in a class that comes before the table's class in its MRO
 /// (a subclass overriding `__dlpack__`, say of `torch.Tensor`) is answered
 /// `_NO_EXCHANGE_API`: the table was written for the base class and would skip the override
-/// (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read.
+/// (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read;
+/// a type whose `__mro__`, or a `__dict__` in it, cannot be read (a metaclass property raised)
+/// is answered `_NO_EXCHANGE_API` too.
 /// For PyTorch's table (the class that publishes it is in the package `torch`), so is a type
 /// that defines `__torch_function__` below that class (`Tensor.__dlpack__` dispatches through
 /// it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`); and,
