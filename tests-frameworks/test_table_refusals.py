@@ -348,3 +348,18 @@ def test_class_changed_after_the_first_import_gets_dlpacks_answer():
     Later.__dlpack__ = override
     with pytest.raises(BufferError, match="assigned after the first import"):
         dh.import_tensor(torch.ones(2).as_subclass(Later))
+
+
+def test_paddle_subclass_overriding_what_dlpack_reads_gets_dlpacks_answer():
+    """PaddlePaddle's ``__dlpack__`` decides by ``self.is_sparse()`` (and ``stop_gradient``,
+    ``place``): a subclass whose ``is_sparse()`` answers True was exported by the table."""
+
+    class SparseSaid(paddle.Tensor):
+        def is_sparse(self):
+            return True
+
+    t = SparseSaid(paddle.ones([2]))
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
