@@ -387,3 +387,44 @@ def test_exchange_api_hostile_arguments_are_errors(case, expect):
                        capture_output=True, text=True, timeout=600, cwd="/")
     assert r.returncode == 0, (r.returncode, r.stdout, r.stderr[-2000:])
     assert r.stdout.strip().startswith(expect), r.stdout
+
+
+_UNREADABLE_SHAPE_CHILD = r"""
+import sys
+import dlpack_helpers as dh
+from producers import Counter
+c = Counter()
+p = c.versioned()
+if sys.argv[1] == "ndim_huge":
+    p.contents.dl_tensor.ndim = 1 << 30
+else:
+    p.contents.dl_tensor.shape = None
+import ctypes
+out = ctypes.c_void_p()
+assert dh.lib.dlpack_capsule_new(p, ctypes.byref(out)) == 0
+from producers import take
+t = dh.import_tensor(take(out))
+for attr in ("shape", "strides"):
+    try:
+        print(attr, getattr(t, attr), flush=True)
+    except ValueError as e:
+        print(attr, "ValueError", e, flush=True)
+t.release()
+print("released", c.calls, flush=True)
+"""
+
+
+@pytest.mark.parametrize("case", ["ndim_huge", "null_shape"])
+def test_tensor_shape_of_an_unreadable_producer_shape_is_an_error(case):
+    """A Tensor holds its producer's tensor unvalidated until it is exported: `shape` and
+    `strides` of an `ndim` of 2**30 read past the 2-entry shape (a crash), and a NULL shape with
+    `ndim` 1 read as `()`. Both are ValueError now; the tensor is still released once. In a
+    child process, which a crash would kill."""
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run([sys.executable, "-c", _UNREADABLE_SHAPE_CHILD, case],
+                       capture_output=True, text=True, timeout=600, cwd=here)
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr[-2000:])
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("shape ValueError") and lines[1].startswith("strides ValueError"), lines
+    assert lines[2] == "released 1", lines
