@@ -363,3 +363,21 @@ def test_paddle_subclass_overriding_what_dlpack_reads_gets_dlpacks_answer():
     with pytest.raises(type(expected)) as got:
         dh.import_tensor(t)
     assert str(got.value) == str(expected)
+
+
+def test_subclass_republishing_the_table_is_still_guarded():
+    """A subclass that puts PyTorch's table in its own ``__dict__`` (module ``__main__``) still
+    hands out PyTorch's table: it was used unguarded, so a conjugate tensor came out with its
+    unconjugated memory (wrong values) and a tensor that requires grad writable."""
+
+    class Republished(torch.Tensor):
+        __dlpack_c_exchange_api__ = torch.Tensor.__dlpack_c_exchange_api__
+
+    for t in (torch.tensor([1 + 2j]).conj().as_subclass(Republished),
+              torch.ones(2, requires_grad=True).as_subclass(Republished)):
+        expected = _dlpack_error(t)
+        with pytest.raises(type(expected)) as got:
+            dh.import_tensor(t)
+        assert str(got.value) == str(expected)
+    with dh.import_tensor(torch.ones(2).as_subclass(Republished)) as ok:
+        assert ok.how & EXCHANGE

@@ -151,10 +151,11 @@ fn in_package(module: Option<&str>, package: &str) -> bool {
 /// unreadable). Rule: a producer's classes live in its package (`torch.Tensor` is defined in
 /// `torch._tensor`, its C base `torch._C.TensorBase` in `torch._C`; `paddle.Tensor` reports
 /// `paddle`), so a module named `torch` or `torch.<anything>` is PyTorch's, `paddle` or
-/// `paddle.<anything>` PaddlePaddle's. The class that publishes the table is the first class of
-/// the MRO whose own `__dict__` holds the table attribute, so a user's subclass of
-/// `torch.Tensor` (module `__main__`, say) is still recognised by its base, and a foreign
-/// class named `Tensor` is not. A producer joins this list from evidence only: its
+/// `paddle.<anything>` PaddlePaddle's. The caller asks this of the class that publishes the
+/// table (the first class of the MRO whose own `__dict__` holds the table attribute) and of
+/// each class after it, and takes the first guarded answer: a user's subclass of
+/// `torch.Tensor` (module `__main__`, say) is recognised by its base, also when it re-publishes
+/// PyTorch's table in its own `__dict__`, and a foreign class named `Tensor` is not. A producer joins this list from evidence only: its
 /// `__dlpack__` (its source) compared with its table on real tensors (tests-frameworks/).
 pub fn table_guard(publisher_module: Option<&str>) -> TableGuard {
     if in_package(publisher_module, "torch") {

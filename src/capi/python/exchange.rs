@@ -162,7 +162,9 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<Head, Error> {
 /// requires grad writable where `__dlpack__` raises.
 ///
 /// Also decides what imports check per object (`rules::table_guard`, from the `__module__` of
-/// the class that publishes the table: PyTorch's, PaddlePaddle's, or none): for PyTorch's
+/// the class that publishes the table or, failing that, of the first class after it that is
+/// PyTorch's or PaddlePaddle's: a subclass re-publishing PyTorch's table is still guarded, and
+/// "below" is then measured from PyTorch's class): for PyTorch's
 /// table, a subclass that defines
 /// `__torch_function__` below that class is refused too (`Tensor.__dlpack__` dispatches through
 /// it; the table would skip it), and, for either guarded table, a subclass that defines below
@@ -188,7 +190,7 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
     // The first class that defines an attribute `__dlpack__` reads, per guard (Torch, Paddle).
     let mut reads_owner: [Option<usize>; 2] = [None, None];
     let guards = [TableGuard::Torch, TableGuard::Paddle];
-    let mut publisher = None;
+    let (mut publisher, mut guarded) = (None, None);
     for i in 0..n {
         // SAFETY: GIL held, `i` in range.
         let Some(cls) = Owned::new(api, unsafe { (api.PySequence_GetItem)(mro.as_ptr(), i) })
@@ -223,17 +225,28 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
                 *owner = Some(i as usize);
             }
         }
-        if has(c"__dlpack_c_exchange_api__") || has(c"__c_dlpack_exchange_api__") {
-            publisher = Some((i as usize, cls));
-            break; // what classes after it define cannot come before it
+        if publisher.is_none()
+            && (has(c"__dlpack_c_exchange_api__") || has(c"__c_dlpack_exchange_api__"))
+        {
+            publisher = Some(i as usize);
+        }
+        // The guard is the first guarded producer's class at or after the publisher: a
+        // subclass that re-publishes PyTorch's table in its own `__dict__` (module
+        // `__main__`, say) still hands out PyTorch's table, which skips `Tensor.__dlpack__`'s
+        // refusals (it was used unguarded: a conjugate tensor came out with its unconjugated
+        // memory). That class is then where "below" is measured from.
+        if publisher.is_some() {
+            let g = rules::table_guard(module_of(api, &cls)?.as_deref());
+            if g != TableGuard::None {
+                guarded = Some((i as usize, g));
+                break; // what classes after it define cannot come before it
+            }
         }
     }
-    let (table_owner, guard) = match publisher {
-        Some((i, cls)) => (
-            Some(i),
-            rules::table_guard(module_of(api, &cls)?.as_deref()),
-        ),
-        None => (None, TableGuard::None),
+    let (table_owner, guard) = match (publisher, guarded) {
+        (Some(_), Some((q, g))) => (Some(q), g),
+        (Some(p), None) => (Some(p), TableGuard::None),
+        (None, _) => (None, TableGuard::None),
     };
     if !rules::table_may_replace_dlpack(dlpack_owner, table_owner) {
         return Err(Error::NoExchangeApi(
@@ -249,8 +262,8 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
                 "the object's type defines, below the class that publishes the exchange API \
                  table, an attribute that the producer's __dlpack__ reads to decide its answer \
                  (PyTorch: requires_grad, is_conj, layout, device; PaddlePaddle: is_sparse, \
-                 stop_gradient, place, get_tensor; both: __getattribute__): the table would not see it, so __dlpack__ \
-                 is called"
+                 stop_gradient, place, get_tensor; both: __getattribute__): the table would \
+                 not see it, so __dlpack__ is called"
                     .into(),
             ));
         }
