@@ -381,3 +381,15 @@ def test_subclass_republishing_the_table_is_still_guarded():
         assert str(got.value) == str(expected)
     with dh.import_tensor(torch.ones(2).as_subclass(Republished)) as ok:
         assert ok.how & EXCHANGE
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "not fixed: an instance attribute is_sparse on a PaddlePaddle tensor is not looked at (the "
+    "import reads stop_gradient only); __dlpack__ calls it and raises, the table exports"))
+def test_paddle_instance_is_sparse_gets_dlpacks_answer():
+    t = paddle.ones([2])
+    t.is_sparse = lambda: True
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
