@@ -393,3 +393,22 @@ def test_paddle_instance_is_sparse_gets_dlpacks_answer():
     with pytest.raises(type(expected)) as got:
         dh.import_tensor(t)
     assert str(got.value) == str(expected)
+
+
+def test_subclass_publishing_its_own_table_keeps_it():
+    """A subclass of ``torch.Tensor`` that publishes a table of its own (here the package's
+    ``Tensor`` table) with its own ``__dlpack__`` keeps that table: PyTorch's guard applies only
+    when the subclass re-publishes PyTorch's table."""
+
+    class Own(torch.Tensor):
+        __dlpack_c_exchange_api__ = dh.Tensor.__dlpack_c_exchange_api__
+
+        def __dlpack__(self, **kwargs):
+            return super().__dlpack__(**kwargs)
+
+    own = ctypes.POINTER(_lib.DLPackExchangeAPI)()
+    assert lib.dlpack_exchange_api_find(torch.ones(2).as_subclass(Own), byref(own)) == 0, \
+        lib.dlpack_last_error_message()
+    ref = ctypes.POINTER(_lib.DLPackExchangeAPI)()
+    assert lib.dlpack_exchange_api_find(dh.import_tensor(np.arange(2.0)), byref(ref)) == 0
+    assert ctypes.addressof(own.contents) == ctypes.addressof(ref.contents)

@@ -155,7 +155,8 @@ fn in_package(module: Option<&str>, package: &str) -> bool {
 /// table (the first class of the MRO whose own `__dict__` holds the table attribute) and of
 /// each class after it, and takes the first guarded answer: a user's subclass of
 /// `torch.Tensor` (module `__main__`, say) is recognised by its base, also when it re-publishes
-/// PyTorch's table in its own `__dict__`, and a foreign class named `Tensor` is not. A producer joins this list from evidence only: its
+/// PyTorch's table in its own `__dict__` (the caller checks that the base publishes the same
+/// table), and a foreign class named `Tensor` is not. A producer joins this list from evidence only: its
 /// `__dlpack__` (its source) compared with its table on real tensors (tests-frameworks/).
 pub fn table_guard(publisher_module: Option<&str>) -> TableGuard {
     if in_package(publisher_module, "torch") {

@@ -163,13 +163,18 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<Head, Error> {
 ///
 /// Also decides what imports check per object (`rules::table_guard`, from the `__module__` of
 /// the class that publishes the table or, failing that, of the first class after it that is
-/// PyTorch's or PaddlePaddle's: a subclass re-publishing PyTorch's table is still guarded, and
-/// "below" is then measured from PyTorch's class): for PyTorch's
+/// PyTorch's or PaddlePaddle's when that class publishes the same table (`table`): a subclass
+/// re-publishing PyTorch's table is still guarded, and "below" is then measured from PyTorch's
+/// class; a subclass publishing a table of its own keeps it, unguarded): for PyTorch's
 /// table, a subclass that defines
 /// `__torch_function__` below that class is refused too (`Tensor.__dlpack__` dispatches through
 /// it; the table would skip it), and, for either guarded table, a subclass that defines below
 /// that class an attribute the producer's `__dlpack__` reads (`rules::dlpack_reads`).
-fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableGuard, Error> {
+fn check_publisher(
+    api: &'static Api,
+    ty: *mut PyObject,
+    table: *const DLPackExchangeAPI,
+) -> Result<rules::TableGuard, Error> {
     use rules::TableGuard;
     // SAFETY: GIL held.
     let Some(mro) = Owned::new(api, unsafe {
@@ -235,10 +240,14 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
         // `__main__`, say) still hands out PyTorch's table, which skips `Tensor.__dlpack__`'s
         // refusals (it was used unguarded: a conjugate tensor came out with its unconjugated
         // memory). That class is then where "below" is measured from.
-        if publisher.is_some() {
+        // A class after the publisher counts only when it publishes the same table (a class
+        // that publishes its own table keeps it, unguarded, as before).
+        if let Some(p) = publisher {
             let g = rules::table_guard(module_of(api, &cls)?.as_deref());
             if g != TableGuard::None {
-                guarded = Some((i as usize, g));
+                if i as usize == p || same_table(api, &cls, table)? {
+                    guarded = Some((i as usize, g));
+                }
                 break; // what classes after it define cannot come before it
             }
         }
@@ -279,6 +288,20 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
         ));
     }
     Ok(guard)
+}
+
+/// Whether the class `cls` publishes the major-1 table `table` (found, walked and checked as
+/// for a type); `Err` only for an exception that stays set.
+fn same_table(
+    api: &'static Api,
+    cls: &Owned,
+    table: *const DLPackExchangeAPI,
+) -> Result<bool, Error> {
+    match locate(api, cls.as_ptr()).and_then(select) {
+        Ok(t) => Ok(core::ptr::eq(t, table)),
+        Err(e @ Error::PythonErrorSet(_)) => Err(e),
+        Err(_) => Ok(false),
+    }
 }
 
 /// The answer for a type whose MRO cannot be read (`what` could not be read).
@@ -606,7 +629,7 @@ fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<usize, Error> {
                 "the exchange API table at {p:p} is not aligned to a pointer"
             )));
         }
-        check_publisher(api, ty.as_ptr()).map(|guard| tag(p as usize, guard))
+        check_publisher(api, ty.as_ptr(), p).map(|guard| tag(p as usize, guard))
     });
     if !definitive(&r) {
         return r;
