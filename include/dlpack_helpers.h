@@ -528,9 +528,16 @@ struct DLPackExchangeAPI;
  * table would have handed over a writable tensor, or the unconjugated memory: wrong values); a
  * table failure (a sparse tensor; PyTorch's mkldnn, meta, quantized) is cleared and
  * `__dlpack__` answers; a subclass defining `__torch_function__` below `torch.Tensor` (other
- * than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table. Cost: PyTorch
- * float and PaddlePaddle tensors one attribute read per import, PyTorch integer and bool
- * tensors nothing, other producers nothing. Not covered (docs/python.md): a PyTorch
+ * than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table, nor a subclass
+ * defining an attribute the producer's `__dlpack__` reads (PyTorch: `requires_grad`,
+ * `is_conj`, `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`,
+ * `get_tensor`; both: `__getattribute__`) below the table's class. A complex tensor's `is_conj` is
+ * called only when it is the tensor's own built-in method (an attribute in its instance
+ * `__dict__` goes to `__dlpack__`, which calls it before exporting). Cost: PyTorch
+ * float and PaddlePaddle tensors one attribute read per import, PyTorch complex tensors also a
+ * lookup and call of `is_conj`, PyTorch integer and bool tensors nothing, other producers
+ * nothing. Not covered (docs/python.md): an attribute `is_conj` in a real PyTorch tensor's
+ * instance `__dict__`, which `__dlpack__` calls and the import does not look at; a PyTorch
  * `TorchFunctionMode` active in the thread, which `Tensor.__dlpack__` dispatches through, and
  * a CUDA tensor on a device other than PyTorch's current one, which `__dlpack__` refuses.
  */
@@ -3579,10 +3586,17 @@ dlpack_helpers_status dlpack_tensor_new_view_validated(const DLTensor *tensor,
  * A type that defines `__dlpack__` in a class that comes before the table's class in its MRO
  * (a subclass overriding `__dlpack__`, say of `torch.Tensor`) is answered
  * `_NO_EXCHANGE_API`: the table was written for the base class and would skip the override
- * (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read.
+ * (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read;
+ * a type whose `__mro__`, or a `__dict__` in it, cannot be read (a metaclass property raised)
+ * is answered `_NO_EXCHANGE_API` too.
  * For PyTorch's table (the class that publishes it is in the package `torch`), so is a type
  * that defines `__torch_function__` below that class (`Tensor.__dlpack__` dispatches through
- * it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`).
+ * it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`); and,
+ * for PyTorch's or PaddlePaddle's table, a type that defines below that class an attribute the
+ * producer's `__dlpack__` reads to decide its answer (PyTorch: `requires_grad`, `is_conj`,
+ * `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`, `get_tensor`; for
+ * both, `__getattribute__`): a
+ * subclass of an integer tensor whose `requires_grad` raises was exported by the table.
  *
  * Caveat for callers of PyTorch's or PaddlePaddle's table itself: its
  * `managed_tensor_from_py_object_no_sync` exports any tensor's memory as it lies, skipping the

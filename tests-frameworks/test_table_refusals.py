@@ -182,3 +182,233 @@ def test_an_answer_that_is_not_a_bool_goes_to_dlpack():
     with pytest.raises(type(expected)) as got:
         dh.import_tensor(t)
     assert str(got.value) == str(expected)
+
+
+def _int_requires_grad_true():
+    class IntRequiresGrad(torch.Tensor):
+        @property
+        def requires_grad(self):
+            return True
+    return torch.arange(3).as_subclass(IntRequiresGrad)
+
+
+def _int_requires_grad_raises():
+    class IntRequiresGradRaises(torch.Tensor):
+        @property
+        def requires_grad(self):
+            raise RuntimeError("requires_grad of this subclass raises")
+    return torch.arange(3).as_subclass(IntRequiresGradRaises)
+
+
+def _real_is_conj_true():
+    class RealConj(torch.Tensor):
+        def is_conj(self):
+            return True
+    return torch.arange(3.0).as_subclass(RealConj)
+
+
+def _layout_sparse():
+    class SparseLayout(torch.Tensor):
+        @property
+        def layout(self):
+            return torch.sparse_coo
+    return torch.arange(3.0).as_subclass(SparseLayout)
+
+
+def _device_raises():
+    class DeviceRaises(torch.Tensor):
+        @property
+        def device(self):
+            raise RuntimeError("device of this subclass raises")
+    return torch.arange(3.0).as_subclass(DeviceRaises)
+
+
+SUBCLASS_READS = {
+    "int_requires_grad_true": _int_requires_grad_true,
+    "int_requires_grad_raises": _int_requires_grad_raises,
+    "real_is_conj_true": _real_is_conj_true,
+    "layout_sparse": _layout_sparse,
+    "device_raises": _device_raises,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUBCLASS_READS))
+def test_subclass_overriding_what_dlpack_reads_gets_dlpacks_answer(name):
+    """``Tensor.__dlpack__`` decides by ``self.requires_grad``, ``self.is_conj()``,
+    ``self.layout`` and ``self.device``; a subclass that defines one of them changes that answer
+    where the table (which reads the C++ tensor) does not see it. The per-import checks skip
+    integer and real tensors, so such a subclass was exported through the table (an int
+    tensor whose ``requires_grad`` raises came out writable): the type must not use the table."""
+    t = SUBCLASS_READS[name]()
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
+    req = _lib.ImportRequest()
+    req.flags = _lib.IMPORT_EXCHANGE_API
+    out = ctypes.POINTER(_lib.DLManagedTensorVersioned)()
+    how = ctypes.c_uint32(0)
+    rc = lib.dlpack_object_import(t, byref(req), byref(out), byref(how))
+    if rc == 0:
+        lib.dlpack_tensor_delete(out)
+    assert rc != 0 and str(expected) in lib.dlpack_last_error_message().decode()
+
+
+def test_subclass_getattribute_gets_dlpacks_answer():
+    """A subclass's ``__getattribute__`` decides what every attribute ``__dlpack__`` reads
+    answers (here ``requires_grad`` True on an integer tensor, which the per-import checks
+    skip), and would run Python code in those checks after the table exported."""
+
+    class Attr(torch.Tensor):
+        def __getattribute__(self, name):
+            if name == "requires_grad":
+                return True
+            return super().__getattribute__(name)
+
+    t = torch.arange(3).as_subclass(Attr)
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
+
+
+def test_instance_is_conj_runs_before_any_export():
+    """``t.is_conj = f`` (an attribute in the instance's ``__dict__``) is what
+    ``Tensor.__dlpack__`` calls, before it exports. The import called it after PyTorch's table
+    had exported: an ``f`` that resizes the tensor freed the memory the export pointed at (the
+    export kept the new shape with the old data pointer, a read after free). Such an attribute
+    is left to ``__dlpack__``, so ``f`` runs first and the export is of the resized tensor."""
+    n = 4096
+    t = torch.tensor([1 + 2j, 3 - 4j])
+
+    def resize_then_false():
+        t.resize_(n)
+        t.zero_()
+        return False
+
+    t.is_conj = resize_then_false
+    with dh.import_tensor(t) as got:
+        assert not got.how & EXCHANGE  # checked before any element is read
+        assert got.shape == (n,)
+        a = np.from_dlpack(got)
+        assert a.ctypes.data == t.data_ptr()
+        np.testing.assert_array_equal(a, np.zeros(n, dtype=np.complex64))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "not fixed: an instance attribute is_conj on a real-dtype tensor is not looked at (the "
+    "per-import checks read is_conj only for complex dtypes, to keep real-dtype imports at one "
+    "attribute read); __dlpack__ calls it and raises, the table exports"))
+def test_instance_is_conj_on_a_real_tensor_gets_dlpacks_answer():
+    t = torch.arange(3.0)
+    t.is_conj = lambda: True
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
+
+
+def _unreadable(attr):
+    def raises(cls):
+        raise RuntimeError(f"{attr} of this metaclass raises")
+    # In the class body: setattr on a metaclass cannot replace type's __mro__ descriptor.
+    return type(type(torch.Tensor))("Meta", (type(torch.Tensor),), {attr: property(raises)})
+
+
+@pytest.mark.parametrize("attr", ["__mro__", "__dict__"])
+def test_unreadable_mro_gets_dlpacks_answer(attr):
+    """A metaclass whose ``__mro__`` (or ``__dict__``) property raises hides which class
+    publishes the table and whether the subclass overrides ``__dlpack__``: the import used
+    PyTorch's table (unguarded for ``__mro__``) and skipped the override, so the tensor came
+    out where the subclass's ``__dlpack__`` raises."""
+
+    class Hidden(torch.Tensor, metaclass=_unreadable(attr)):
+        def __dlpack__(self, **kwargs):
+            raise BufferError("the subclass's own __dlpack__")
+
+    t = torch.ones(2).as_subclass(Hidden)
+    with pytest.raises(BufferError, match="the subclass's own __dlpack__"):
+        dh.import_tensor(t)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "not fixed: the answer about a type (table, guard, overrides) is cached for the process on "
+    "the first import; a __dlpack__ (or requires_grad, __torch_function__) assigned to the "
+    "class afterwards is not seen, and the table skips it. Seeing it needs the type's version "
+    "tag (not in the stable ABI) or a type watcher (CPython 3.12+)"))
+def test_class_changed_after_the_first_import_gets_dlpacks_answer():
+    class Later(torch.Tensor):
+        pass
+
+    with dh.import_tensor(torch.ones(2).as_subclass(Later)) as first:
+        assert first.how & EXCHANGE
+
+    def override(self, **kwargs):
+        raise BufferError("assigned after the first import")
+    Later.__dlpack__ = override
+    with pytest.raises(BufferError, match="assigned after the first import"):
+        dh.import_tensor(torch.ones(2).as_subclass(Later))
+
+
+def test_paddle_subclass_overriding_what_dlpack_reads_gets_dlpacks_answer():
+    """PaddlePaddle's ``__dlpack__`` decides by ``self.is_sparse()`` (and ``stop_gradient``,
+    ``place``): a subclass whose ``is_sparse()`` answers True was exported by the table."""
+
+    class SparseSaid(paddle.Tensor):
+        def is_sparse(self):
+            return True
+
+    t = SparseSaid(paddle.ones([2]))
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
+
+
+def test_subclass_republishing_the_table_is_still_guarded():
+    """A subclass that puts PyTorch's table in its own ``__dict__`` (module ``__main__``) still
+    hands out PyTorch's table: it was used unguarded, so a conjugate tensor came out with its
+    unconjugated memory (wrong values) and a tensor that requires grad writable."""
+
+    class Republished(torch.Tensor):
+        __dlpack_c_exchange_api__ = torch.Tensor.__dlpack_c_exchange_api__
+
+    for t in (torch.tensor([1 + 2j]).conj().as_subclass(Republished),
+              torch.ones(2, requires_grad=True).as_subclass(Republished)):
+        expected = _dlpack_error(t)
+        with pytest.raises(type(expected)) as got:
+            dh.import_tensor(t)
+        assert str(got.value) == str(expected)
+    with dh.import_tensor(torch.ones(2).as_subclass(Republished)) as ok:
+        assert ok.how & EXCHANGE
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "not fixed: an instance attribute is_sparse on a PaddlePaddle tensor is not looked at (the "
+    "import reads stop_gradient only); __dlpack__ calls it and raises, the table exports"))
+def test_paddle_instance_is_sparse_gets_dlpacks_answer():
+    t = paddle.ones([2])
+    t.is_sparse = lambda: True
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
+
+
+def test_subclass_publishing_its_own_table_keeps_it():
+    """A subclass of ``torch.Tensor`` that publishes a table of its own (here the package's
+    ``Tensor`` table) with its own ``__dlpack__`` keeps that table: PyTorch's guard applies only
+    when the subclass re-publishes PyTorch's table."""
+
+    class Own(torch.Tensor):
+        __dlpack_c_exchange_api__ = dh.Tensor.__dlpack_c_exchange_api__
+
+        def __dlpack__(self, **kwargs):
+            return super().__dlpack__(**kwargs)
+
+    own = ctypes.POINTER(_lib.DLPackExchangeAPI)()
+    assert lib.dlpack_exchange_api_find(torch.ones(2).as_subclass(Own), byref(own)) == 0, \
+        lib.dlpack_last_error_message()
+    ref = ctypes.POINTER(_lib.DLPackExchangeAPI)()
+    assert lib.dlpack_exchange_api_find(dh.import_tensor(np.arange(2.0)), byref(ref)) == 0
+    assert ctypes.addressof(own.contents) == ctypes.addressof(ref.contents)

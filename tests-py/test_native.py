@@ -396,3 +396,131 @@ def test_exchange_api_allocator_sizes_are_checked_and_fallible(shape, expect):
                        capture_output=True, text=True, timeout=600, cwd="/")
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
     assert r.stdout.split("\n")[0] == expect, r.stdout
+
+
+_HOSTILE_CHILD = r"""
+import ctypes, sys
+import numpy as np
+import dlpack_helpers as dh
+from dlpack_helpers import _lib
+out = ctypes.POINTER(_lib.DLPackExchangeAPI)()
+assert dh.lib.dlpack_exchange_api_find(dh.import_tensor(np.arange(2.0)), ctypes.byref(out)) == 0
+api = out.contents
+SetError = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+alloc = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_lib.DLTensor),
+                         ctypes.POINTER(ctypes.POINTER(_lib.DLManagedTensorVersioned)),
+                         ctypes.c_void_p, SetError)(api.managed_tensor_allocator)
+errors = []
+on_error = SetError(lambda ctx, kind, msg: errors.append((kind.decode(), msg.decode())))
+fn = lambda name: ctypes.cast(getattr(api, name), ctypes.c_void_p).value
+Obj = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
+Raw = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+case = sys.argv[1]
+buf = ctypes.create_string_buffer(256)
+t = dh.import_tensor(np.arange(3.0))
+if case.startswith("alloc"):
+    dims = (ctypes.c_int64 * 2)(2, 3)
+    proto = _lib.DLTensor()
+    proto.device = _lib.DLDevice(1, 0)
+    proto.ndim, proto.shape = 2, dims
+    proto.dtype = _lib.DLDataType(2, 32, 1)
+    if case == "alloc_null_shape":
+        proto.shape = None
+    if case == "alloc_ndim_huge":
+        proto.ndim = 1 << 30
+    mt = ctypes.POINTER(_lib.DLManagedTensorVersioned)()
+    rc = alloc(ctypes.byref(proto), ctypes.byref(mt), None, on_error)
+    print(rc, bool(mt), errors[-1][0] if rc else "-", flush=True)
+    sys.exit(0)
+try:
+    if case == "from_null_out":
+        Obj(fn("managed_tensor_from_py_object_no_sync"))(t, None)
+    if case == "from_null_obj":
+        Raw(fn("managed_tensor_from_py_object_no_sync"))(None, ctypes.addressof(buf))
+    if case == "dltensor_null_out":
+        Obj(fn("dltensor_from_py_object_no_sync"))(t, None)
+    if case == "dltensor_null_obj":
+        Raw(fn("dltensor_from_py_object_no_sync"))(None, ctypes.addressof(buf))
+    if case == "to_null_out":
+        released = []
+        Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+        on_delete = Deleter(lambda p: released.append(p))
+        shape = (ctypes.c_int64 * 1)(3)
+        data = (ctypes.c_double * 3)()
+        mt = _lib.DLManagedTensorVersioned()
+        mt.version = _lib.DLPackVersion(1, 3)
+        mt.deleter = ctypes.cast(on_delete, type(mt.deleter))
+        mt.dl_tensor.data = ctypes.cast(data, ctypes.c_void_p)
+        mt.dl_tensor.device = _lib.DLDevice(1, 0)
+        mt.dl_tensor.ndim, mt.dl_tensor.shape = 1, shape
+        mt.dl_tensor.dtype = _lib.DLDataType(2, 64, 1)
+        try:
+            Raw(fn("managed_tensor_to_py_object_no_sync"))(ctypes.addressof(mt), None)
+        finally:
+            print("released", len(released))
+    print("no error", flush=True)
+except SystemError as e:  # ctypes reports the exception the function set as the cause
+    print(type(e.__cause__).__name__, e.__cause__, flush=True)
+"""
+
+
+@pytest.mark.parametrize("case,expect", [
+    ("alloc_null_shape", "-1 False ValueError"),
+    ("alloc_ndim_huge", "-1 False ValueError"),
+    ("from_null_out", "ValueError out is NULL"),
+    ("from_null_obj", "ValueError py_object is NULL"),
+    ("dltensor_null_out", "ValueError out is NULL"),
+    ("dltensor_null_obj", "ValueError py_object is NULL"),
+    ("to_null_out", "released 1\nValueError out_py_object is NULL"),
+])
+def test_exchange_api_hostile_arguments_are_errors(case, expect):
+    """Tensor's exchange table given a NULL pointer or a prototype whose shape cannot be read
+    (NULL with ndim 2, ndim 2**30): a Python exception (or `set_error`) and -1, never a crash
+    (each crashed the process: a NULL out written, pyo3 aborting on a NULL object, the shape
+    read before ndim was bounded). `to_py_object` releases the tensor it was handed once. In a
+    child process, which a crash would kill."""
+    r = subprocess.run([sys.executable, "-c", _HOSTILE_CHILD, case],
+                       capture_output=True, text=True, timeout=600, cwd="/")
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr[-2000:])
+    assert r.stdout.strip().startswith(expect), r.stdout
+
+
+_UNREADABLE_SHAPE_CHILD = r"""
+import sys
+import dlpack_helpers as dh
+from producers import Counter
+c = Counter()
+p = c.versioned()
+if sys.argv[1] == "ndim_huge":
+    p.contents.dl_tensor.ndim = 1 << 30
+else:
+    p.contents.dl_tensor.shape = None
+import ctypes
+out = ctypes.c_void_p()
+assert dh.lib.dlpack_capsule_new(p, ctypes.byref(out)) == 0
+from producers import take
+t = dh.import_tensor(take(out))
+for attr in ("shape", "strides"):
+    try:
+        print(attr, getattr(t, attr), flush=True)
+    except ValueError as e:
+        print(attr, "ValueError", e, flush=True)
+t.release()
+print("released", c.calls, flush=True)
+"""
+
+
+@pytest.mark.parametrize("case", ["ndim_huge", "null_shape"])
+def test_tensor_shape_of_an_unreadable_producer_shape_is_an_error(case):
+    """A Tensor holds its producer's tensor unvalidated until it is exported: `shape` and
+    `strides` of an `ndim` of 2**30 read past the 2-entry shape (a crash), and a NULL shape with
+    `ndim` 1 read as `()`. Both are ValueError now; the tensor is still released once. In a
+    child process, which a crash would kill."""
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run([sys.executable, "-c", _UNREADABLE_SHAPE_CHILD, case],
+                       capture_output=True, text=True, timeout=600, cwd=here)
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr[-2000:])
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("shape ValueError") and lines[1].startswith("strides ValueError"), lines
+    assert lines[2] == "released 1", lines

@@ -125,6 +125,11 @@ python_api! {
     // library's allocator. Both or neither are used (`Api::pymem`).
     PyMem_Malloc: unsafe extern "C" fn(usize) -> *mut c_void,
     PyMem_Free: unsafe extern "C" fn(*mut c_void),
+    // Issue 25: `tensor.is_conj` is called only when it is the tensor's own built-in method (an
+    // attribute in the instance's `__dict__` would run Python code after the table exported).
+    // Stable ABI, every CPython 3.x; without them the check answers "ask `__dlpack__`".
+    PyCFunction_Type: *mut PyObject,
+    PyCFunction_GetSelf: unsafe extern "C" fn(*mut PyObject) -> *mut PyObject,
 }
 
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still

@@ -151,10 +151,12 @@ fn in_package(module: Option<&str>, package: &str) -> bool {
 /// unreadable). Rule: a producer's classes live in its package (`torch.Tensor` is defined in
 /// `torch._tensor`, its C base `torch._C.TensorBase` in `torch._C`; `paddle.Tensor` reports
 /// `paddle`), so a module named `torch` or `torch.<anything>` is PyTorch's, `paddle` or
-/// `paddle.<anything>` PaddlePaddle's. The class that publishes the table is the first class of
-/// the MRO whose own `__dict__` holds the table attribute, so a user's subclass of
-/// `torch.Tensor` (module `__main__`, say) is still recognised by its base, and a foreign
-/// class named `Tensor` is not. A producer joins this list from evidence only: its
+/// `paddle.<anything>` PaddlePaddle's. The caller asks this of the class that publishes the
+/// table (the first class of the MRO whose own `__dict__` holds the table attribute) and of
+/// each class after it, and takes the first guarded answer: a user's subclass of
+/// `torch.Tensor` (module `__main__`, say) is recognised by its base, also when it re-publishes
+/// PyTorch's table in its own `__dict__` (the caller checks that the base publishes the same
+/// table), and a foreign class named `Tensor` is not. A producer joins this list from evidence only: its
 /// `__dlpack__` (its source) compared with its table on real tensors (tests-frameworks/).
 pub fn table_guard(publisher_module: Option<&str>) -> TableGuard {
     if in_package(publisher_module, "torch") {
@@ -163,6 +165,37 @@ pub fn table_guard(publisher_module: Option<&str>) -> TableGuard {
         TableGuard::Paddle
     } else {
         TableGuard::None
+    }
+}
+
+/// The attributes of the tensor that the producer's `Tensor.__dlpack__` reads to decide its
+/// answer, by guard: PyTorch 2.15 (torch/_tensor.py) reads `requires_grad`, `is_conj()`,
+/// `layout` and `device` before it exports; PaddlePaddle 3.3
+/// (paddle/base/dygraph/tensor_patch_methods.py) reads `is_sparse()`, `stop_gradient`, `place`
+/// and `get_tensor()`; a class's `__getattribute__` decides what every one of those reads
+/// answers. The table reads the C++ tensor and none of them, so a class below the
+/// table's publisher in a type's MRO that defines one of them in its own `__dict__` (a
+/// subclass whose `requires_grad` property raises, say) changes `__dlpack__`'s answer where the
+/// table would not see it: such a type never uses the table (checked once per type, like a
+/// `__dlpack__` override). Also keeps Python code out of the checks an import runs after the
+/// table exported: the attributes they read are then the producer's own.
+pub fn dlpack_reads(guard: TableGuard) -> &'static [&'static CStr] {
+    match guard {
+        TableGuard::None => &[],
+        TableGuard::Torch => &[
+            c"requires_grad",
+            c"is_conj",
+            c"layout",
+            c"device",
+            c"__getattribute__",
+        ],
+        TableGuard::Paddle => &[
+            c"is_sparse",
+            c"stop_gradient",
+            c"place",
+            c"get_tensor",
+            c"__getattribute__",
+        ],
     }
 }
 
@@ -321,6 +354,39 @@ mod tests {
         assert_eq!(table_guard(Some("tvm_ffi.core")), TableGuard::None);
         assert_eq!(table_guard(Some("__main__")), TableGuard::None);
         assert_eq!(table_guard(None), TableGuard::None);
+    }
+
+    /// Issue 25: what each producer's `__dlpack__` reads on the tensor (a subclass defining one
+    /// keeps the table out); an unguarded table reads nothing.
+    #[test]
+    fn dlpack_reads_by_guard() {
+        let names = |g| -> Vec<&str> {
+            dlpack_reads(g)
+                .iter()
+                .map(|n| n.to_str().unwrap())
+                .collect()
+        };
+        assert_eq!(
+            names(TableGuard::Torch),
+            [
+                "requires_grad",
+                "is_conj",
+                "layout",
+                "device",
+                "__getattribute__"
+            ]
+        );
+        assert_eq!(
+            names(TableGuard::Paddle),
+            [
+                "is_sparse",
+                "stop_gradient",
+                "place",
+                "get_tensor",
+                "__getattribute__"
+            ]
+        );
+        assert!(names(TableGuard::None).is_empty());
     }
 
     /// Issue 25: integer and bool tensors cannot require grad in PyTorch; only complex ones (or

@@ -172,6 +172,17 @@ pub fn remember_type(py: Python<'_>) {
     );
 }
 
+/// A NULL pointer argument is `ValueError` (a crash before: pyo3 aborts on a NULL object, and
+/// a NULL out pointer was written).
+fn not_null<T>(p: *mut T, what: &str) -> PyResult<()> {
+    if p.is_null() {
+        return Err(PyValueError::new_err(format!(
+            "{what} is NULL (dlpack_helpers.Tensor's exchange API)"
+        )));
+    }
+    Ok(())
+}
+
 #[inline(always)]
 fn ours<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Tensor>> {
     // SAFETY: a live object (GIL held by the caller).
@@ -222,7 +233,9 @@ unsafe extern "C" fn from_py_object(
     out: *mut *mut DLManagedTensorVersioned,
 ) -> c_int {
     guarded_attached(|py| {
-        // SAFETY: DLPack 1.3: a borrowed PyObject*, GIL held.
+        not_null(obj, "py_object")?;
+        not_null(out, "out")?;
+        // SAFETY: DLPack 1.3: a borrowed PyObject* (checked non-NULL), GIL held.
         let obj = unsafe { Bound::from_borrowed_ptr(py, obj.cast()) };
         let t = ours(&obj)?.get();
         // Peer case 53: a recorded producer stream is waited for on the default stream first.
@@ -260,6 +273,15 @@ unsafe extern "C" fn to_py_object(
     out: *mut *mut c_void,
 ) -> c_int {
     guarded(|py| {
+        if out.is_null() {
+            if !tensor.is_null() {
+                // SAFETY: handed over by the caller; released once, as on every failure.
+                unsafe { ffi::dlpack_tensor_delete(tensor) };
+            }
+            return Err(PyValueError::new_err(
+                "out_py_object is NULL (the tensor was released)",
+            ));
+        }
         let mut cap = null_mut();
         // SAFETY: the caller hands over `tensor` (DLPack 1.3); on OK the capsule owns it.
         if let Err(e) = check(unsafe { ffi::dlpack_capsule_new(tensor, &mut cap) }) {
@@ -290,7 +312,9 @@ unsafe extern "C" fn to_py_object(
 /// lives and is not released).
 unsafe extern "C" fn dltensor_from_py_object(obj: *mut c_void, out: *mut DLTensor) -> c_int {
     guarded(|py| {
-        // SAFETY: DLPack 1.3: a borrowed PyObject*, GIL held.
+        not_null(obj, "py_object")?;
+        not_null(out, "out")?;
+        // SAFETY: DLPack 1.3: a borrowed PyObject* (checked non-NULL), GIL held.
         let obj = unsafe { Bound::from_borrowed_ptr(py, obj.cast()) };
         let t = ours(&obj)?;
         let dl = t.get().managed()?.dl_tensor;
@@ -369,7 +393,12 @@ unsafe extern "C" fn allocator(
             .copied()
             .or_else(|| p.downcast_ref::<String>().map(String::as_str))
             .unwrap_or("(no message)");
-        report(error_ctx, set_error, c"RuntimeError", format!("a Rust panic: {what}"))
+        report(
+            error_ctx,
+            set_error,
+            c"RuntimeError",
+            format!("a Rust panic: {what}"),
+        )
     })
 }
 
@@ -410,10 +439,29 @@ unsafe fn allocate(
             ),
         );
     }
-    let n = p.ndim.max(0) as usize;
+    // The shape is read only once `ndim` is in the library's bound and `shape` is not NULL
+    // (a NULL shape or an `ndim` of 2**30 crashed the process here).
+    if !(0..=ffi::MAX_NDIM).contains(&p.ndim) {
+        return fail(
+            c"ValueError",
+            format!(
+                "prototype->ndim is {}; it must be in 0..={} (this library's bound)",
+                p.ndim,
+                ffi::MAX_NDIM
+            ),
+        );
+    }
+    if p.ndim > 0 && p.shape.is_null() {
+        return fail(
+            c"ValueError",
+            format!("prototype->shape is NULL but prototype->ndim is {}", p.ndim),
+        );
+    }
+    let n = p.ndim as usize;
     let shape = if n == 0 {
         &[][..]
     } else {
+        // SAFETY: non-NULL, `ndim` elements (DLPack: the prototype's shape has ndim entries).
         unsafe { core::slice::from_raw_parts(p.shape, n) }
     };
     // Sizes checked, never wrapped: an element count or byte size past isize::MAX, or memory

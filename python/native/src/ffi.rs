@@ -32,6 +32,8 @@ pub const IMPORTED_LEGACY: u32 = 0x1;
 pub const IMPORTED_AFTER_RETRY: u32 = 0x2;
 pub const IMPORTED_EXCHANGE_API: u32 = 0x4;
 pub const NAME_MAX: usize = 32;
+/// `DLPACK_HELPERS_MAX_NDIM`: the library's bound on `ndim`.
+pub const MAX_NDIM: i32 = 1024;
 /// `DLPACK_HELPERS_STREAM_*` kinds and `DLPACK_HELPERS_SYNC_*` values this package reads.
 pub const STREAM_NO_SYNC: i32 = 0;
 pub const STREAM_NONE: i32 = 1;

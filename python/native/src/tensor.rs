@@ -181,7 +181,7 @@ impl Tensor {
 
     fn strides_vec(&self) -> PyResult<Vec<i64>> {
         let t = &self.managed()?.dl_tensor;
-        let n = t.ndim.max(0) as usize;
+        let n = readable_ndim(t)?;
         if n == 0 {
             return Ok(Vec::new());
         }
@@ -201,13 +201,34 @@ impl Tensor {
 
     fn shape_slice(&self) -> PyResult<&[i64]> {
         let t = &self.managed()?.dl_tensor;
-        let n = t.ndim.max(0) as usize;
-        if n == 0 || t.shape.is_null() {
+        let n = readable_ndim(t)?;
+        if n == 0 {
             return Ok(&[]);
         }
         // SAFETY: DLPack: `shape` holds `ndim` elements, valid while the tensor lives.
         Ok(unsafe { core::slice::from_raw_parts(t.shape, n) })
     }
+}
+
+/// The number of `shape` (and `strides`) entries that may be read: `ndim`, once it is in
+/// 0..=`DLPACK_HELPERS_MAX_NDIM` and `shape` is not NULL when it is above 0; else `ValueError`.
+/// A Tensor holds what its producer handed over unvalidated until it is exported, and a shape
+/// of `ndim` 2**30 was read past its end (a crash); a NULL shape read as `()`.
+fn readable_ndim(t: &DLTensor) -> PyResult<usize> {
+    if !(0..=ffi::MAX_NDIM).contains(&t.ndim) {
+        return Err(PyValueError::new_err(format!(
+            "the producer's tensor.ndim is {}; it must be in 0..={} (this library's bound)",
+            t.ndim,
+            ffi::MAX_NDIM
+        )));
+    }
+    if t.ndim > 0 && t.shape.is_null() {
+        return Err(PyValueError::new_err(format!(
+            "the producer's tensor.shape is NULL but tensor.ndim is {}",
+            t.ndim
+        )));
+    }
+    Ok(t.ndim as usize)
 }
 
 #[pymethods]
@@ -832,7 +853,7 @@ fn host_copy<'py>(
         )));
     }
     let size = bits / 8;
-    let n = t.ndim.max(0) as usize;
+    let n = readable_ndim(t)?;
     let shape: Vec<i64> = if n == 0 {
         Vec::new()
     } else {

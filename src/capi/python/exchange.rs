@@ -155,16 +155,26 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<Head, Error> {
 
 /// Refuse the table of a type whose MRO defines `__dlpack__` before the class that publishes the
 /// table (issue 25, `rules::table_may_replace_dlpack`): a subclass's own `__dlpack__` is called,
-/// never skipped. Reads `ty.__mro__` and each class's own `__dict__` (no descriptor runs); a
-/// failure to read them (an exotic metaclass) leaves the table usable, as the specification
-/// lets a consumer do.
+/// never skipped. Reads `ty.__mro__` and each class's own `__dict__` (no descriptor runs). A
+/// failure to read them (a metaclass whose `__mro__` or `__dict__` property raises) refuses the
+/// table (`NoExchangeApi`: `__dlpack__` answers): without them the override and the publisher
+/// (and so the guard) are unknown, and an unguarded PyTorch table exported a tensor that
+/// requires grad writable where `__dlpack__` raises.
 ///
 /// Also decides what imports check per object (`rules::table_guard`, from the `__module__` of
-/// the class that publishes the table: PyTorch's, PaddlePaddle's, or none): for PyTorch's
+/// the class that publishes the table or, failing that, of the first class after it that is
+/// PyTorch's or PaddlePaddle's when that class publishes the same table (`table`): a subclass
+/// re-publishing PyTorch's table is still guarded, and "below" is then measured from PyTorch's
+/// class; a subclass publishing a table of its own keeps it, unguarded): for PyTorch's
 /// table, a subclass that defines
 /// `__torch_function__` below that class is refused too (`Tensor.__dlpack__` dispatches through
-/// it; the table would skip it).
-fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableGuard, Error> {
+/// it; the table would skip it), and, for either guarded table, a subclass that defines below
+/// that class an attribute the producer's `__dlpack__` reads (`rules::dlpack_reads`).
+fn check_publisher(
+    api: &'static Api,
+    ty: *mut PyObject,
+    table: *const DLPackExchangeAPI,
+) -> Result<rules::TableGuard, Error> {
     use rules::TableGuard;
     // SAFETY: GIL held.
     let Some(mro) = Owned::new(api, unsafe {
@@ -172,24 +182,27 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
     }) else {
         // SAFETY: GIL held; an ordinary exception is cleared, a non-Exception stays set.
         unsafe { api.catch(false, |_| true) }?;
-        return Ok(TableGuard::None);
+        return Err(mro_unreadable("__mro__"));
     };
     // SAFETY: GIL held.
     let n = unsafe { (api.PySequence_Size)(mro.as_ptr()) };
     if n < 0 {
         // SAFETY: GIL held.
         unsafe { api.catch(false, |_| true) }?;
-        return Ok(TableGuard::None);
+        return Err(mro_unreadable("__mro__"));
     }
     let (mut dlpack_owner, mut torch_function_owner) = (None, None);
-    let mut publisher = None;
+    // The first class that defines an attribute `__dlpack__` reads, per guard (Torch, Paddle).
+    let mut reads_owner: [Option<usize>; 2] = [None, None];
+    let guards = [TableGuard::Torch, TableGuard::Paddle];
+    let (mut publisher, mut guarded) = (None, None);
     for i in 0..n {
         // SAFETY: GIL held, `i` in range.
         let Some(cls) = Owned::new(api, unsafe { (api.PySequence_GetItem)(mro.as_ptr(), i) })
         else {
             // SAFETY: GIL held.
             unsafe { api.catch(false, |_| true) }?;
-            return Ok(TableGuard::None);
+            return Err(mro_unreadable("__mro__"));
         };
         // SAFETY: GIL held.
         let Some(dict) = Owned::new(api, unsafe {
@@ -197,7 +210,7 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
         }) else {
             // SAFETY: GIL held.
             unsafe { api.catch(false, |_| true) }?;
-            continue;
+            return Err(mro_unreadable("the __dict__ of a class in its __mro__"));
         };
         // SAFETY: GIL held; PyMapping_HasKeyString never raises.
         let has = |k: &core::ffi::CStr| unsafe {
@@ -212,17 +225,37 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
         {
             torch_function_owner = Some(i as usize);
         }
-        if has(c"__dlpack_c_exchange_api__") || has(c"__c_dlpack_exchange_api__") {
-            publisher = Some((i as usize, cls));
-            break; // what classes after it define cannot come before it
+        for (owner, g) in reads_owner.iter_mut().zip(guards) {
+            if owner.is_none() && rules::dlpack_reads(g).iter().any(|&k| has(k)) {
+                *owner = Some(i as usize);
+            }
+        }
+        if publisher.is_none()
+            && (has(c"__dlpack_c_exchange_api__") || has(c"__c_dlpack_exchange_api__"))
+        {
+            publisher = Some(i as usize);
+        }
+        // The guard is the first guarded producer's class at or after the publisher: a
+        // subclass that re-publishes PyTorch's table in its own `__dict__` (module
+        // `__main__`, say) still hands out PyTorch's table, which skips `Tensor.__dlpack__`'s
+        // refusals (it was used unguarded: a conjugate tensor came out with its unconjugated
+        // memory). That class is then where "below" is measured from.
+        // A class after the publisher counts only when it publishes the same table (a class
+        // that publishes its own table keeps it, unguarded, as before).
+        if let Some(p) = publisher {
+            let g = rules::table_guard(module_of(api, &cls)?.as_deref());
+            if g != TableGuard::None {
+                if i as usize == p || same_table(api, &cls, table)? {
+                    guarded = Some((i as usize, g));
+                }
+                break; // what classes after it define cannot come before it
+            }
         }
     }
-    let (table_owner, guard) = match publisher {
-        Some((i, cls)) => (
-            Some(i),
-            rules::table_guard(module_of(api, &cls)?.as_deref()),
-        ),
-        None => (None, TableGuard::None),
+    let (table_owner, guard) = match (publisher, guarded) {
+        (Some(_), Some((q, g))) => (Some(q), g),
+        (Some(p), None) => (Some(p), TableGuard::None),
+        (None, _) => (None, TableGuard::None),
     };
     if !rules::table_may_replace_dlpack(dlpack_owner, table_owner) {
         return Err(Error::NoExchangeApi(
@@ -231,6 +264,18 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
              called"
                 .into(),
         ));
+    }
+    if let Some(k) = guards.iter().position(|&g| g == guard) {
+        if !rules::table_may_replace_dlpack(reads_owner[k], table_owner) {
+            return Err(Error::NoExchangeApi(
+                "the object's type defines, below the class that publishes the exchange API \
+                 table, an attribute that the producer's __dlpack__ reads to decide its answer \
+                 (PyTorch: requires_grad, is_conj, layout, device; PaddlePaddle: is_sparse, \
+                 stop_gradient, place, get_tensor; both: __getattribute__): the table would \
+                 not see it, so __dlpack__ is called"
+                    .into(),
+            ));
+        }
     }
     if guard == TableGuard::Torch
         && !rules::table_may_replace_dlpack(torch_function_owner, table_owner)
@@ -243,6 +288,29 @@ fn check_publisher(api: &'static Api, ty: *mut PyObject) -> Result<rules::TableG
         ));
     }
     Ok(guard)
+}
+
+/// Whether the class `cls` publishes the major-1 table `table` (found, walked and checked as
+/// for a type); `Err` only for an exception that stays set.
+fn same_table(
+    api: &'static Api,
+    cls: &Owned,
+    table: *const DLPackExchangeAPI,
+) -> Result<bool, Error> {
+    match locate(api, cls.as_ptr()).and_then(select) {
+        Ok(t) => Ok(core::ptr::eq(t, table)),
+        Err(e @ Error::PythonErrorSet(_)) => Err(e),
+        Err(_) => Ok(false),
+    }
+}
+
+/// The answer for a type whose MRO cannot be read (`what` could not be read).
+fn mro_unreadable(what: &str) -> Error {
+    Error::NoExchangeApi(format!(
+        "the object's type has an exchange API table, but {what} cannot be read (a metaclass \
+         property raised): which class publishes the table, and whether a subclass overrides \
+         __dlpack__, is unknown, so the table is not used and __dlpack__ is called"
+    ))
 }
 
 /// Whether `cls.__torch_function__` is PyTorch's `torch._C._disabled_torch_function_impl`
@@ -315,9 +383,11 @@ fn untag(p: usize) -> (*const DLPackExchangeAPI, rules::TableGuard) {
 /// with its unconjugated memory: wrong values). `dtype` is the export's: `rules::table_checks`
 /// says what can be set at all, so a PyTorch integer or bool tensor costs nothing, a real
 /// floating-point one one attribute read (a getset, with an interned name), a complex one also
-/// an `is_conj()` call; a PaddlePaddle tensor one attribute read. `true` also when an answer
+/// a lookup of `is_conj` and its call (only when the lookup finds the tensor's own built-in
+/// method: an attribute in the instance's `__dict__` is left to `__dlpack__`, which calls it
+/// before it exports); a PaddlePaddle tensor one attribute read. `true` also when an answer
 /// is not exactly the `bool` that lets the table stand in, or cannot be read cheaply (no cached
-/// names: a subinterpreter; no `PyObject_VectorcallMethod`; a lookup raised, its ordinary
+/// names: a subinterpreter; no `PyObject_Vectorcall` or `PyCFunction_Type`; a lookup raised, its ordinary
 /// exception cleared): `__dlpack__` then answers. `Err` only for an
 /// exception not deriving from `Exception`, which stays set.
 ///
@@ -336,7 +406,7 @@ pub(crate) fn table_refuses(
         return Ok(false);
     }
     // SAFETY: GIL held (caller).
-    let (Some(names), Some(vcm)) = (unsafe { api.names() }, api.PyObject_VectorcallMethod) else {
+    let Some(names) = (unsafe { api.names() }) else {
         return Ok(true);
     };
     // Whether the answer is exactly `want` (`True` or `False`); an answer that is neither, or a
@@ -358,9 +428,36 @@ pub(crate) fn table_refuses(
         return Ok(true);
     }
     if checks.conj {
-        let args = [obj];
-        // SAFETY: GIL held; `obj.is_conj()`, a method without arguments (nargsf 1, no offset).
-        let r = unsafe { vcm(names.is_conj, args.as_ptr(), 1, core::ptr::null_mut()) };
+        // `obj.is_conj` is looked up first: a method descriptor of the type is shadowed by an
+        // attribute in the instance's `__dict__` (`t.is_conj = f`), which `__dlpack__` calls;
+        // calling it here would run Python code after the table exported (code that resizes
+        // the tensor frees the memory the export points at). Only the tensor's own built-in
+        // method (`builtin_function_or_method` bound to `obj`: C code) is called; anything
+        // else is left to `__dlpack__`, which calls it before it exports.
+        let (Some(cfunc_type), Some(get_self)) = (api.PyCFunction_Type, api.PyCFunction_GetSelf)
+        else {
+            return Ok(true);
+        };
+        // SAFETY: GIL held; a lookup through the type's method descriptor and the instance
+        // `__dict__` (no data descriptor of that name on PyTorch's types, and no
+        // `__getattribute__` below the table's class: `check_publisher`), so no Python runs.
+        let Some(m) = Owned::new(api, unsafe { (api.PyObject_GetAttr)(obj, names.is_conj) }) else {
+            // SAFETY: GIL held; the lookup raised.
+            unsafe { api.catch(false, |_| true) }?;
+            return Ok(true);
+        };
+        // SAFETY: GIL held; PyObject_Type returns a new reference and never fails.
+        let ty = Owned::new(api, unsafe { (api.PyObject_Type)(m.as_ptr()) });
+        let builtin = ty.is_some_and(|t| t.as_ptr() == cfunc_type);
+        // SAFETY: GIL held; `m` is a `builtin_function_or_method` (checked first); borrowed.
+        if !builtin || unsafe { get_self(m.as_ptr()) } != obj {
+            return Ok(true);
+        }
+        let Some(vc) = api.PyObject_Vectorcall else {
+            return Ok(true);
+        };
+        // SAFETY: GIL held; the bound built-in method `obj.is_conj`, called without arguments.
+        let r = unsafe { vc(m.as_ptr(), core::ptr::null(), 0, core::ptr::null_mut()) };
         if !exactly(r, names.py_false)? {
             return Ok(true);
         }
@@ -532,7 +629,7 @@ fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<usize, Error> {
                 "the exchange API table at {p:p} is not aligned to a pointer"
             )));
         }
-        check_publisher(api, ty.as_ptr()).map(|guard| tag(p as usize, guard))
+        check_publisher(api, ty.as_ptr(), p).map(|guard| tag(p as usize, guard))
     });
     if !definitive(&r) {
         return r;
@@ -656,10 +753,17 @@ pub(crate) fn import_no_sync(
 /// A type that defines `__dlpack__` in a class that comes before the table's class in its MRO
 /// (a subclass overriding `__dlpack__`, say of `torch.Tensor`) is answered
 /// `_NO_EXCHANGE_API`: the table was written for the base class and would skip the override
-/// (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read.
+/// (issue 25), so imports call `__dlpack__` instead. Only the classes' own `__dict__`s are read;
+/// a type whose `__mro__`, or a `__dict__` in it, cannot be read (a metaclass property raised)
+/// is answered `_NO_EXCHANGE_API` too.
 /// For PyTorch's table (the class that publishes it is in the package `torch`), so is a type
 /// that defines `__torch_function__` below that class (`Tensor.__dlpack__` dispatches through
-/// it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`).
+/// it), unless it is PyTorch's `_disabled_torch_function_impl` (`torch.nn.Parameter`); and,
+/// for PyTorch's or PaddlePaddle's table, a type that defines below that class an attribute the
+/// producer's `__dlpack__` reads to decide its answer (PyTorch: `requires_grad`, `is_conj`,
+/// `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`, `get_tensor`; for
+/// both, `__getattribute__`): a
+/// subclass of an integer tensor whose `requires_grad` raises was exported by the table.
 ///
 /// Caveat for callers of PyTorch's or PaddlePaddle's table itself: its
 /// `managed_tensor_from_py_object_no_sync` exports any tensor's memory as it lies, skipping the

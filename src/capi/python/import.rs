@@ -36,9 +36,16 @@ use crate::capi::stream::{
 /// table would have handed over a writable tensor, or the unconjugated memory: wrong values); a
 /// table failure (a sparse tensor; PyTorch's mkldnn, meta, quantized) is cleared and
 /// `__dlpack__` answers; a subclass defining `__torch_function__` below `torch.Tensor` (other
-/// than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table. Cost: PyTorch
-/// float and PaddlePaddle tensors one attribute read per import, PyTorch integer and bool
-/// tensors nothing, other producers nothing. Not covered (docs/python.md): a PyTorch
+/// than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table, nor a subclass
+/// defining an attribute the producer's `__dlpack__` reads (PyTorch: `requires_grad`,
+/// `is_conj`, `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`,
+/// `get_tensor`; both: `__getattribute__`) below the table's class. A complex tensor's `is_conj` is
+/// called only when it is the tensor's own built-in method (an attribute in its instance
+/// `__dict__` goes to `__dlpack__`, which calls it before exporting). Cost: PyTorch
+/// float and PaddlePaddle tensors one attribute read per import, PyTorch complex tensors also a
+/// lookup and call of `is_conj`, PyTorch integer and bool tensors nothing, other producers
+/// nothing. Not covered (docs/python.md): an attribute `is_conj` in a real PyTorch tensor's
+/// instance `__dict__`, which `__dlpack__` calls and the import does not look at; a PyTorch
 /// `TorchFunctionMode` active in the thread, which `Tensor.__dlpack__` dispatches through, and
 /// a CUDA tensor on a device other than PyTorch's current one, which `__dlpack__` refuses.
 pub const DLPACK_HELPERS_IMPORT_EXCHANGE_API: u32 = 0x1;
