@@ -231,10 +231,7 @@ pub unsafe extern "C" fn dlpack_tensor_check_version(
             // SAFETY: caller contract.
             let (_, compat) = unsafe { checked_version(tensor, "tensor->version") }
                 .map_err(|_| Fail::Null("tensor"))?;
-            if !out_compat.is_null() {
-                // SAFETY: non-NULL caller storage.
-                unsafe { out_compat.write(compat.as_raw()) };
-            }
+            crate::capi::version::write_compat(out_compat, compat);
             Ok(())
         },
         // SAFETY: the export's caller contract.
@@ -252,10 +249,7 @@ unsafe extern "C" fn tensor_check_version_report(
     boundary::status(|| {
         // SAFETY: caller contract.
         let (_, compat) = unsafe { checked_version(tensor, "tensor->version") }?;
-        if !out_compat.is_null() {
-            // SAFETY: non-NULL caller storage.
-            unsafe { out_compat.write(compat.as_raw()) };
-        }
+        crate::capi::version::write_compat(out_compat, compat);
         Ok(())
     })
 }
@@ -286,10 +280,7 @@ pub unsafe extern "C" fn dlpack_tensor_check_version_or_delete(
         // SAFETY: caller contract.
         match unsafe { checked_version(tensor, "tensor->version") } {
             Ok((_, compat)) => {
-                if !out_compat.is_null() {
-                    // SAFETY: non-NULL caller storage.
-                    unsafe { out_compat.write(compat.as_raw()) };
-                }
+                crate::capi::version::write_compat(out_compat, compat);
                 Ok(())
             }
             Err(e @ Error::UnsupportedVersion { .. }) => {

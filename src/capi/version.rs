@@ -28,6 +28,19 @@ pub const DLPACK_HELPERS_VERSION_OLDER_MINOR: dlpack_helpers_version_compat = 1;
 /// does not know (DLPack 1.0: "the tensor is usable if the consumer can interpret all fields").
 pub const DLPACK_HELPERS_VERSION_NEWER_MINOR: dlpack_helpers_version_compat = 2;
 
+/// Write `compat` to the optional out-parameter `out_compat` (NULL: nothing written), as every
+/// version-checking export does.
+#[inline(always)]
+pub(crate) fn write_compat(
+    out_compat: *mut dlpack_helpers_version_compat,
+    compat: version::Compat,
+) {
+    if !out_compat.is_null() {
+        // SAFETY: non-NULL caller storage (each export's contract).
+        unsafe { out_compat.write(compat.as_raw()) };
+    }
+}
+
 /// Producer flag for `dlpack_version_negotiate`: the producer still exports the legacy
 /// `DLManagedTensor` (capsule `"dltensor"`).
 pub const DLPACK_HELPERS_PRODUCER_EXPORTS_LEGACY: u32 = 0x1;
@@ -75,10 +88,7 @@ pub unsafe extern "C" fn dlpack_version_check(
             // The success path without an error value (issue 26: the error's frame cost about
             // 5 instructions per call); a refusal is reported by `version_check_report`.
             let compat = version::check(version, "version").map_err(|_| Fail::Null("version"))?;
-            if !out_compat.is_null() {
-                // SAFETY: non-NULL caller storage.
-                unsafe { out_compat.write(compat.as_raw()) };
-            }
+            write_compat(out_compat, compat);
             Ok(())
         },
         // SAFETY: the export's caller contract.
@@ -95,10 +105,7 @@ unsafe extern "C" fn version_check_report(
 ) -> dlpack_helpers_status {
     boundary::status(|| {
         let compat = version::check(version, "version")?;
-        if !out_compat.is_null() {
-            // SAFETY: non-NULL caller storage.
-            unsafe { out_compat.write(compat.as_raw()) };
-        }
+        write_compat(out_compat, compat);
         Ok(())
     })
 }

@@ -67,14 +67,19 @@ fn guarded(f: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
 
 /// A caught panic as the Python exception the table functions raise.
 fn panic_error(payload: &(dyn core::any::Any + Send)) -> PyErr {
-    let what = payload
+    pyo3::panic::PanicException::new_err(format!(
+        "a Rust panic in dlpack_helpers.Tensor's exchange API: {}",
+        panic_message(payload)
+    ))
+}
+
+/// A caught panic's message (`panic!` with a literal or a formatted string), or "(no message)".
+fn panic_message(payload: &(dyn core::any::Any + Send)) -> &str {
+    payload
         .downcast_ref::<&str>()
         .copied()
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)");
-    pyo3::panic::PanicException::new_err(format!(
-        "a Rust panic in dlpack_helpers.Tensor's exchange API: {what}"
-    ))
+        .unwrap_or("(no message)")
 }
 
 unsafe extern "C" {
@@ -388,11 +393,7 @@ unsafe extern "C" fn allocator(
         unsafe { allocate(prototype, out, error_ctx, set_error) }
     });
     std::panic::catch_unwind(run).unwrap_or_else(|p| {
-        let what = p
-            .downcast_ref::<&str>()
-            .copied()
-            .or_else(|| p.downcast_ref::<String>().map(String::as_str))
-            .unwrap_or("(no message)");
+        let what = panic_message(p.as_ref());
         report(
             error_ctx,
             set_error,

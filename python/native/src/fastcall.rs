@@ -330,6 +330,23 @@ fn doc_with_signature(name: &str, gen: &Bound<'_, PyAny>) -> PyResult<*const cor
     Ok(std::ffi::CString::new(full).unwrap_or_default().into_raw())
 }
 
+/// A process-lifetime `METH_FASTCALL | METH_KEYWORDS` method definition (never freed: the
+/// function or descriptor made from it lives as long as the module).
+fn fastcall_def(
+    name: &'static core::ffi::CStr,
+    meth: ffi::PyCFunctionFastWithKeywords,
+    doc: *const core::ffi::c_char,
+) -> &'static mut ffi::PyMethodDef {
+    Box::leak(Box::new(ffi::PyMethodDef {
+        ml_name: name.as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer {
+            PyCFunctionFastWithKeywords: meth,
+        },
+        ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
+        ml_doc: doc,
+    }))
+}
+
 /// Replace the module's `import_tensor` by the fast entry above, keeping the generated one for
 /// the other calls and its docstring and text signature. Leaves the generated one in place if
 /// any step fails.
@@ -337,14 +354,7 @@ pub fn install_import(m: &Bound<'_, pyo3::types::PyModule>) -> PyResult<()> {
     let py = m.py();
     let gen = m.getattr("import_tensor")?;
     let doc = doc_with_signature("import_tensor", &gen)?;
-    let def = Box::leak(Box::new(ffi::PyMethodDef {
-        ml_name: c"import_tensor".as_ptr(),
-        ml_meth: ffi::PyMethodDefPointer {
-            PyCFunctionFastWithKeywords: import_vectorcall,
-        },
-        ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
-        ml_doc: doc,
-    }));
+    let def = fastcall_def(c"import_tensor", import_vectorcall, doc);
     let name = m.name()?;
     // SAFETY: a process-lifetime method definition; `self` is the module (unused), the module
     // name sets `__module__`.
@@ -368,14 +378,7 @@ pub fn install(py: Python<'_>) -> PyResult<()> {
         NAMES[i].store(PyString::intern(py, n).unbind().into_ptr(), Release);
     }
     let doc = doc_with_signature("__dlpack__", &gen)?;
-    let def = Box::leak(Box::new(ffi::PyMethodDef {
-        ml_name: c"__dlpack__".as_ptr(),
-        ml_meth: ffi::PyMethodDefPointer {
-            PyCFunctionFastWithKeywords: dlpack_vectorcall,
-        },
-        ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
-        ml_doc: doc,
-    }));
+    let def = fastcall_def(c"__dlpack__", dlpack_vectorcall, doc);
     // SAFETY: a live type object and a process-lifetime method definition.
     let descr = unsafe { ffi::PyDescr_NewMethod(ty.as_type_ptr(), def) };
     // SAFETY: a new reference or NULL with an exception set.

@@ -210,6 +210,19 @@ impl Tensor {
     }
 }
 
+/// `__dlpack__(max_version=v)` with no other argument, as an export request.
+fn versioned_request(v: DLPackVersion) -> ffi::dlpack_helpers_export_request {
+    ffi::dlpack_helpers_export_request {
+        has_max_version: true,
+        max_version: v,
+        has_stream: false,
+        stream: 0,
+        has_dl_device: false,
+        dl_device: DLDevice::default(),
+        copy: ffi::COPY_IF_NEEDED,
+    }
+}
+
 /// The number of `shape` (and `strides`) entries that may be read: `ndim`, once it is in
 /// 0..=`DLPACK_HELPERS_MAX_NDIM` and `shape` is not NULL when it is above 0; else `ValueError`.
 /// A Tensor holds what its producer handed over unvalidated until it is exported, and a shape
@@ -570,29 +583,12 @@ impl Tensor {
                 }
             }
         }
-        let req = ffi::dlpack_helpers_export_request {
-            has_max_version: true,
-            max_version: v,
-            has_stream: false,
-            stream: 0,
-            has_dl_device: false,
-            dl_device: DLDevice::default(),
-            copy: ffi::COPY_IF_NEEDED,
-        };
-        self.export(py, &req, None)
+        self.export(py, &versioned_request(v), None)
     }
 
     /// A versioned in-place (or copied, as the plan says) export with max_version 1.3.
     pub fn export_versioned<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let req = ffi::dlpack_helpers_export_request {
-            has_max_version: true,
-            max_version: DLPackVersion { major: 1, minor: 3 },
-            has_stream: false,
-            stream: 0,
-            has_dl_device: false,
-            dl_device: DLDevice::default(),
-            copy: ffi::COPY_IF_NEEDED,
-        };
+        let req = versioned_request(DLPackVersion { major: 1, minor: 3 });
         self.export(py, &req, None)
     }
 
