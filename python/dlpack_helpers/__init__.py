@@ -14,7 +14,8 @@ Errors are the exceptions the array API prescribes (``BufferError``, ``TypeError
 ``DLPackHelpersError`` (a ``RuntimeError``) for internal errors.
 
 ``lib`` is the C API through ``ctypes`` (``dlpack_helpers._lib``), for callers who want the raw
-functions; it is loaded on first use and is the same library the extension uses.
+functions; it is loaded on first use and is the same library the extension uses
+(``lib.loaded`` is the ``ctypes.PyDLL``).
 """
 
 from __future__ import annotations
@@ -44,9 +45,39 @@ __version__ = "0.1.0"
 _raise = raise_status
 
 
-def __getattr__(name: str):
-    """``lib``: the ctypes bindings (``_lib.lib``), loaded on first access."""
-    if name == "lib":
+class _Lib:
+    """``dlpack_helpers.lib``: the ctypes bindings of the C API (``dlpack_helpers._lib.lib``, a
+    ``ctypes.PyDLL``), loaded on the first attribute or item read, so that importing the package
+    does not import ctypes. Reads are forwarded: ``dh.lib.dlpack_get_info`` is the very function
+    object ``_lib.lib.dlpack_get_info`` is; ``dh.lib.loaded`` is that ``PyDLL``.
+
+    A forwarding object rather than a module-level ``__getattr__``: CPython specializes attribute
+    reads of a module (``dh.import_tensor``) only when the module defines no ``__getattr__``;
+    with one, every ``dh.<name>`` read took the generic path (about 250 instructions instead of
+    about 20: docs/performance.md, issue 26)."""
+
+    __slots__ = ()
+
+    @property
+    def loaded(self):
         from ._lib import lib
         return lib
-    raise AttributeError(f"module 'dlpack_helpers' has no attribute {name!r}")
+
+    def __getattr__(self, name: str):
+        from ._lib import lib
+        return getattr(lib, name)
+
+    def __getitem__(self, name: str):
+        from ._lib import lib
+        return lib[name]
+
+    def __dir__(self):
+        from ._lib import lib
+        return sorted(set(dir(lib)) | {"loaded"})
+
+    def __repr__(self) -> str:
+        return "<dlpack_helpers.lib: ctypes bindings of libdlpack_helpers, loaded on first use>"
+
+
+lib = _Lib()
+del _Lib
