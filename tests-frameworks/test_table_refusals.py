@@ -331,6 +331,44 @@ def test_unreadable_mro_gets_dlpacks_answer(attr):
         dh.import_tensor(t)
 
 
+def _metaclass_attribute(requires_grad):
+    class Meta(type(torch.Tensor)):
+        @property
+        def requires_grad(cls):
+            return "a class-level answer"
+
+    class WithMeta(torch.Tensor, metaclass=Meta):
+        pass
+    return torch.ones(2, requires_grad=requires_grad).as_subclass(WithMeta)
+
+
+def _getattr_hook(requires_grad):
+    class WithGetattr(torch.Tensor):
+        def __getattr__(self, name):
+            raise AttributeError(name)
+    return torch.ones(2, requires_grad=requires_grad).as_subclass(WithGetattr)
+
+
+@pytest.mark.parametrize("make", [_metaclass_attribute, _getattr_hook])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_requires_grad_read_without_the_cached_getter_answers_the_same(make, requires_grad):
+    """Issue 26: a type whose instances read ``requires_grad`` exactly through the getset
+    descriptor the first PyTorch type resolved it to is checked through that descriptor (no
+    generic lookup per import); a type with a non-generic attribute hook (``__getattr__``) or a
+    metaclass attribute of the same name is checked the generic way. Either way the answer is
+    ``__dlpack__``'s: refused when the tensor requires grad, the table otherwise."""
+    t = make(requires_grad)
+    if requires_grad:
+        expected = _dlpack_error(t)
+        with pytest.raises(type(expected)) as got:
+            dh.import_tensor(t)
+        assert str(got.value) == str(expected)
+    else:
+        with dh.import_tensor(t) as got:
+            assert got.how & EXCHANGE
+            assert not got.readonly
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "not fixed: the answer about a type (table, guard, overrides) is cached for the process on "
     "the first import; a __dlpack__ (or requires_grad, __torch_function__) assigned to the "

@@ -130,6 +130,14 @@ python_api! {
     // Stable ABI, every CPython 3.x; without them the check answers "ask `__dlpack__`".
     PyCFunction_Type: *mut PyObject,
     PyCFunction_GetSelf: unsafe extern "C" fn(*mut PyObject) -> *mut PyObject,
+    // Issue 26: the per-import read of a guarded tensor's `requires_grad`/`stop_gradient`
+    // through the getset descriptor its type resolves the name to, without the generic lookup
+    // (`exchange::guard_getter`). Stable ABI (`PyType_GetSlot` on a static type from 3.10; it
+    // answers NULL before that); without any of them the generic `PyObject_GetAttr` is used.
+    PyGetSetDescr_Type: *mut PyObject,
+    PyType_GetSlot: unsafe extern "C" fn(*mut PyObject, c_int) -> *mut c_void,
+    PyObject_GenericGetAttr: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
+    PyObject_GetItem: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
 }
 
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still

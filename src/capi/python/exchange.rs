@@ -356,24 +356,216 @@ fn module_of(api: &'static Api, cls: &Owned) -> Result<Option<String>, Error> {
     Ok(unsafe { api.str_of(m.as_ptr()) })
 }
 
-/// The low bits of a cached table address (tables are pointer-aligned) hold the type's guard.
+/// The low bits of a cached table address (tables are pointer-aligned) hold the type's guard
+/// and, where a pointer leaves a third bit (8-byte alignment), `GETTER_BIT`.
 const GUARD_MASK: usize = 3;
+/// Issue 26: the type reads its guard's per-import attribute (`requires_grad`, `stop_gradient`)
+/// through the getset descriptor cached in `GETTERS` (see `resolves_to_getter`).
+const GETTER_BIT: usize = if core::mem::align_of::<DLPackExchangeAPI>() >= 8 {
+    4
+} else {
+    0
+};
+const TAG_MASK: usize = GUARD_MASK | GETTER_BIT;
 
-fn tag(p: usize, guard: rules::TableGuard) -> usize {
-    p | match guard {
+/// What an import through a type's table checks per object: the guard (`rules::TableGuard`)
+/// and whether its attribute is read through the cached getset descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Guard {
+    pub kind: rules::TableGuard,
+    pub getter: bool,
+}
+
+fn tag(p: usize, guard: Guard) -> usize {
+    p | match guard.kind {
         rules::TableGuard::None => 0,
         rules::TableGuard::Torch => 1,
         rules::TableGuard::Paddle => 2,
-    }
+    } | if guard.getter { GETTER_BIT } else { 0 }
 }
 
-fn untag(p: usize) -> (*const DLPackExchangeAPI, rules::TableGuard) {
-    let guard = match p & GUARD_MASK {
+fn untag(p: usize) -> (*const DLPackExchangeAPI, Guard) {
+    let kind = match p & GUARD_MASK {
         1 => rules::TableGuard::Torch,
         2 => rules::TableGuard::Paddle,
         _ => rules::TableGuard::None,
     };
-    ((p & !GUARD_MASK) as *const DLPackExchangeAPI, guard)
+    let getter = GETTER_BIT != 0 && p & GETTER_BIT != 0;
+    (
+        (p & !TAG_MASK) as *const DLPackExchangeAPI,
+        Guard { kind, getter },
+    )
+}
+
+/// Per guard that reads an attribute per import (0: PyTorch's `requires_grad`, 1:
+/// PaddlePaddle's `stop_gradient`): the address of the getset descriptor the first such type
+/// resolved the name to (a strong reference, kept for the process as cached types are), or 0.
+static GETTERS: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+/// The `tp_descr_get` of `getset_descriptor` (`PyGetSetDescr_Type`), or 0.
+static DESCR_GET: AtomicUsize = AtomicUsize::new(0);
+
+type DescrGet = unsafe extern "C" fn(*mut PyObject, *mut PyObject, *mut PyObject) -> *mut PyObject;
+
+fn getter_index(kind: rules::TableGuard) -> Option<usize> {
+    match kind {
+        rules::TableGuard::Torch => Some(0),
+        rules::TableGuard::Paddle => Some(1),
+        rules::TableGuard::None => None,
+    }
+}
+
+/// Whether reading the guard's attribute (`rules::table_checks`) on an instance of `ty` is
+/// exactly calling the getset descriptor cached in `GETTERS` (issue 26: the generic
+/// `PyObject_GetAttr` cost about 120 instructions more per PyTorch import, measured with
+/// callgrind). True only when all hold: `ty`'s `tp_getattro` is `PyObject_GenericGetAttr` (no
+/// `__getattribute__` or `__getattr__` anywhere); the first class of `ty.__mro__` whose
+/// `__dict__` holds the name holds a `getset_descriptor` (C code, a data descriptor: it wins
+/// over the instance `__dict__`); `getattr(ty, name)` is that same object (no metaclass
+/// attribute of that name); and it is the descriptor cached for the guard (the first type to
+/// pass caches it). Any failure to read (an ordinary exception, cleared) answers false: the
+/// import then reads the attribute the generic way, as before. Once per type (`find_table`).
+fn resolves_to_getter(
+    api: &'static Api,
+    ty: *mut PyObject,
+    kind: rules::TableGuard,
+) -> Result<bool, Error> {
+    const PY_TP_GETATTRO: core::ffi::c_int = 58;
+    const PY_TP_DESCR_GET: core::ffi::c_int = 54;
+    let Some(k) = getter_index(kind) else {
+        return Ok(false);
+    };
+    let (Some(gs_type), Some(get_slot), Some(generic), Some(get_item)) = (
+        api.PyGetSetDescr_Type,
+        api.PyType_GetSlot,
+        api.PyObject_GenericGetAttr,
+        api.PyObject_GetItem,
+    ) else {
+        return Ok(false);
+    };
+    if GETTER_BIT == 0 {
+        return Ok(false);
+    }
+    // A failed read answers false once its ordinary exception, if any, is cleared (`Err` for
+    // one not deriving from `Exception`, which stays set).
+    let no = || -> Result<bool, Error> {
+        // SAFETY: GIL held (caller).
+        if !unsafe { (api.PyErr_Occurred)() }.is_null() {
+            // SAFETY: GIL held (caller).
+            unsafe { api.catch(false, |_| true) }?;
+        }
+        Ok(false)
+    };
+    // SAFETY: GIL held (caller).
+    let Some(names) = (unsafe { api.names() }) else {
+        return Ok(false);
+    };
+    let name = if k == 0 {
+        names.requires_grad
+    } else {
+        names.stop_gradient
+    };
+    // SAFETY: GIL held; `ty` is a type. A static type before CPython 3.10 answers NULL with
+    // SystemError, a slot the type lacks NULL.
+    if unsafe { get_slot(ty, PY_TP_GETATTRO) } != generic as *mut c_void {
+        return no();
+    }
+    // The first class of the MRO whose own `__dict__` holds the name (read as
+    // `check_publisher` reads them).
+    // SAFETY: GIL held.
+    let Some(mro) = Owned::new(api, unsafe {
+        (api.PyObject_GetAttrString)(ty, c"__mro__".as_ptr())
+    }) else {
+        return no();
+    };
+    // SAFETY: GIL held.
+    let n = unsafe { (api.PySequence_Size)(mro.as_ptr()) };
+    if n < 0 {
+        return no();
+    }
+    let mut found = None;
+    for i in 0..n {
+        // SAFETY: GIL held, `i` in range.
+        let Some(cls) = Owned::new(api, unsafe { (api.PySequence_GetItem)(mro.as_ptr(), i) })
+        else {
+            return no();
+        };
+        // SAFETY: GIL held.
+        let Some(dict) = Owned::new(api, unsafe {
+            (api.PyObject_GetAttrString)(cls.as_ptr(), c"__dict__".as_ptr())
+        }) else {
+            return no();
+        };
+        // SAFETY: GIL held; NULL with KeyError when this class does not define the name.
+        if let Some(v) = Owned::new(api, unsafe { get_item(dict.as_ptr(), name) }) {
+            found = Some(v);
+            break;
+        }
+        no()?;
+    }
+    let Some(d) = found else {
+        return Ok(false);
+    };
+    // SAFETY: GIL held; a new reference (never NULL for a live object).
+    let dt = Owned::new(api, unsafe { (api.PyObject_Type)(d.as_ptr()) });
+    if dt.as_ref().map(Owned::as_ptr) != Some(gs_type) {
+        return Ok(false);
+    }
+    // No metaclass attribute of that name: on its class a getset descriptor reads as itself.
+    // SAFETY: GIL held.
+    match Owned::new(api, unsafe { (api.PyObject_GetAttr)(ty, name) }) {
+        Some(c) if c.as_ptr() == d.as_ptr() => {}
+        Some(_) => return Ok(false),
+        None => return no(),
+    }
+    // SAFETY: GIL held; `getset_descriptor` is a static type with a `tp_descr_get`.
+    let f = unsafe { get_slot(gs_type, PY_TP_DESCR_GET) };
+    if f.is_null() {
+        return no();
+    }
+    DESCR_GET.store(f as usize, Ordering::Release);
+    let want = d.as_ptr() as usize;
+    match GETTERS[k].compare_exchange(0, want, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => {
+            // Cached for the process: the reference is kept.
+            let _ = d.into_raw();
+            Ok(true)
+        }
+        Err(cached) => Ok(cached == want),
+    }
+}
+
+/// `obj.<name>` for the guard's attribute `k` (`getter_index`): through the cached getset
+/// descriptor when `guard.getter` (see `resolves_to_getter`), else `PyObject_GetAttr`. A new
+/// reference, or NULL with an exception set.
+///
+/// # Safety
+/// GIL held; `obj` an instance of a type whose guard is `guard`.
+unsafe fn guard_attr(
+    api: &'static Api,
+    guard: Guard,
+    k: usize,
+    obj: *mut PyObject,
+    name: *mut PyObject,
+) -> *mut PyObject {
+    if guard.getter {
+        let (d, f) = (
+            GETTERS[k].load(Ordering::Acquire),
+            DESCR_GET.load(Ordering::Acquire),
+        );
+        if d != 0 && f != 0 {
+            // SAFETY: `f` is getset_descriptor's `tp_descr_get`, `d` a getset descriptor of
+            // `type(obj)`'s MRO (checked once per type), kept alive; GIL held.
+            return unsafe {
+                core::mem::transmute::<usize, DescrGet>(f)(
+                    d as *mut PyObject,
+                    obj,
+                    core::ptr::null_mut(),
+                )
+            };
+        }
+    }
+    // SAFETY: GIL held.
+    unsafe { (api.PyObject_GetAttr)(obj, name) }
 }
 
 /// Whether a tensor that a guarded table (`rules::TableGuard`) has just exported has a property
@@ -398,10 +590,10 @@ fn untag(p: usize) -> (*const DLPackExchangeAPI, rules::TableGuard) {
 pub(crate) fn table_refuses(
     api: &'static Api,
     obj: *mut PyObject,
-    guard: rules::TableGuard,
+    guard: Guard,
     dtype: crate::abi::DLDataType,
 ) -> Result<bool, Error> {
-    let checks = rules::table_checks(guard, crate::abi::DLDataTypeCode(dtype.code));
+    let checks = rules::table_checks(guard.kind, crate::abi::DLDataTypeCode(dtype.code));
     if checks == rules::TableChecks::default() {
         return Ok(false);
     }
@@ -420,11 +612,11 @@ pub(crate) fn table_refuses(
         Ok(r.as_ptr() == want)
     };
     // SAFETY: GIL held; getset descriptors of the producer's tensor type.
-    let attr = |name| unsafe { (api.PyObject_GetAttr)(obj, name) };
-    if checks.requires_grad && !exactly(attr(names.requires_grad), names.py_false)? {
+    let attr = |k, name| unsafe { guard_attr(api, guard, k, obj, name) };
+    if checks.requires_grad && !exactly(attr(0, names.requires_grad), names.py_false)? {
         return Ok(true);
     }
-    if checks.stop_gradient && !exactly(attr(names.stop_gradient), names.py_true)? {
+    if checks.stop_gradient && !exactly(attr(1, names.stop_gradient), names.py_true)? {
         return Ok(true);
     }
     if checks.conj {
@@ -624,12 +816,14 @@ fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<usize, Error> {
     }
     // Foreign code: no lock held.
     let r = locate(api, ty.as_ptr()).and_then(select).and_then(|p| {
-        if p as usize & GUARD_MASK != 0 {
+        if p as usize % core::mem::align_of::<DLPackExchangeAPI>() != 0 {
             return Err(Error::ExchangeApiInvalid(format!(
                 "the exchange API table at {p:p} is not aligned to a pointer"
             )));
         }
-        check_publisher(api, ty.as_ptr(), p).map(|guard| tag(p as usize, guard))
+        let kind = check_publisher(api, ty.as_ptr(), p)?;
+        let getter = resolves_to_getter(api, ty.as_ptr(), kind)?;
+        Ok(tag(p as usize, Guard { kind, getter }))
     });
     if !definitive(&r) {
         return r;
@@ -676,7 +870,7 @@ pub(crate) fn find(
 pub(crate) fn find_import(
     api: &'static Api,
     obj: *mut PyObject,
-) -> Result<Option<(*const DLPackExchangeAPI, rules::TableGuard)>, Error> {
+) -> Result<Option<(*const DLPackExchangeAPI, Guard)>, Error> {
     // SAFETY: GIL held; never fails.
     let ty = unsafe { (api.PyObject_Type)(obj) };
     let hit = fast_get(ty as usize);
