@@ -121,7 +121,15 @@ def peers():
     # (scripts/test frameworks makes it): merged into the rows above.
     fpy = ROOT / ".cache" / "frameworks" / "venv" / "bin" / "python"
     if fpy.exists():
-        env = dict(ENV, DLPACK_BENCH_FRAMEWORK_RUN="1")
+        env = dict(ENV)
+        if not QUICK:
+            # The SDK peer (and nanobind's, where nanobind is installed there) for that
+            # environment's Python and package: the C rows of PyTorch and Paddle.
+            try:
+                print(sh([str(fpy), script, "build"], env=env).strip(), file=sys.stderr)
+            except subprocess.CalledProcessError as e:
+                print(f"bench: the peers did not build in the framework environment: {e.stderr[-500:]}",
+                      file=sys.stderr)
         try:
             fw = json.loads(sh([str(fpy), script, "time"] + (["--quick"] if QUICK else []), env=env))
             fw_ir = peers_ir(str(fpy), env) if "ir" in res and res["ir"] else None

@@ -63,16 +63,13 @@ def build():
     d = CACHE / _peer_key()
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                     "--no-deps", "--no-build-isolation", "--target", str(d),
-                    "-Cbuild-dir=" + str(CACHE / "build"), str(PEERS_SRC)], check=True)
+                    "-Cbuild-dir=" + str(CACHE / "build" / d.name), str(PEERS_SRC)], check=True)
     (d / ".built").write_text("")
     return d
 
 
 def load_peers():
     """(sdk module or None, nanobind module or None, reason for each missing one)."""
-    if os.environ.get("DLPACK_BENCH_FRAMEWORK_RUN"):
-        why = "the peer modules are built for the project venv, not the framework environment"
-        return None, None, {"sdk": why, "nanobind": why}
     d = peer_dir()
     if not d:
         why = "peer modules not built (scripts/bench builds them once: benches/python_peers.py build)"

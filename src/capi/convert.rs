@@ -227,15 +227,22 @@ pub(crate) fn producer_flags(flags: u64, device: DLDevice, what: &str) -> Result
     Ok(flags)
 }
 
+#[inline]
 pub(crate) fn check_known(flags: u64, what: &str) -> Result<(), Error> {
     let unknown = flags & !flags::KNOWN;
     if unknown != 0 {
-        return Err(Error::fault(
-            Fault::InvalidFlags,
-            format!("{what} has bits {unknown:#x} that DLPack 1.3 does not define"),
-        ));
+        return Err(unknown_flags(unknown, what));
     }
     Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn unknown_flags(unknown: u64, what: &str) -> Error {
+    Error::fault(
+        Fault::InvalidFlags,
+        format!("{what} has bits {unknown:#x} that DLPack 1.3 does not define"),
+    )
 }
 
 /// The flag rule of every versioned → legacy conversion (`dlpack_versioned_to_legacy`, a legacy

@@ -93,6 +93,7 @@ pub const fn is_known_device_type(device_type: DLDeviceType) -> bool {
 /// Whether a device is one the library accepts, creates or returns: `device_id >= 0` always,
 /// and, unless `allow_unassigned`, a device type DLPack 1.3 assigns (see the module docs).
 /// `what` names the device in the message (`"device"`, `"tensor.device"`, `"dl_device"`).
+#[inline]
 pub fn check(device: DLDevice, allow_unassigned: bool, what: &str) -> Result<(), Error> {
     if device.device_id < 0 {
         return Err(negative_id(device, what));

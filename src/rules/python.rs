@@ -7,14 +7,20 @@
 use crate::rules::Error;
 use core::ffi::CStr;
 
+// The capsule names are statics, not consts: the capsules this library makes carry these
+// very addresses, and its capsule code recognises them by address before comparing bytes. A
+// `const` reference may be a separate copy of the bytes in each codegen unit (issue 26: a
+// change elsewhere moved the export into another unit, its capsules' names stopped matching by
+// address and each capsule's death paid two `strcmp` calls).
+
 /// Capsule name of an unconsumed legacy `DLManagedTensor` (DLPack Python specification).
-pub const CAPSULE_LEGACY: &CStr = c"dltensor";
+pub static CAPSULE_LEGACY: &CStr = c"dltensor";
 /// Capsule name of a consumed legacy tensor: its destructor must do nothing.
-pub const CAPSULE_LEGACY_USED: &CStr = c"used_dltensor";
+pub static CAPSULE_LEGACY_USED: &CStr = c"used_dltensor";
 /// Capsule name of an unconsumed `DLManagedTensorVersioned`.
-pub const CAPSULE_VERSIONED: &CStr = c"dltensor_versioned";
+pub static CAPSULE_VERSIONED: &CStr = c"dltensor_versioned";
 /// Capsule name of a consumed versioned tensor.
-pub const CAPSULE_VERSIONED_USED: &CStr = c"used_dltensor_versioned";
+pub static CAPSULE_VERSIONED_USED: &CStr = c"used_dltensor_versioned";
 /// Capsule name of the static `DLPackExchangeAPI` table (DLPack 1.3 type attribute).
 pub const CAPSULE_EXCHANGE_API: &CStr = c"dlpack_exchange_api";
 

@@ -200,6 +200,25 @@ fn ours<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Tensor>>
     ours_checked(obj)
 }
 
+/// `obj` as a `Tensor` when it is one: `Tensor` cannot be subclassed, so its exact type decides
+/// (one load and one comparison; PyO3's checked cast walks the MRO of every other type, about
+/// 30 instructions for a `torch.Tensor`, issue 26). Before module initialisation stored the type,
+/// PyO3's checked cast answers.
+#[inline]
+pub fn as_tensor<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, Tensor>> {
+    let want = TENSOR_TYPE.load(core::sync::atomic::Ordering::Acquire);
+    if want.is_null() {
+        return obj.cast::<Tensor>().ok();
+    }
+    // SAFETY: a live object (GIL held by the caller).
+    if unsafe { pyo3::ffi::Py_TYPE(obj.as_ptr()) } == want {
+        // SAFETY: exactly the `Tensor` type.
+        Some(unsafe { obj.cast_unchecked::<Tensor>() })
+    } else {
+        None
+    }
+}
+
 #[inline(never)]
 fn ours_checked<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Tensor>> {
     obj.cast::<Tensor>().map_err(|_| {

@@ -275,7 +275,7 @@ unsafe extern "C" fn import_vectorcall(
             let py = unsafe { Python::assume_attached() };
             // SAFETY: one positional argument, borrowed for the call.
             let obj = unsafe { Bound::from_borrowed_ptr(py, *args) };
-            match crate::import_tensor(py, &obj, None, None, None, None, true, false) {
+            match crate::import_default(py, &obj) {
                 Ok(t) => t.into_ptr(),
                 Err(e) => {
                     e.restore(py);

@@ -260,10 +260,45 @@ pub(crate) fn import_tensor(
         })?;
     }
     let t = Tensor::with_stream(mt, how, ready);
-    // A Tensor of a Tensor: the versioned hop between them states READ_ONLY, but if the source's
-    // was assumed (it came through the legacy struct), so is this one's (issue 25). Only for a
-    // view of the same memory (a copy is the consumer's own).
-    if let Ok(src) = obj.cast::<Tensor>() {
+    inherit_from_source(obj, &t)?;
+    Py::new(py, t)
+}
+
+/// `import_tensor(obj)` with every default: the call `fastcall::import_vectorcall` serves
+/// directly (issue 26). The same request and the same answer as [`import_tensor`] with its
+/// defaults, without its argument handling; a capsule takes [`import_tensor`]'s own path.
+pub(crate) fn import_default(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Py<Tensor>> {
+    if obj.cast::<PyCapsule>().is_ok() {
+        return import_tensor(py, obj, None, None, None, None, true, false);
+    }
+    let req = ffi::dlpack_helpers_import_request {
+        max_version: DLPackVersion { major: 0, minor: 0 },
+        stream: null_mut(),
+        has_dl_device: false,
+        dl_device: DLDevice::default(),
+        copy: ffi::COPY_IF_NEEDED,
+        flags: ffi::IMPORT_KEEP_PYTHON_ERROR | ffi::IMPORT_EXCHANGE_API,
+    };
+    let mut mt: *mut DLManagedTensorVersioned = null_mut();
+    let mut how = 0u32;
+    let mut ready = ffi::dlpack_helpers_stream {
+        kind: ffi::STREAM_NO_SYNC,
+        handle: null_mut(),
+    };
+    // SAFETY: borrowed object, request and out pointers valid for the call, GIL held.
+    check(unsafe {
+        ffi::dlpack_object_import_with_stream(obj.as_ptr().cast(), &req, &mut mt, &mut how, &mut ready)
+    })?;
+    let t = Tensor::with_stream(mt, how, ready);
+    inherit_from_source(obj, &t)?;
+    Py::new(py, t)
+}
+
+/// A Tensor of a Tensor: the versioned hop between them states READ_ONLY, but if the source's
+/// was assumed (it came through the legacy struct), so is this one's (issue 25). Only for a
+/// view of the same memory (a copy is the consumer's own).
+fn inherit_from_source(obj: &Bound<'_, PyAny>, t: &Tensor) -> PyResult<()> {
+    if let Some(src) = exchange::as_tensor(obj) {
         let src = src.get();
         if src.read_only_origin().ok() == Some(ffi::READ_ONLY_ORIGIN_LEGACY)
             && t.managed()?.dl_tensor.data == src.managed()?.dl_tensor.data
@@ -271,7 +306,7 @@ pub(crate) fn import_tensor(
             t.inherit_assumed_read_only();
         }
     }
-    Py::new(py, t)
+    Ok(())
 }
 
 /// The address of ``dlpack_get_info`` in the library this module is linked against (for the

@@ -405,12 +405,14 @@ fn ordered_by_request(
 ) -> Stream {
     // SAFETY: an accepted major-1 tensor.
     let device = unsafe { (*t).dl_tensor.device };
-    let obj = if req.stream.is_null() {
-        api._Py_NoneStruct
-    } else {
-        req.stream.cast()
-    };
-    match super::stream::decode_object(api, obj, device, Default::default()) {
+    if req.stream.is_null() {
+        // `None`: the device's default, decided by the device type alone (no Python object).
+        return match crate::rules::stream::decode(device, None, Default::default()) {
+            Ok(s) => s,
+            Err(_) => Stream::new(Kind::NoSync, 0),
+        };
+    }
+    match super::stream::decode_object(api, req.stream.cast(), device, Default::default()) {
         Ok(s) => Stream::new(
             Kind::from_raw(s.kind).unwrap_or(Kind::NoSync),
             s.handle as usize,
