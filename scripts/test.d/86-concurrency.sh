@@ -46,7 +46,7 @@ echo 'int main(void){return 0;}' > "$OUT/probe.c"
 c_test_build "$SRC" "$OUT/reliability.tsan" shared -fsanitize=thread
 echo "-- 8 threads x 20000 iterations under ThreadSanitizer (fake CUDA driver and HIP runtime)"
 DLPACK_HELPERS_STRESS_ITERS=20000 DLPACK_HELPERS_CUDA_LIBRARY="$OUT/fake_cuda.so" DLPACK_HELPERS_HIP_LIBRARY="$OUT/fake_hip.so" \
-  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$ROOT/tests-c/tsan.supp" "$OUT/reliability.tsan" >"$OUT/tsan.log" 2>&1 \
+  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 history_size=7 suppressions=$ROOT/tests-c/tsan.supp" "$OUT/reliability.tsan" >"$OUT/tsan.log" 2>&1 \
   || { cat "$OUT/tsan.log"; echo "FAIL: ThreadSanitizer reported a data race (or the test failed)" >&2; exit 1; }
 grep -q 'WARNING: ThreadSanitizer' "$OUT/tsan.log" && { cat "$OUT/tsan.log"; echo "FAIL: ThreadSanitizer report" >&2; exit 1; }
 grep -E 'threads x|fake CUDA|fake HIP|dlopen/dlclose' "$OUT/tsan.log"
