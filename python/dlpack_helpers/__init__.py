@@ -51,10 +51,9 @@ class _Lib:
     does not import ctypes. Reads are forwarded: ``dh.lib.dlpack_get_info`` is the very function
     object ``_lib.lib.dlpack_get_info`` is; ``dh.lib.loaded`` is that ``PyDLL``.
 
-    A forwarding object rather than a module-level ``__getattr__``: CPython specializes attribute
-    reads of a module (``dh.import_tensor``) only when the module defines no ``__getattr__``;
-    with one, every ``dh.<name>`` read took the generic path (about 250 instructions instead of
-    about 20: docs/performance.md, issue 26)."""
+    A forwarding object rather than a module-level ``__getattr__``: with one, CPython 3.11 read
+    every ``dh.<name>`` (``dh.import_tensor``) through the generic module lookup instead of its
+    specialized path (267 instructions per read in a profile: docs/performance.md, issue 26)."""
 
     __slots__ = ()
 
