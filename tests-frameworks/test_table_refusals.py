@@ -352,11 +352,11 @@ def _getattr_hook(requires_grad):
 @pytest.mark.parametrize("make", [_metaclass_attribute, _getattr_hook])
 @pytest.mark.parametrize("requires_grad", [False, True])
 def test_requires_grad_read_without_the_cached_getter_answers_the_same(make, requires_grad):
-    """Issue 26: a type whose instances read ``requires_grad`` exactly through the getset
-    descriptor the first PyTorch type resolved it to is checked through that descriptor (no
-    generic lookup per import); a type with a non-generic attribute hook (``__getattr__``) or a
-    metaclass attribute of the same name is checked the generic way. Either way the answer is
-    ``__dlpack__``'s: refused when the tensor requires grad, the table otherwise."""
+    """Issue 26: where the attribute lookup of ``requires_grad`` would call PyTorch's getset
+    descriptor, the import calls its getter directly; a type with a non-generic attribute hook
+    (``__getattr__``) is read the generic way, and a metaclass attribute of the same name
+    changes nothing for instances. Either way the answer is ``__dlpack__``'s: refused when the
+    tensor requires grad, the table otherwise."""
     t = make(requires_grad)
     if requires_grad:
         expected = _dlpack_error(t)
@@ -367,6 +367,80 @@ def test_requires_grad_read_without_the_cached_getter_answers_the_same(make, req
         with dh.import_tensor(t) as got:
             assert got.how & EXCHANGE
             assert not got.readonly
+
+
+def _assigned_later_requires_grad():
+    class AssignedLater(torch.Tensor):
+        pass
+    with dh.import_tensor(torch.ones(2).as_subclass(AssignedLater)) as first:
+        assert first.how & EXCHANGE
+    AssignedLater.requires_grad = property(lambda self: True)
+    return torch.ones(2).as_subclass(AssignedLater)
+
+
+def _assigned_later_getattribute():
+    class GetattributeLater(torch.Tensor):
+        pass
+    with dh.import_tensor(torch.ones(2).as_subclass(GetattributeLater)) as first:
+        assert first.how & EXCHANGE
+
+    def lying(self, name):
+        return True if name == "requires_grad" else torch.Tensor.__getattribute__(self, name)
+    GetattributeLater.__getattribute__ = lying
+    return torch.ones(2).as_subclass(GetattributeLater)
+
+
+def _paddle_assigned_later_stop_gradient():
+    class PaddleLater(paddle.Tensor):
+        pass
+    with dh.import_tensor(PaddleLater(paddle.ones([2]))) as first:
+        assert first.how & EXCHANGE
+    PaddleLater.stop_gradient = property(lambda self: False)
+    return PaddleLater(paddle.ones([2]))
+
+
+def _metaclass_hiding_requires_grad():
+    getset = vars(torch._C.TensorBase)["requires_grad"]
+
+    class Hiding(type(torch.Tensor)):
+        def __getattribute__(cls, name):
+            if name == "__dict__":
+                d = dict(type.__getattribute__(cls, "__dict__"))
+                d.pop("requires_grad", None)
+                return d
+            if name == "requires_grad":
+                return getset
+            return super().__getattribute__(name)
+
+    class Hidden(torch.Tensor, metaclass=Hiding):
+        @property
+        def requires_grad(self):
+            return True
+    return torch.ones(2).as_subclass(Hidden)
+
+
+PER_IMPORT_READS = {
+    "requires_grad_assigned_after_the_first_import": _assigned_later_requires_grad,
+    "getattribute_assigned_after_the_first_import": _assigned_later_getattribute,
+    "paddle_stop_gradient_assigned_after_the_first_import": _paddle_assigned_later_stop_gradient,
+    "metaclass_hiding_the_class_requires_grad": _metaclass_hiding_requires_grad,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PER_IMPORT_READS))
+def test_the_per_import_read_sees_what_the_attribute_lookup_sees(name):
+    """Issue 26's faster read of ``requires_grad``/``stop_gradient`` (the getset descriptor's
+    getter, called directly) stands in for the attribute lookup only where the lookup would
+    call that descriptor, checked on every import: a property or ``__getattribute__``
+    assigned to the class after its first import, or a metaclass that hides the class's own
+    property from ``__dict__`` and ``getattr(cls, ...)``, is seen, and the user gets
+    ``__dlpack__``'s refusal (a first version cached the decision per type and exported these
+    tensors writable through the table)."""
+    t = PER_IMPORT_READS[name]()
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
 
 
 @pytest.mark.xfail(strict=True, reason=(

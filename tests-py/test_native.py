@@ -152,6 +152,14 @@ def test_lib_loads_on_first_read_and_the_module_stays_specializable():
         dh.lib.no_such_function
     with pytest.raises(AttributeError, match="no_such_name"):
         dh.no_such_name
+    # Assignment and deletion reach the bindings, as on the PyDLL itself (mock.patch.object).
+    from unittest import mock
+    from dlpack_helpers._lib import lib
+    original = lib.dlpack_get_info
+    with mock.patch.object(dh.lib, "dlpack_get_info", "patched"):
+        assert lib.dlpack_get_info == "patched" and dh.lib.dlpack_get_info == "patched"
+    assert lib.dlpack_get_info is original
+    assert "forwards to" in repr(dh.lib)
 
 # ---------------------------------------------------------------- the exchange API of Tensor
 

@@ -70,12 +70,26 @@ class _Lib:
         from ._lib import lib
         return lib[name]
 
+    def __setattr__(self, name: str, value) -> None:
+        # Forwarded too, so that `dh.lib.f = g` and `unittest.mock.patch.object(dh.lib, "f")`
+        # act on the bindings, as they did when `dh.lib` was the `PyDLL` itself.
+        from ._lib import lib
+        setattr(lib, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        from ._lib import lib
+        delattr(lib, name)
+
     def __dir__(self):
         from ._lib import lib
         return sorted(set(dir(lib)) | {"loaded"})
 
     def __repr__(self) -> str:
-        return "<dlpack_helpers.lib: ctypes bindings of libdlpack_helpers, loaded on first use>"
+        import sys
+        loaded = sys.modules.get("dlpack_helpers._lib")
+        if loaded is None:
+            return "<dlpack_helpers.lib: ctypes bindings of libdlpack_helpers, loaded on first use>"
+        return f"<dlpack_helpers.lib: forwards to {loaded.lib!r}>"
 
 
 lib = _Lib()

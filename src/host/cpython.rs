@@ -131,13 +131,15 @@ python_api! {
     PyCFunction_Type: *mut PyObject,
     PyCFunction_GetSelf: unsafe extern "C" fn(*mut PyObject) -> *mut PyObject,
     // Issue 26: the per-import read of a guarded tensor's `requires_grad`/`stop_gradient`
-    // through the getset descriptor its type resolves the name to, without the generic lookup
-    // (`exchange::guard_getter`). Stable ABI (`PyType_GetSlot` on a static type from 3.10; it
-    // answers NULL before that); without any of them the generic `PyObject_GetAttr` is used.
+    // straight through the getset descriptor that the attribute lookup would call
+    // (`exchange::guard_attr`). `_PyType_Lookup` (exported by every CPython 3.x, not in the
+    // limited API) is the type-side lookup of `PyObject_GenericGetAttr` itself (the type's real
+    // MRO and dictionaries, its method cache); `PyType_GetSlot` on a static type answers NULL
+    // before 3.10. Without any of them the generic `PyObject_GetAttr` is used.
     PyGetSetDescr_Type: *mut PyObject,
     PyType_GetSlot: unsafe extern "C" fn(*mut PyObject, c_int) -> *mut c_void,
     PyObject_GenericGetAttr: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
-    PyObject_GetItem: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
+    _PyType_Lookup: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
 }
 
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still
@@ -523,8 +525,12 @@ impl Api {
     /// `PyInterpreterState_Main`, `Py_AtExit` full, or a Python allocation failed); callers
     /// then make the objects per call.
     ///
+    /// Inlined: the published case is one call and two loads (issue 26: out of line, with the
+    /// first call's code in the same frame, it cost about 25 instructions per call).
+    ///
     /// # Safety
     /// GIL held.
+    #[inline(always)]
     pub unsafe fn names(&'static self) -> Option<&'static Names> {
         use core::sync::atomic::Ordering;
         // SAFETY: GIL held (caller contract).
@@ -535,6 +541,18 @@ impl Api {
             let n = unsafe { &*n };
             return (n.interp == interp).then_some(n);
         }
+        // SAFETY: GIL held (caller contract).
+        unsafe { self.make_names(interp) }
+    }
+
+    /// The first call of [`Api::names`]: make and publish the names (main interpreter only).
+    ///
+    /// # Safety
+    /// GIL held.
+    #[cold]
+    #[inline(never)]
+    unsafe fn make_names(&'static self, interp: *mut c_void) -> Option<&'static Names> {
+        use core::sync::atomic::Ordering;
         let main = self.PyInterpreterState_Main?;
         // SAFETY: GIL held.
         if unsafe { main() } != interp {

@@ -356,212 +356,154 @@ fn module_of(api: &'static Api, cls: &Owned) -> Result<Option<String>, Error> {
     Ok(unsafe { api.str_of(m.as_ptr()) })
 }
 
-/// The low bits of a cached table address (tables are pointer-aligned) hold the type's guard
-/// and, where a pointer leaves a third bit (8-byte alignment), `GETTER_BIT`.
+/// The low bits of a cached table address (tables are pointer-aligned) hold the type's guard.
 const GUARD_MASK: usize = 3;
-/// Issue 26: the type reads its guard's per-import attribute (`requires_grad`, `stop_gradient`)
-/// through the getset descriptor cached in `GETTERS` (see `resolves_to_getter`).
-const GETTER_BIT: usize = if core::mem::align_of::<DLPackExchangeAPI>() >= 8 {
-    4
-} else {
-    0
-};
-const TAG_MASK: usize = GUARD_MASK | GETTER_BIT;
 
-/// What an import through a type's table checks per object: the guard (`rules::TableGuard`)
-/// and whether its attribute is read through the cached getset descriptor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Guard {
-    pub kind: rules::TableGuard,
-    pub getter: bool,
-}
-
-fn tag(p: usize, guard: Guard) -> usize {
-    p | match guard.kind {
+fn tag(p: usize, guard: rules::TableGuard) -> usize {
+    p | match guard {
         rules::TableGuard::None => 0,
         rules::TableGuard::Torch => 1,
         rules::TableGuard::Paddle => 2,
-    } | if guard.getter { GETTER_BIT } else { 0 }
+    }
 }
 
-fn untag(p: usize) -> (*const DLPackExchangeAPI, Guard) {
-    let kind = match p & GUARD_MASK {
+fn untag(p: usize) -> (*const DLPackExchangeAPI, rules::TableGuard) {
+    let guard = match p & GUARD_MASK {
         1 => rules::TableGuard::Torch,
         2 => rules::TableGuard::Paddle,
         _ => rules::TableGuard::None,
     };
-    let getter = GETTER_BIT != 0 && p & GETTER_BIT != 0;
-    (
-        (p & !TAG_MASK) as *const DLPackExchangeAPI,
-        Guard { kind, getter },
-    )
+    ((p & !GUARD_MASK) as *const DLPackExchangeAPI, guard)
 }
 
-/// Per guard that reads an attribute per import (0: PyTorch's `requires_grad`, 1:
-/// PaddlePaddle's `stop_gradient`): the address of the getset descriptor the first such type
-/// resolved the name to (a strong reference, kept for the process as cached types are), or 0.
+/// Per guarded attribute (0: PyTorch's `requires_grad`, 1: PaddlePaddle's `stop_gradient`): the
+/// address of the `getset_descriptor` the attribute lookup first resolved it to (a strong
+/// reference, kept for the process as cached types are), or 0.
 static GETTERS: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
-/// The `tp_descr_get` of `getset_descriptor` (`PyGetSetDescr_Type`), or 0.
-static DESCR_GET: AtomicUsize = AtomicUsize::new(0);
+
+const PY_TP_GETATTRO: core::ffi::c_int = 58;
+const PY_TP_DESCR_GET: core::ffi::c_int = 54;
 
 type DescrGet = unsafe extern "C" fn(*mut PyObject, *mut PyObject, *mut PyObject) -> *mut PyObject;
 
-fn getter_index(kind: rules::TableGuard) -> Option<usize> {
-    match kind {
-        rules::TableGuard::Torch => Some(0),
-        rules::TableGuard::Paddle => Some(1),
-        rules::TableGuard::None => None,
-    }
+/// What [`guard_attr`]'s direct read needs, set once when a descriptor is first cached.
+struct DirectRead {
+    get_slot: unsafe extern "C" fn(*mut PyObject, core::ffi::c_int) -> *mut c_void,
+    generic: usize,
+    lookup: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
+    descr_get: DescrGet,
 }
 
-/// Whether reading the guard's attribute (`rules::table_checks`) on an instance of `ty` is
-/// exactly calling the getset descriptor cached in `GETTERS` (issue 26: the generic
-/// `PyObject_GetAttr` cost about 120 instructions more per PyTorch import, measured with
-/// callgrind). True only when all hold: `ty`'s `tp_getattro` is `PyObject_GenericGetAttr` (no
-/// `__getattribute__` or `__getattr__` anywhere); the first class of `ty.__mro__` whose
-/// `__dict__` holds the name holds a `getset_descriptor` (C code, a data descriptor: it wins
-/// over the instance `__dict__`); `getattr(ty, name)` is that same object (no metaclass
-/// attribute of that name); and it is the descriptor cached for the guard (the first type to
-/// pass caches it). Any failure to read (an ordinary exception, cleared) answers false: the
-/// import then reads the attribute the generic way, as before. Once per type (`find_table`).
-fn resolves_to_getter(
-    api: &'static Api,
-    ty: *mut PyObject,
-    kind: rules::TableGuard,
-) -> Result<bool, Error> {
-    const PY_TP_GETATTRO: core::ffi::c_int = 58;
-    const PY_TP_DESCR_GET: core::ffi::c_int = 54;
-    let Some(k) = getter_index(kind) else {
-        return Ok(false);
-    };
-    let (Some(gs_type), Some(get_slot), Some(generic), Some(get_item)) = (
-        api.PyGetSetDescr_Type,
-        api.PyType_GetSlot,
-        api.PyObject_GenericGetAttr,
-        api.PyObject_GetItem,
-    ) else {
-        return Ok(false);
-    };
-    if GETTER_BIT == 0 {
-        return Ok(false);
-    }
-    // A failed read answers false once its ordinary exception, if any, is cleared (`Err` for
-    // one not deriving from `Exception`, which stays set).
-    let no = || -> Result<bool, Error> {
-        // SAFETY: GIL held (caller).
-        if !unsafe { (api.PyErr_Occurred)() }.is_null() {
-            // SAFETY: GIL held (caller).
-            unsafe { api.catch(false, |_| true) }?;
-        }
-        Ok(false)
-    };
-    // SAFETY: GIL held (caller).
-    let Some(names) = (unsafe { api.names() }) else {
-        return Ok(false);
-    };
-    let name = if k == 0 {
-        names.requires_grad
-    } else {
-        names.stop_gradient
-    };
-    // SAFETY: GIL held; `ty` is a type. A static type before CPython 3.10 answers NULL with
-    // SystemError, a slot the type lacks NULL.
-    if unsafe { get_slot(ty, PY_TP_GETATTRO) } != generic as *mut c_void {
-        return no();
-    }
-    // The first class of the MRO whose own `__dict__` holds the name (read as
-    // `check_publisher` reads them).
-    // SAFETY: GIL held.
-    let Some(mro) = Owned::new(api, unsafe {
-        (api.PyObject_GetAttrString)(ty, c"__mro__".as_ptr())
-    }) else {
-        return no();
-    };
-    // SAFETY: GIL held.
-    let n = unsafe { (api.PySequence_Size)(mro.as_ptr()) };
-    if n < 0 {
-        return no();
-    }
-    let mut found = None;
-    for i in 0..n {
-        // SAFETY: GIL held, `i` in range.
-        let Some(cls) = Owned::new(api, unsafe { (api.PySequence_GetItem)(mro.as_ptr(), i) })
-        else {
-            return no();
-        };
-        // SAFETY: GIL held.
-        let Some(dict) = Owned::new(api, unsafe {
-            (api.PyObject_GetAttrString)(cls.as_ptr(), c"__dict__".as_ptr())
-        }) else {
-            return no();
-        };
-        // SAFETY: GIL held; NULL with KeyError when this class does not define the name.
-        if let Some(v) = Owned::new(api, unsafe { get_item(dict.as_ptr(), name) }) {
-            found = Some(v);
-            break;
-        }
-        no()?;
-    }
-    let Some(d) = found else {
-        return Ok(false);
-    };
-    // SAFETY: GIL held; a new reference (never NULL for a live object).
-    let dt = Owned::new(api, unsafe { (api.PyObject_Type)(d.as_ptr()) });
-    if dt.as_ref().map(Owned::as_ptr) != Some(gs_type) {
-        return Ok(false);
-    }
-    // No metaclass attribute of that name: on its class a getset descriptor reads as itself.
-    // SAFETY: GIL held.
-    match Owned::new(api, unsafe { (api.PyObject_GetAttr)(ty, name) }) {
-        Some(c) if c.as_ptr() == d.as_ptr() => {}
-        Some(_) => return Ok(false),
-        None => return no(),
-    }
-    // SAFETY: GIL held; `getset_descriptor` is a static type with a `tp_descr_get`.
-    let f = unsafe { get_slot(gs_type, PY_TP_DESCR_GET) };
-    if f.is_null() {
-        return no();
-    }
-    DESCR_GET.store(f as usize, Ordering::Release);
-    let want = d.as_ptr() as usize;
-    match GETTERS[k].compare_exchange(0, want, Ordering::AcqRel, Ordering::Acquire) {
-        Ok(_) => {
-            // Cached for the process: the reference is kept.
-            let _ = d.into_raw();
-            Ok(true)
-        }
-        Err(cached) => Ok(cached == want),
-    }
-}
+static DIRECT_READ: std::sync::OnceLock<DirectRead> = std::sync::OnceLock::new();
 
-/// `obj.<name>` for the guard's attribute `k` (`getter_index`): through the cached getset
-/// descriptor when `guard.getter` (see `resolves_to_getter`), else `PyObject_GetAttr`. A new
-/// reference, or NULL with an exception set.
+/// `obj.<name>`, the guard's attribute `k` (0: `requires_grad`, 1: `stop_gradient`), as
+/// `PyObject_GetAttr` answers it, and without its generic lookup where that gives the same
+/// answer (issue 26, callgrind). Checked on every call, so a class changed after its first
+/// import, or a metaclass that answers differently for `__dict__` or the name, changes nothing:
+/// when the type reads attributes generically (`tp_getattro` is `PyObject_GenericGetAttr`: no
+/// `__getattribute__` or `__getattr__`) and `_PyType_Lookup(type(obj), name)` (the lookup
+/// `PyObject_GenericGetAttr` itself makes, on the type's real MRO) finds the
+/// `getset_descriptor` cached for `k`, the answer is that descriptor's getter called on `obj`:
+/// a getset is a data descriptor, so the instance `__dict__` never comes first. Anything else,
+/// and the first read (which caches the descriptor when it is exactly a `getset_descriptor`,
+/// C code): `PyObject_GetAttr`. A new reference, or NULL with an exception set.
 ///
 /// # Safety
-/// GIL held; `obj` an instance of a type whose guard is `guard`.
+/// GIL held; `obj` a live object.
+#[inline(always)]
 unsafe fn guard_attr(
     api: &'static Api,
-    guard: Guard,
     k: usize,
     obj: *mut PyObject,
     name: *mut PyObject,
 ) -> *mut PyObject {
-    if guard.getter {
-        let (d, f) = (
-            GETTERS[k].load(Ordering::Acquire),
-            DESCR_GET.load(Ordering::Acquire),
-        );
-        if d != 0 && f != 0 {
-            // SAFETY: `f` is getset_descriptor's `tp_descr_get`, `d` a getset descriptor of
-            // `type(obj)`'s MRO (checked once per type), kept alive; GIL held.
-            return unsafe {
-                core::mem::transmute::<usize, DescrGet>(f)(
-                    d as *mut PyObject,
-                    obj,
-                    core::ptr::null_mut(),
-                )
+    let cached = GETTERS[k].load(Ordering::Acquire);
+    if cached == 0 {
+        // SAFETY: caller contract.
+        return unsafe { first_guard_read(api, k, obj, name) };
+    }
+    if let Some(f) = DIRECT_READ.get() {
+        // SAFETY: GIL held; `obj` is live, so is its type (a new reference, released at once:
+        // `obj` keeps it alive for the rest of this call). `PyType_GetSlot` answers NULL with
+        // SystemError for a static type before CPython 3.10 (cleared); `_PyType_Lookup`
+        // borrows and never raises.
+        unsafe {
+            let ty = (api.PyObject_Type)(obj);
+            let slot = (f.get_slot)(ty, PY_TP_GETATTRO);
+            let d = if slot as usize == f.generic {
+                (f.lookup)(ty, name)
+            } else {
+                core::ptr::null_mut()
             };
+            (api.Py_DecRef)(ty);
+            if d as usize == cached {
+                // `d` is the cached getset descriptor (kept alive), found by the type's own
+                // lookup; its getter is C code.
+                return (f.descr_get)(d, obj, core::ptr::null_mut());
+            }
+            if slot.is_null() && !(api.PyErr_Occurred)().is_null() {
+                (api.PyErr_Clear)();
+            }
+        }
+    }
+    // SAFETY: GIL held.
+    unsafe { (api.PyObject_GetAttr)(obj, name) }
+}
+
+/// [`guard_attr`]'s first read of attribute `k`: caches the descriptor the lookup finds when it
+/// is exactly a `getset_descriptor` and the type reads attributes generically, then reads the
+/// generic way.
+///
+/// # Safety
+/// GIL held; `obj` a live object.
+#[cold]
+#[inline(never)]
+unsafe fn first_guard_read(
+    api: &'static Api,
+    k: usize,
+    obj: *mut PyObject,
+    name: *mut PyObject,
+) -> *mut PyObject {
+    if let (Some(gs_type), Some(get_slot), Some(generic), Some(lookup)) = (
+        api.PyGetSetDescr_Type,
+        api.PyType_GetSlot,
+        api.PyObject_GenericGetAttr,
+        api._PyType_Lookup,
+    ) {
+        // SAFETY: GIL held; new references released here; `PyType_GetSlot` may raise (a static
+        // type before 3.10), cleared.
+        unsafe {
+            let descr_get = get_slot(gs_type, PY_TP_DESCR_GET);
+            let ty = (api.PyObject_Type)(obj);
+            let d = if get_slot(ty, PY_TP_GETATTRO) == generic as *mut c_void {
+                lookup(ty, name)
+            } else {
+                core::ptr::null_mut()
+            };
+            (api.Py_DecRef)(ty);
+            if !(api.PyErr_Occurred)().is_null() {
+                (api.PyErr_Clear)();
+            }
+            if !d.is_null() && !descr_get.is_null() {
+                let dt = (api.PyObject_Type)(d);
+                let exact = dt == gs_type;
+                (api.Py_DecRef)(dt);
+                if exact {
+                    let _ = DIRECT_READ.get_or_init(|| DirectRead {
+                        get_slot,
+                        generic: generic as usize,
+                        lookup,
+                        descr_get: core::mem::transmute::<*mut c_void, DescrGet>(descr_get),
+                    });
+                    if GETTERS[k]
+                        .compare_exchange(0, d as usize, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+                    {
+                        // Kept for the process: the cached address is never another object's.
+                        (api.Py_IncRef)(d);
+                    }
+                }
+            }
         }
     }
     // SAFETY: GIL held.
@@ -590,10 +532,10 @@ unsafe fn guard_attr(
 pub(crate) fn table_refuses(
     api: &'static Api,
     obj: *mut PyObject,
-    guard: Guard,
+    guard: rules::TableGuard,
     dtype: crate::abi::DLDataType,
 ) -> Result<bool, Error> {
-    let checks = rules::table_checks(guard.kind, crate::abi::DLDataTypeCode(dtype.code));
+    let checks = rules::table_checks(guard, crate::abi::DLDataTypeCode(dtype.code));
     if checks == rules::TableChecks::default() {
         return Ok(false);
     }
@@ -612,7 +554,7 @@ pub(crate) fn table_refuses(
         Ok(r.as_ptr() == want)
     };
     // SAFETY: GIL held; getset descriptors of the producer's tensor type.
-    let attr = |k, name| unsafe { guard_attr(api, guard, k, obj, name) };
+    let attr = |k, name| unsafe { guard_attr(api, k, obj, name) };
     if checks.requires_grad && !exactly(attr(0, names.requires_grad), names.py_false)? {
         return Ok(true);
     }
@@ -821,9 +763,7 @@ fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<usize, Error> {
                 "the exchange API table at {p:p} is not aligned to a pointer"
             )));
         }
-        let kind = check_publisher(api, ty.as_ptr(), p)?;
-        let getter = resolves_to_getter(api, ty.as_ptr(), kind)?;
-        Ok(tag(p as usize, Guard { kind, getter }))
+        check_publisher(api, ty.as_ptr(), p).map(|guard| tag(p as usize, guard))
     });
     if !definitive(&r) {
         return r;
@@ -870,7 +810,7 @@ pub(crate) fn find(
 pub(crate) fn find_import(
     api: &'static Api,
     obj: *mut PyObject,
-) -> Result<Option<(*const DLPackExchangeAPI, Guard)>, Error> {
+) -> Result<Option<(*const DLPackExchangeAPI, rules::TableGuard)>, Error> {
     // SAFETY: GIL held; never fails.
     let ty = unsafe { (api.PyObject_Type)(obj) };
     let hit = fast_get(ty as usize);

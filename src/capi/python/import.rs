@@ -435,12 +435,12 @@ fn ordered_by_request(
 fn via_table(
     api: &'static Api,
     table: *const crate::abi::DLPackExchangeAPI,
-    guard: exchange::Guard,
+    guard: rules::TableGuard,
     obj: *mut PyObject,
     keep: bool,
     want_stream: bool,
 ) -> Result<Option<(*mut DLManagedTensorVersioned, u32, Stream)>, Error> {
-    let guarded = guard.kind != rules::TableGuard::None;
+    let guarded = guard != rules::TableGuard::None;
     // A guarded table's failure is cleared (`keep` false) and answered by `__dlpack__`.
     let t = match exchange::import_no_sync(api, table, obj, keep && !guarded) {
         Ok(t) => t,
