@@ -39,8 +39,11 @@ def test_exchange_table_gives_what_dlpack_gives(producer, dtype, layout):
         with pytest.raises(type(e)):
             dh.import_tensor(x)
         return
+    # A PyTorch complex tensor may carry the conjugate bit, and is_conj() may run Python code,
+    # which must not run after the table exported: its export is released, __dlpack__ answers.
+    table_kept = not (producer == "torch" and str(dtype).startswith("complex"))
     with via_dlpack, dh.import_tensor(x) as via_table:
-        assert via_table.how & EXCHANGE and not via_dlpack.how & EXCHANGE
+        assert bool(via_table.how & EXCHANGE) == table_kept and not via_dlpack.how & EXCHANGE
         assert _facts(via_table) == _facts(via_dlpack)
 
 

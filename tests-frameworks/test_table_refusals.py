@@ -103,8 +103,6 @@ def test_ordinary_tensors_keep_the_table():
     cases = [
         torch.ones(2, 3, dtype=torch.float32),
         torch.arange(6.0).reshape(2, 3).t(),
-        torch.tensor([1 + 2j]),  # complex, no conj bit
-        torch.tensor([1 + 2j]).conj().resolve_conj(),
         torch.ones(2, 3, requires_grad=True).detach(),
         torch.tensor([1 + 2j]).imag.resolve_neg(),
         torch.arange(6, dtype=torch.int32).reshape(2, 3),
@@ -114,6 +112,16 @@ def test_ordinary_tensors_keep_the_table():
         with dh.import_tensor(t) as got:
             assert got.how & EXCHANGE and got.source == "exchange_api", t
             np.testing.assert_array_equal(np.from_dlpack(got), t.detach().numpy())
+
+
+def test_complex_tensors_are_imported_through_dlpack():
+    """Only complex tensors carry PyTorch's conjugate bit, and ``is_conj()`` may run Python code
+    (a ``TorchFunctionMode``), which must not run after the table exported: a complex export is
+    released and ``__dlpack__`` answers (it calls ``is_conj()`` before it exports)."""
+    for t in (torch.tensor([1 + 2j]), torch.tensor([1 + 2j]).conj().resolve_conj()):
+        with dh.import_tensor(t) as got:
+            assert not got.how & EXCHANGE and got.source == "versioned_capsule", t
+            np.testing.assert_array_equal(np.from_dlpack(got), t.numpy())
 
 
 def test_subclass_torch_function_is_called():
@@ -295,11 +303,9 @@ def test_instance_is_conj_runs_before_any_export():
         np.testing.assert_array_equal(a, np.zeros(n, dtype=np.complex64))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "not fixed: an instance attribute is_conj on a real-dtype tensor is not looked at (the "
-    "per-import checks read is_conj only for complex dtypes, to keep real-dtype imports at one "
-    "attribute read); __dlpack__ calls it and raises, the table exports"))
 def test_instance_is_conj_on_a_real_tensor_gets_dlpacks_answer():
+    """An instance attribute ``is_conj`` is what ``Tensor.__dlpack__`` calls, also on a real
+    tensor (the table exported it: the instance dictionary was not looked at)."""
     t = torch.arange(3.0)
     t.is_conj = lambda: True
     expected = _dlpack_error(t)
@@ -445,9 +451,10 @@ def test_the_per_import_read_sees_what_the_attribute_lookup_sees(name):
 
 @pytest.mark.xfail(strict=True, reason=(
     "not fixed: the answer about a type (table, guard, overrides) is cached for the process on "
-    "the first import; a __dlpack__ (or requires_grad, __torch_function__) assigned to the "
-    "class afterwards is not seen, and the table skips it. Seeing it needs the type's version "
-    "tag (not in the stable ABI) or a type watcher (CPython 3.12+)"))
+    "the first import; a __dlpack__ (or is_conj, layout, device) assigned to the class "
+    "afterwards is not seen, and the table skips it (requires_grad is read on every import, "
+    "and a __torch_function__ sees that read). Seeing it needs the type's version tag (not in "
+    "the stable ABI) or a type watcher (CPython 3.12+)"))
 def test_class_changed_after_the_first_import_gets_dlpacks_answer():
     class Later(torch.Tensor):
         pass
@@ -495,10 +502,9 @@ def test_subclass_republishing_the_table_is_still_guarded():
         assert ok.how & EXCHANGE
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "not fixed: an instance attribute is_sparse on a PaddlePaddle tensor is not looked at (the "
-    "import reads stop_gradient only); __dlpack__ calls it and raises, the table exports"))
 def test_paddle_instance_is_sparse_gets_dlpacks_answer():
+    """PaddlePaddle's ``__dlpack__`` calls ``self.is_sparse()``: an instance attribute of that
+    name is its answer (the table exported it)."""
     t = paddle.ones([2])
     t.is_sparse = lambda: True
     expected = _dlpack_error(t)
@@ -524,3 +530,193 @@ def test_subclass_publishing_its_own_table_keeps_it():
     ref = ctypes.POINTER(_lib.DLPackExchangeAPI)()
     assert lib.dlpack_exchange_api_find(dh.import_tensor(np.arange(2.0)), byref(ref)) == 0
     assert ctypes.addressof(own.contents) == ctypes.addressof(ref.contents)
+
+
+# ------------------------------------------ issue 26, new-user run: what the table skipped
+
+# Each case makes, in a child process, a tensor whose requires_grad read (PyTorch's getter, or a
+# property) resizes it: the storage moves. The import read it AFTER the table had exported, so
+# the export pointed at the freed buffer (a read after free: SIGSEGV for a 64 MiB tensor). Now
+# every read that may run Python code comes first: the import sees the resized tensor.
+_RESIZED_SETUP = {
+    "torch_function_mode": """
+from torch.overrides import TorchFunctionMode
+class Resizing(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") == "__get__" and args and args[0] is x and x.numel() == N:
+            with torch._C.DisableTorchFunction():
+                x.resize_(4 * N)
+        return func(*args, **(kwargs or {}))
+x = torch.ones(N)
+with Resizing():
+    t = dh.import_tensor(x)
+""",
+    "property_assigned_later": """
+class Later(torch.Tensor):
+    pass
+dh.import_tensor(torch.ones(2).as_subclass(Later)).release()
+def requires_grad(self):
+    if self.numel() == N:
+        torch.Tensor.resize_(self, 4 * N)
+    return False
+Later.requires_grad = property(requires_grad)
+x = torch.ones(N).as_subclass(Later)
+t = dh.import_tensor(x)
+""",
+    "torch_function_assigned_later": """
+class Later(torch.Tensor):
+    pass
+dh.import_tensor(torch.ones(2).as_subclass(Later)).release()
+def tf(cls, func, types, args=(), kwargs=None):
+    with torch._C.DisableTorchFunctionSubclass():
+        if args and args[0] is x and x.numel() == N:
+            torch.Tensor.resize_(x, 4 * N)
+        return func(*args, **(kwargs or {}))
+Later.__torch_function__ = classmethod(tf)
+x = torch.ones(N).as_subclass(Later)
+t = dh.import_tensor(x)
+""",
+    "getattribute_assigned_later": """
+class Later(torch.Tensor):
+    pass
+dh.import_tensor(torch.ones(2).as_subclass(Later)).release()
+def getattribute(self, name):
+    if name == "requires_grad" and torch.Tensor.numel(self) == N:
+        torch.Tensor.resize_(self, 4 * N)
+    return torch.Tensor.__getattribute__(self, name)
+Later.__getattribute__ = getattribute
+x = torch.ones(N).as_subclass(Later)
+t = dh.import_tensor(x)
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_RESIZED_SETUP))
+def test_no_python_code_runs_after_the_table_exported(name):
+    import subprocess
+    import sys
+    import textwrap
+    code = ("import numpy as np, torch, dlpack_helpers as dh\nN = 1 << 16\n" + _RESIZED_SETUP[name]
+            + textwrap.dedent("""
+                a = np.from_dlpack(t)
+                print(x.numel() == 4 * N, t.shape == (4 * N,), a.ctypes.data == x.data_ptr(),
+                      bool((a[:N] == 1).all()))
+            """))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert r.stdout.split() == ["True"] * 4, r.stdout
+
+
+def test_paddle_stop_gradient_read_comes_before_the_export():
+    """The same for PaddlePaddle's ``stop_gradient`` (a property assigned after the first
+    import that replaces the tensor's data): the import gave the old data (1.0) where
+    ``__dlpack__`` gives the new (7.0)."""
+
+    class Replacing(paddle.Tensor):
+        pass
+    with dh.import_tensor(Replacing(paddle.ones([2]))) as first:
+        assert first.how & EXCHANGE
+
+    def stop_gradient(self):
+        self.get_tensor().set(np.full([8], 7.0, dtype="float32"), paddle.CPUPlace())
+        return True
+    Replacing.stop_gradient = property(stop_gradient)
+    x = Replacing(paddle.ones([2]))
+    with dh.import_tensor(x) as t:
+        np.testing.assert_array_equal(np.from_dlpack(t), np.full([8], 7.0, dtype="float32"))
+
+
+@pytest.mark.parametrize("make", [lambda: torch.ones(2), lambda: torch.arange(3, dtype=torch.int32),
+                                  lambda: paddle.ones([2])], ids=["torch", "torch_int", "paddle"])
+def test_an_instance_dlpack_is_called(make):
+    """``x.__dlpack__ = f`` is what every consumer calls (NumPy's and PyTorch's
+    ``from_dlpack``); the import took the type's table and never called it."""
+    x = make()
+
+    def refuse(**kwargs):
+        raise BufferError("this instance refuses")
+    x.__dlpack__ = refuse
+    with pytest.raises(BufferError, match="this instance refuses"):
+        np.from_dlpack(x)
+    with pytest.raises(BufferError, match="this instance refuses"):
+        dh.import_tensor(x)
+    del x.__dlpack__
+    with dh.import_tensor(x) as t:  # the instance dictionary stays; the table is used again
+        assert t.how & EXCHANGE
+
+
+def _hiding_metaclass(base, *names):
+    class Hiding(type(base)):
+        def __getattribute__(cls, name):
+            if name == "__dict__":
+                d = dict(type.__getattribute__(cls, "__dict__"))
+                for n in names:
+                    d.pop(n, None)
+                return d
+            return super().__getattribute__(name)
+    return Hiding
+
+
+def _refuse(self, *args, **kwargs):
+    raise BufferError("the subclass's own __dlpack__ refuses")
+
+
+def _raising_property(self):
+    raise BufferError("the subclass's device refuses")
+
+
+def _refusing_torch_function(cls, func, types, args=(), kwargs=None):
+    raise BufferError("the subclass's __torch_function__ refuses")
+
+
+HIDDEN = {
+    "__dlpack__": _refuse,
+    "is_conj": lambda self: True,
+    "layout": torch.sparse_coo,
+    "device": property(_raising_property),
+    "__torch_function__": classmethod(_refusing_torch_function),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HIDDEN))
+def test_a_metaclass_cannot_hide_an_override(name):
+    """A metaclass whose ``__getattribute__`` filters what ``cls.__dict__`` shows hid a
+    subclass's own ``__dlpack__`` (or what PyTorch's ``__dlpack__`` reads) from the per-type
+    check, and the table stood in: the classes' real dictionaries are read now."""
+    Sub = _hiding_metaclass(torch.Tensor, name)("Sub", (torch.Tensor,), {name: HIDDEN[name]})
+    x = torch.ones(2).as_subclass(Sub)
+    expected = _dlpack_error(x)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(x)
+    assert str(got.value) == str(expected)
+
+
+def test_a_metaclass_cannot_hide_the_class_from_the_mro():
+    class LyingMro(type(torch.Tensor)):
+        def __getattribute__(cls, name):
+            if name == "__mro__":
+                return type.__getattribute__(cls, "__mro__")[1:]  # without the class itself
+            return super().__getattribute__(name)
+
+    class Sub(torch.Tensor, metaclass=LyingMro):
+        __dlpack__ = _refuse
+    with pytest.raises(BufferError, match="own __dlpack__ refuses"):
+        dh.import_tensor(torch.ones(2).as_subclass(Sub))
+
+
+def test_a_metaclass_cannot_hide_a_paddle_override():
+    Sub = _hiding_metaclass(paddle.Tensor, "__dlpack__")("Sub", (paddle.Tensor,), {"__dlpack__": _refuse})
+    with pytest.raises(BufferError, match="own __dlpack__ refuses"):
+        dh.import_tensor(Sub(paddle.ones([2])))
+
+
+@pytest.mark.parametrize("make", [lambda: torch.arange(3.0), lambda: paddle.arange(3, dtype="float32")],
+                         ids=["torch", "paddle"])
+def test_max_version_below_1_gets_the_legacy_answer(make):
+    """``max_version=(0, 8)`` asks for the legacy struct; the table exports the versioned one
+    (writable), ``__dlpack__`` the legacy capsule (read-only by the provenance rule)."""
+    x = make()
+    with dh.import_tensor(x, max_version=(0, 8)) as t, \
+            dh.import_tensor(x, max_version=(0, 8), use_exchange_api=False) as u:
+        assert not t.how & EXCHANGE
+        assert (t.source, t.readonly) == (u.source, u.readonly) == ("legacy_capsule", True)

@@ -161,6 +161,33 @@ def test_lib_loads_on_first_read_and_the_module_stays_specializable():
     assert lib.dlpack_get_info is original
     assert "forwards to" in repr(dh.lib)
 
+def test_lib_is_the_one_object_under_every_import_of_its_name():
+    """The wheel's C SDK folder `dlpack_helpers/lib/` must not be importable as a namespace
+    package named like `dh.lib`: `importlib.import_module("dlpack_helpers.lib")` and
+    `mock.patch("dlpack_helpers.lib.<name>")` imported the folder and replaced `dh.lib` for the
+    whole process (new-user run). Pickling gives the same object back; `loaded` is read-only."""
+    import importlib
+    import pickle
+    import subprocess
+    code = ("import importlib, sys, dlpack_helpers as dh; from unittest import mock; "
+            "lib = dh.lib; m = importlib.import_module('dlpack_helpers.lib'); import dlpack_helpers.lib; "
+            "p = mock.patch('dlpack_helpers.lib.dlpack_get_info', 'patched'); p.start(); "
+            "patched = dh.lib.dlpack_get_info == 'patched'; p.stop(); "
+            "print(m is lib, dh.lib is lib, sys.modules['dlpack_helpers.lib'] is lib, patched, "
+            "callable(dh.lib.dlpack_get_info))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd="/")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True"] * 5, r.stdout
+    assert importlib.import_module("dlpack_helpers.lib") is dh.lib
+    assert pickle.loads(pickle.dumps(dh.lib)) is dh.lib
+    loaded = dh.lib.loaded
+    with pytest.raises(AttributeError, match="read-only"):
+        dh.lib.loaded = 5
+    with pytest.raises(AttributeError, match="read-only"):
+        del dh.lib.loaded
+    assert dh.lib.loaded is loaded
+
+
 # ---------------------------------------------------------------- the exchange API of Tensor
 
 
@@ -197,6 +224,19 @@ def test_import_tensor_takes_our_tensor_through_its_exchange_api():
     del t, u, v
     gc.collect()
     assert c.calls == 1 and not c.live  # released once, after the last holder
+
+
+def test_max_version_below_1_does_not_take_the_exchange_api():
+    """``max_version=(0, 8)`` asks for the legacy struct, which only ``__dlpack__`` gives (the
+    table exports the versioned one): a writable 1.3 tensor came through the table, where the
+    producer's legacy capsule is read-only by the provenance rule (new-user run)."""
+    T = dh.import_tensor(np.arange(3.0))
+    with dh.import_tensor(T, max_version=(0, 8)) as t, \
+            dh.import_tensor(T, max_version=(0, 8), use_exchange_api=False) as u:
+        assert (t.source, t.readonly, t.how) == (u.source, u.readonly, u.how)
+        assert (t.source, t.readonly) == ("legacy_capsule", True)
+    with dh.import_tensor(T, max_version=(1, 0)) as v:
+        assert v.source == "exchange_api"
 
 
 def test_exchange_api_refuses_other_objects():

@@ -20,6 +20,8 @@ functions; it is loaded on first use and is the same library the extension uses
 
 from __future__ import annotations
 
+import sys as _sys
+
 from ._native import (
     DLPackHelpersError,
     Device,
@@ -73,12 +75,20 @@ class _Lib:
     def __setattr__(self, name: str, value) -> None:
         # Forwarded too, so that `dh.lib.f = g` and `unittest.mock.patch.object(dh.lib, "f")`
         # act on the bindings, as they did when `dh.lib` was the `PyDLL` itself.
+        if name == "loaded":
+            raise AttributeError("dlpack_helpers.lib.loaded is read-only (it is the PyDLL)")
         from ._lib import lib
         setattr(lib, name, value)
 
     def __delattr__(self, name: str) -> None:
+        if name == "loaded":
+            raise AttributeError("dlpack_helpers.lib.loaded is read-only (it is the PyDLL)")
         from ._lib import lib
         delattr(lib, name)
+
+    def __reduce__(self):
+        # Pickled by name: `dlpack_helpers.lib`, the one forwarding object.
+        return "lib"
 
     def __dir__(self):
         from ._lib import lib
@@ -94,3 +104,9 @@ class _Lib:
 
 lib = _Lib()
 del _Lib
+# The wheel's C SDK folder `dlpack_helpers/lib/` would otherwise be importable as the namespace
+# package `dlpack_helpers.lib`: `import dlpack_helpers.lib`, `importlib.import_module` or
+# `unittest.mock.patch("dlpack_helpers.lib.<name>")` imported the folder and replaced this
+# object for the whole process (new-user run). Registered under that name, every import of it
+# gives this object.
+_sys.modules[__name__ + ".lib"] = lib

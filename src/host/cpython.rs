@@ -125,11 +125,6 @@ python_api! {
     // library's allocator. Both or neither are used (`Api::pymem`).
     PyMem_Malloc: unsafe extern "C" fn(usize) -> *mut c_void,
     PyMem_Free: unsafe extern "C" fn(*mut c_void),
-    // Issue 25: `tensor.is_conj` is called only when it is the tensor's own built-in method (an
-    // attribute in the instance's `__dict__` would run Python code after the table exported).
-    // Stable ABI, every CPython 3.x; without them the check answers "ask `__dlpack__`".
-    PyCFunction_Type: *mut PyObject,
-    PyCFunction_GetSelf: unsafe extern "C" fn(*mut PyObject) -> *mut PyObject,
     // Issue 26: the per-import read of a guarded tensor's `requires_grad`/`stop_gradient`
     // straight through the getset descriptor that the attribute lookup would call
     // (`exchange::guard_attr`). `_PyType_Lookup` (exported by every CPython 3.x, not in the
@@ -140,6 +135,19 @@ python_api! {
     PyType_GetSlot: unsafe extern "C" fn(*mut PyObject, c_int) -> *mut c_void,
     PyObject_GenericGetAttr: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
     _PyType_Lookup: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
+    // Issue 26 (new-user run): a `__dlpack__` in the instance's own `__dict__` is what
+    // `obj.__dlpack__` calls, so a type's exchange table must not stand in for it
+    // (`exchange::instance_has_dlpack`). `_PyObject_GetDictPtr` (exported by every CPython 3.x,
+    // not in the limited API) gives the instance dictionary's slot without making a dictionary
+    // (3.11/3.12 build one only from attributes the instance already holds); without these
+    // two the table is not used (`__dlpack__` answers).
+    _PyObject_GetDictPtr: unsafe extern "C" fn(*mut PyObject) -> *mut *mut PyObject,
+    PyDict_GetItemWithError: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
+    // The real `__mro__`, `__dict__` and `__module__` of a class (`type`'s own getset
+    // descriptors, found with `_PyType_Lookup(&PyType_Type, name)`), which a metaclass's
+    // `__getattribute__` or properties cannot answer for (`exchange::check_publisher`).
+    PyType_Type: *mut PyObject,
+    PyMapping_GetItemString: unsafe extern "C" fn(*mut PyObject, *const c_char) -> *mut PyObject,
 }
 
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still
@@ -501,11 +509,10 @@ pub struct Names {
     pub kw_max_version: *mut PyObject,
     /// `(1, 3)`: this library's `max_version`.
     pub current_version: *mut PyObject,
-    /// `"requires_grad"`, `"is_conj"`, `"stop_gradient"`, `True` and `False`: the per-import
+    /// `"requires_grad"`, `"stop_gradient"`, `True` and `False`: the per-import
     /// check of a PyTorch or PaddlePaddle tensor before its exchange table stands in for
     /// `__dlpack__` (issue 25, `rules::TableGuard`).
     pub requires_grad: *mut PyObject,
-    pub is_conj: *mut PyObject,
     pub stop_gradient: *mut PyObject,
     pub py_true: *mut PyObject,
     pub py_false: *mut PyObject,
@@ -571,7 +578,6 @@ impl Api {
                 kw_max_version: (self.PyTuple_New)(1),
                 current_version: (self.PyTuple_New)(2),
                 requires_grad: s(c"requires_grad"),
-                is_conj: s(c"is_conj"),
                 stop_gradient: s(c"stop_gradient"),
                 py_true: (self.PyBool_FromLong)(1),
                 py_false: (self.PyBool_FromLong)(0),
@@ -585,7 +591,6 @@ impl Api {
                 names.kw_max_version,
                 names.current_version,
                 names.requires_grad,
-                names.is_conj,
                 names.stop_gradient,
                 names.py_true,
                 names.py_false,

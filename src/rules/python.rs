@@ -90,55 +90,64 @@ pub enum TableGuard {
     /// lies and skips what `Tensor.__dlpack__` (torch/_tensor.py) does first: it refuses a tensor
     /// that requires grad or has the conjugate bit (`BufferError`), refuses layouts other than
     /// `torch.strided`, and dispatches through a subclass's `__torch_function__`. So per import:
-    /// `requires_grad` or `is_conj()` set (read as [`table_checks`] says) → the tensor is
-    /// released and `__dlpack__` is called instead; a failure of the table (a sparse, mkldnn,
+    /// `requires_grad` not `False` (read before the export, [`table_checks`]) → `__dlpack__` is
+    /// called instead; a complex export (the conjugate bit, [`table_export_kept`]) → released,
+    /// `__dlpack__`; a failure of the table (a sparse, mkldnn,
     /// meta or quantized tensor) → `__dlpack__`; and a subclass that defines
     /// `__torch_function__` below the table's class never uses the table.
     Torch,
     /// PaddlePaddle's table skips what `Tensor.__dlpack__`
     /// (paddle/base/dygraph/tensor_patch_methods.py) refuses: a tensor with `stop_gradient`
     /// False (it requires gradients: `BufferError`; the table exports it writable) and a sparse
-    /// tensor (the table fails). So per import: `stop_gradient` not True → `__dlpack__`; a
-    /// failure of the table → `__dlpack__`.
+    /// tensor (the table fails). So per import: `stop_gradient` not True (read before the
+    /// export) → `__dlpack__`; a failure of the table → `__dlpack__`.
     Paddle,
 }
 
-/// Which properties of a tensor an import reads after a guarded table exported it, by the
-/// guard and the DLPack dtype code of the export. PyTorch's own invariants keep the cost off
-/// most tensors: only floating-point and complex tensors can require grad (PyTorch raises
-/// "only Tensors of floating point dtype can require gradients" for integer and bool
-/// tensors), and only complex tensors carry the conjugate bit (`conj()` of a real tensor
-/// returns it unchanged; PyTorch asserts `isComplexType` when the bit is set). PaddlePaddle
-/// lets a tensor of any dtype require gradients.
+/// What an import reads of a tensor BEFORE a guarded table exports it (issue 25; issue 26's
+/// new-user run). Every read that may run Python code comes before the export, never after
+/// it: PyTorch's getters dispatch to a `TorchFunctionMode` (and a type's `__torch_function__`),
+/// and code run there that resizes the tensor frees the memory an export already points at (a
+/// read after free, seen with PyTorch 2.15); so the read is made for every dtype, and what
+/// depends on the export's dtype is decided by [`table_export_kept`] without any read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct TableChecks {
-    /// Read `tensor.requires_grad` (PyTorch's `__dlpack__` refuses `True`).
+    /// Read `tensor.requires_grad` (PyTorch's `__dlpack__` refuses anything but `False`).
     pub requires_grad: bool,
-    /// Call `tensor.is_conj()` (PyTorch's `__dlpack__` refuses `True`).
-    pub conj: bool,
     /// Read `tensor.stop_gradient` (PaddlePaddle's `__dlpack__` refuses anything but `True`).
     pub stop_gradient: bool,
 }
 
-/// The checks for a guard and an exported dtype code (see [`TableChecks`]). Unknown codes
-/// check everything the guard knows.
-pub fn table_checks(guard: TableGuard, code: crate::abi::DLDataTypeCode) -> TableChecks {
-    use crate::abi::DLDataTypeCode as C;
+/// The reads before a guarded table's export (see [`TableChecks`]).
+pub fn table_checks(guard: TableGuard) -> TableChecks {
     match guard {
         TableGuard::None => TableChecks::default(),
-        // `matches!`, not a slice's `contains` (a loop: about 12 instructions per import).
         TableGuard::Torch => TableChecks {
-            requires_grad: !matches!(code, C::kDLInt | C::kDLUInt | C::kDLBool),
-            conj: !matches!(
-                code,
-                C::kDLInt | C::kDLUInt | C::kDLBool | C::kDLFloat | C::kDLBfloat
-            ),
+            requires_grad: true,
             stop_gradient: false,
         },
         TableGuard::Paddle => TableChecks {
+            requires_grad: false,
             stop_gradient: true,
-            ..TableChecks::default()
         },
+    }
+}
+
+/// Whether a guarded table's export of dtype code `code` may be kept, or must be released and
+/// `__dlpack__` called. PyTorch's `__dlpack__` refuses a tensor with the conjugate bit, which
+/// only complex tensors carry (`conj()` of a real tensor returns it unchanged; PyTorch asserts
+/// `isComplexType` when the bit is set); `is_conj()` is a call that may run Python code (a
+/// `TorchFunctionMode`), which must not run after the export, so a complex tensor (or a code
+/// this rule does not know) is imported through `__dlpack__`, which calls it before it
+/// exports. Every other export is kept.
+pub fn table_export_kept(guard: TableGuard, code: crate::abi::DLDataTypeCode) -> bool {
+    use crate::abi::DLDataTypeCode as C;
+    match guard {
+        TableGuard::Torch => matches!(
+            code,
+            C::kDLInt | C::kDLUInt | C::kDLBool | C::kDLFloat | C::kDLBfloat
+        ),
+        TableGuard::None | TableGuard::Paddle => true,
     }
 }
 
@@ -187,8 +196,8 @@ pub fn table_guard(publisher_module: Option<&str>) -> TableGuard {
 /// table's publisher in a type's MRO that defines one of them in its own `__dict__` (a
 /// subclass whose `requires_grad` property raises, say) changes `__dlpack__`'s answer where the
 /// table would not see it: such a type never uses the table (checked once per type, like a
-/// `__dlpack__` override). Also keeps Python code out of the checks an import runs after the
-/// table exported: the attributes they read are then the producer's own.
+/// `__dlpack__` override, from the class's real dictionary and MRO, which a metaclass cannot
+/// answer for).
 pub fn dlpack_reads(guard: TableGuard) -> &'static [&'static CStr] {
     match guard {
         TableGuard::None => &[],
@@ -399,38 +408,36 @@ mod tests {
         assert!(names(TableGuard::None).is_empty());
     }
 
-    /// Issue 25: integer and bool tensors cannot require grad in PyTorch; only complex ones (or
-    /// a code this rule does not know) can carry the conjugate bit; PaddlePaddle reads
-    /// `stop_gradient` for every dtype; an unguarded table reads nothing.
+    /// Issue 25 and 26: PyTorch's `requires_grad` and PaddlePaddle's `stop_gradient` are read
+    /// before the export for every dtype; only PyTorch's complex exports (or a code this rule
+    /// does not know: the conjugate bit) are released for `__dlpack__`; an unguarded table
+    /// reads and releases nothing.
     #[test]
     fn table_checks_by_guard_and_dtype() {
         use crate::abi::DLDataTypeCode as C;
-        let torch = |c| table_checks(TableGuard::Torch, c);
-        let (none, grad) = (
-            TableChecks::default(),
+        assert_eq!(
+            table_checks(TableGuard::Torch),
             TableChecks {
                 requires_grad: true,
-                ..TableChecks::default()
-            },
+                stop_gradient: false
+            }
         );
-        let both = TableChecks { conj: true, ..grad };
-        for c in [C::kDLInt, C::kDLUInt, C::kDLBool] {
-            assert_eq!(torch(c), none);
+        assert_eq!(
+            table_checks(TableGuard::Paddle),
+            TableChecks {
+                requires_grad: false,
+                stop_gradient: true
+            }
+        );
+        assert_eq!(table_checks(TableGuard::None), TableChecks::default());
+        for c in [C::kDLInt, C::kDLUInt, C::kDLBool, C::kDLFloat, C::kDLBfloat] {
+            assert!(table_export_kept(TableGuard::Torch, c));
         }
-        for c in [C::kDLFloat, C::kDLBfloat] {
-            assert_eq!(torch(c), grad);
-        }
-        assert_eq!(torch(C::kDLComplex), both);
-        assert_eq!(torch(C(200)), both);
-        for c in [C::kDLInt, C::kDLFloat, C::kDLComplex] {
-            assert_eq!(
-                table_checks(TableGuard::Paddle, c),
-                TableChecks {
-                    stop_gradient: true,
-                    ..none
-                }
-            );
-            assert_eq!(table_checks(TableGuard::None, c), none);
+        assert!(!table_export_kept(TableGuard::Torch, C::kDLComplex));
+        assert!(!table_export_kept(TableGuard::Torch, C(200)));
+        for c in [C::kDLInt, C::kDLFloat, C::kDLComplex, C(200)] {
+            assert!(table_export_kept(TableGuard::Paddle, c));
+            assert!(table_export_kept(TableGuard::None, c));
         }
     }
 

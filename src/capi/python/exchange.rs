@@ -155,9 +155,9 @@ fn locate(api: &'static Api, ty: *mut PyObject) -> Result<Head, Error> {
 
 /// Refuse the table of a type whose MRO defines `__dlpack__` before the class that publishes the
 /// table (issue 25, `rules::table_may_replace_dlpack`): a subclass's own `__dlpack__` is called,
-/// never skipped. Reads `ty.__mro__` and each class's own `__dict__` (no descriptor runs). A
-/// failure to read them (a metaclass whose `__mro__` or `__dict__` property raises) refuses the
-/// table (`NoExchangeApi`: `__dlpack__` answers): without them the override and the publisher
+/// never skipped. Reads the type's real `__mro__` and each class's real `__dict__` and
+/// `__module__` ([`type_own`]: `type`'s own descriptors, so a metaclass cannot answer for them).
+/// A failure to read them refuses the table (`NoExchangeApi`: `__dlpack__` answers): without them the override and the publisher
 /// (and so the guard) are unknown, and an unguarded PyTorch table exported a tensor that
 /// requires grad writable where `__dlpack__` raises.
 ///
@@ -176,10 +176,7 @@ fn check_publisher(
     table: *const DLPackExchangeAPI,
 ) -> Result<rules::TableGuard, Error> {
     use rules::TableGuard;
-    // SAFETY: GIL held.
-    let Some(mro) = Owned::new(api, unsafe {
-        (api.PyObject_GetAttrString)(ty, c"__mro__".as_ptr())
-    }) else {
+    let Some(mro) = type_own(api, ty, c"__mro__") else {
         // SAFETY: GIL held; an ordinary exception is cleared, a non-Exception stays set.
         unsafe { api.catch(false, |_| true) }?;
         return Err(mro_unreadable("__mro__"));
@@ -204,10 +201,7 @@ fn check_publisher(
             unsafe { api.catch(false, |_| true) }?;
             return Err(mro_unreadable("__mro__"));
         };
-        // SAFETY: GIL held.
-        let Some(dict) = Owned::new(api, unsafe {
-            (api.PyObject_GetAttrString)(cls.as_ptr(), c"__dict__".as_ptr())
-        }) else {
+        let Some(dict) = type_own(api, cls.as_ptr(), c"__dict__") else {
             // SAFETY: GIL held.
             unsafe { api.catch(false, |_| true) }?;
             return Err(mro_unreadable("the __dict__ of a class in its __mro__"));
@@ -221,7 +215,7 @@ fn check_publisher(
         }
         if torch_function_owner.is_none()
             && has(c"__torch_function__")
-            && !torch_function_disabled(api, &cls)?
+            && !torch_function_disabled(api, &dict)?
         {
             torch_function_owner = Some(i as usize);
         }
@@ -243,7 +237,7 @@ fn check_publisher(
         // A class after the publisher counts only when it publishes the same table (a class
         // that publishes its own table keeps it, unguarded, as before).
         if let Some(p) = publisher {
-            let g = rules::table_guard(module_of(api, &cls)?.as_deref());
+            let g = rules::table_guard(class_module(api, &cls)?.as_deref());
             if g != TableGuard::None {
                 if i as usize == p || same_table(api, &cls, table)? {
                     guarded = Some((i as usize, g));
@@ -315,11 +309,15 @@ fn mro_unreadable(what: &str) -> Error {
 
 /// Whether `cls.__torch_function__` is PyTorch's `torch._C._disabled_torch_function_impl`
 /// (`torch.nn.Parameter` sets it): it turns the dispatch off, so `Tensor.__dlpack__` dispatches
-/// nothing and the table may stand in. Read by name (`__qualname__`), once per type.
-fn torch_function_disabled(api: &'static Api, cls: &Owned) -> Result<bool, Error> {
-    // SAFETY: GIL held.
+/// nothing and the table may stand in. Read by name (`__qualname__`), once per type, from the
+/// class's real dictionary `dict` (what the class itself holds, not what a metaclass answers).
+fn torch_function_disabled(api: &'static Api, dict: &Owned) -> Result<bool, Error> {
+    let Some(get) = api.PyMapping_GetItemString else {
+        return Ok(false);
+    };
+    // SAFETY: GIL held; a mapping proxy of a class's dictionary.
     let Some(f) = Owned::new(api, unsafe {
-        (api.PyObject_GetAttrString)(cls.as_ptr(), c"__torch_function__".as_ptr())
+        get(dict.as_ptr(), c"__torch_function__".as_ptr())
     }) else {
         // SAFETY: GIL held.
         unsafe { api.catch(false, |_| true) }?;
@@ -348,6 +346,57 @@ fn module_of(api: &'static Api, cls: &Owned) -> Result<Option<String>, Error> {
     let Some(m) = Owned::new(api, unsafe {
         (api.PyObject_GetAttrString)(cls.as_ptr(), c"__module__".as_ptr())
     }) else {
+        // SAFETY: GIL held.
+        unsafe { api.catch(false, |_| true) }?;
+        return Ok(None);
+    };
+    // SAFETY: GIL held; `str_of` clears its own failure.
+    Ok(unsafe { api.str_of(m.as_ptr()) })
+}
+
+/// `cls.<name>` for `__mro__`, `__dict__` or `__module__` as `type` itself answers it: `type`'s
+/// own getset descriptor (found with `_PyType_Lookup(&PyType_Type, name)`) called on `cls`, so
+/// the class's real MRO (the one attribute lookup walks), a read-only proxy of its real
+/// dictionary, its real module. A metaclass's `__getattribute__`, property or `__mro__`
+/// attribute cannot answer instead (issue 26, new-user run: a metaclass that filtered what
+/// `cls.__dict__` showed hid a subclass's `__dlpack__`, `requires_grad` or `__torch_function__`
+/// override, and the table stood in where `__dlpack__` refuses). Without the symbols (a host
+/// that only stubs part of the C API) the generic read. `None` with the exception still set
+/// when the read raised.
+fn type_own(api: &'static Api, cls: *mut PyObject, name: &core::ffi::CStr) -> Option<Owned> {
+    if let (Some(tt), Some(lookup), Some(get_slot)) =
+        (api.PyType_Type, api._PyType_Lookup, api.PyType_GetSlot)
+    {
+        // SAFETY: GIL held; `name` interned and released here; `_PyType_Lookup` borrows and
+        // never raises; the descriptor's type and `tp_descr_get` are read, then called with
+        // `cls` (a live class) and its metaclass.
+        unsafe {
+            let key = Owned::new(api, (api.PyUnicode_InternFromString)(name.as_ptr()))?;
+            let d = lookup(tt, key.as_ptr());
+            if !d.is_null() {
+                let dt = Owned::new(api, (api.PyObject_Type)(d))?;
+                let get = get_slot(dt.as_ptr(), PY_TP_DESCR_GET);
+                if !get.is_null() {
+                    let get = core::mem::transmute::<*mut c_void, DescrGet>(get);
+                    let meta = Owned::new(api, (api.PyObject_Type)(cls))?;
+                    return Owned::new(api, get(d, cls, meta.as_ptr()));
+                }
+            }
+            if !(api.PyErr_Occurred)().is_null() {
+                return None;
+            }
+        }
+    }
+    // SAFETY: GIL held.
+    Owned::new(api, unsafe {
+        (api.PyObject_GetAttrString)(cls, name.as_ptr())
+    })
+}
+
+/// A class's real `__module__` (see [`type_own`]) as a string, or None when it is not readable
+/// (an ordinary exception is cleared; one not deriving from `Exception` stays set: `Err`).
+fn class_module(api: &'static Api, cls: &Owned) -> Result<Option<String>, Error> {
+    let Some(m) = type_own(api, cls.as_ptr(), c"__module__") else {
         // SAFETY: GIL held.
         unsafe { api.catch(false, |_| true) }?;
         return Ok(None);
@@ -510,20 +559,20 @@ unsafe fn first_guard_read(
     unsafe { (api.PyObject_GetAttr)(obj, name) }
 }
 
-/// Whether a tensor that a guarded table (`rules::TableGuard`) has just exported has a property
-/// for which the producer's `__dlpack__` answers differently: PyTorch's `requires_grad` or
-/// conjugate bit, PaddlePaddle's `stop_gradient` False (each refused by `__dlpack__` with
-/// `BufferError`; the table exports a tensor that requires grad writable, and a conjugate one
-/// with its unconjugated memory: wrong values). `dtype` is the export's: `rules::table_checks`
-/// says what can be set at all, so a PyTorch integer or bool tensor costs nothing, a real
-/// floating-point one one attribute read (a getset, with an interned name), a complex one also
-/// a lookup of `is_conj` and its call (only when the lookup finds the tensor's own built-in
-/// method: an attribute in the instance's `__dict__` is left to `__dlpack__`, which calls it
-/// before it exports); a PaddlePaddle tensor one attribute read. `true` also when an answer
-/// is not exactly the `bool` that lets the table stand in, or cannot be read cheaply (no cached
-/// names: a subinterpreter; no `PyObject_Vectorcall` or `PyCFunction_Type`; a lookup raised, its ordinary
-/// exception cleared): `__dlpack__` then answers. `Err` only for an
-/// exception not deriving from `Exception`, which stays set.
+/// Whether a tensor that a guarded table (`rules::TableGuard`) is about to export has a
+/// property for which the producer's `__dlpack__` answers differently: PyTorch's
+/// `requires_grad`, PaddlePaddle's `stop_gradient` False (each refused by `__dlpack__` with
+/// `BufferError`; the table exports such a tensor writable). Called BEFORE the export
+/// (`import::via_table`): the read may run Python code (PyTorch's getter dispatches to a
+/// `TorchFunctionMode` or a type's `__torch_function__`; a property), and code that resizes
+/// the tensor after the export would free the memory the export points at (issue 26, new-user
+/// run: a read after free with PyTorch 2.15). One attribute read for every dtype (a getset
+/// descriptor called directly where the attribute lookup would call it: [`guard_attr`]).
+/// PyTorch's conjugate bit, which only complex tensors carry, is `rules::table_export_kept`'s
+/// (a complex export is released and `__dlpack__` asked). `true` also when an answer is not
+/// exactly the `bool` that lets the table stand in, or cannot be read cheaply (no cached
+/// names: a subinterpreter; the read raised, its ordinary exception cleared): `__dlpack__`
+/// then answers. `Err` only for an exception not deriving from `Exception`, which stays set.
 ///
 /// Not checked: PyTorch's negative bit (`torch._neg_view(t)`, `t.conj().imag`), which PyTorch
 /// 2.15's `__dlpack__` does not refuse: both export the memory as it lies (un-negated), so the
@@ -533,9 +582,8 @@ pub(crate) fn table_refuses(
     api: &'static Api,
     obj: *mut PyObject,
     guard: rules::TableGuard,
-    dtype: crate::abi::DLDataType,
 ) -> Result<bool, Error> {
-    let checks = rules::table_checks(guard, crate::abi::DLDataTypeCode(dtype.code));
+    let checks = rules::table_checks(guard);
     if checks == rules::TableChecks::default() {
         return Ok(false);
     }
@@ -544,10 +592,10 @@ pub(crate) fn table_refuses(
         return Ok(true);
     };
     // Whether the answer is exactly `want` (`True` or `False`); an answer that is neither, or a
-    // lookup that raised (its ordinary exception cleared), is "no": `__dlpack__` then decides.
+    // read that raised (its ordinary exception cleared), is "no": `__dlpack__` then decides.
     let exactly = |r: *mut PyObject, want: *mut PyObject| -> Result<bool, Error> {
         let Some(r) = Owned::new(api, r) else {
-            // SAFETY: GIL held; the lookup raised.
+            // SAFETY: GIL held; the read raised.
             unsafe { api.catch(false, |_| true) }?;
             return Ok(false);
         };
@@ -561,42 +609,83 @@ pub(crate) fn table_refuses(
     if checks.stop_gradient && !exactly(attr(1, names.stop_gradient), names.py_true)? {
         return Ok(true);
     }
-    if checks.conj {
-        // `obj.is_conj` is looked up first: a method descriptor of the type is shadowed by an
-        // attribute in the instance's `__dict__` (`t.is_conj = f`), which `__dlpack__` calls;
-        // calling it here would run Python code after the table exported (code that resizes
-        // the tensor frees the memory the export points at). Only the tensor's own built-in
-        // method (`builtin_function_or_method` bound to `obj`: C code) is called; anything
-        // else is left to `__dlpack__`, which calls it before it exports.
-        let (Some(cfunc_type), Some(get_self)) = (api.PyCFunction_Type, api.PyCFunction_GetSelf)
-        else {
-            return Ok(true);
-        };
-        // SAFETY: GIL held; a lookup through the type's method descriptor and the instance
-        // `__dict__` (no data descriptor of that name on PyTorch's types, and no
-        // `__getattribute__` below the table's class: `check_publisher`), so no Python runs.
-        let Some(m) = Owned::new(api, unsafe { (api.PyObject_GetAttr)(obj, names.is_conj) }) else {
-            // SAFETY: GIL held; the lookup raised.
-            unsafe { api.catch(false, |_| true) }?;
-            return Ok(true);
-        };
-        // SAFETY: GIL held; PyObject_Type returns a new reference and never fails.
-        let ty = Owned::new(api, unsafe { (api.PyObject_Type)(m.as_ptr()) });
-        let builtin = ty.is_some_and(|t| t.as_ptr() == cfunc_type);
-        // SAFETY: GIL held; `m` is a `builtin_function_or_method` (checked first); borrowed.
-        if !builtin || unsafe { get_self(m.as_ptr()) } != obj {
-            return Ok(true);
-        }
-        let Some(vc) = api.PyObject_Vectorcall else {
-            return Ok(true);
-        };
-        // SAFETY: GIL held; the bound built-in method `obj.is_conj`, called without arguments.
-        let r = unsafe { vc(m.as_ptr(), core::ptr::null(), 0, core::ptr::null_mut()) };
-        if !exactly(r, names.py_false)? {
-            return Ok(true);
-        }
-    }
     Ok(false)
+}
+
+/// Whether `obj`'s own `__dict__` holds `__dlpack__`, or for a guarded table one of the names
+/// the producer's `__dlpack__` reads (`rules::dlpack_reads`: PyTorch's `is_conj`, PaddlePaddle's
+/// `is_sparse`, `get_tensor`: methods, which an instance attribute shadows), or whether that
+/// cannot be told. An instance `__dlpack__` is the one every consumer calls (`obj.__dlpack__`
+/// finds it before the type's function, a non-data descriptor), and an instance `is_conj` is
+/// what PyTorch's `__dlpack__` calls before it exports: the type's exchange table must not
+/// stand in for either (issue 26, new-user run: `x.__dlpack__ = refuse` on a PyTorch tensor was
+/// imported through the table). Names of data descriptors (`requires_grad`, `device`) cannot
+/// be shadowed by the instance; one found there still answers `true` (`__dlpack__` is then
+/// simply called). Costs a dictionary slot read for an object without a dictionary (our
+/// `Tensor`, NumPy arrays, a PyTorch tensor never given an attribute) and a lookup per name
+/// otherwise; `_PyObject_GetDictPtr` makes a dictionary only from attributes the instance
+/// already holds (CPython 3.11/3.12 inline values). `true` when the symbols or the cached names
+/// are missing, or a lookup raised (its ordinary exception cleared; `Err` for one not deriving
+/// from `Exception`, which stays set).
+///
+/// # Safety
+/// GIL held; `obj` a live object.
+#[inline(always)]
+pub(crate) unsafe fn instance_overrides(
+    api: &'static Api,
+    obj: *mut PyObject,
+    guard: rules::TableGuard,
+) -> Result<bool, Error> {
+    let (Some(dict_ptr), Some(get_item)) = (api._PyObject_GetDictPtr, api.PyDict_GetItemWithError)
+    else {
+        return Ok(true);
+    };
+    // SAFETY: GIL held; a slot of `obj` (NULL: the type has no instance dictionary).
+    let p = unsafe { dict_ptr(obj) };
+    // SAFETY: `p`, when not NULL, points at the instance's dictionary slot.
+    if p.is_null() || unsafe { (*p).is_null() } {
+        // SAFETY: GIL held.
+        if unsafe { (api.PyErr_Occurred)() }.is_null() {
+            return Ok(false);
+        }
+        // SAFETY: GIL held; the dictionary could not be made from the instance's values.
+        unsafe { api.catch(false, |_| true) }?;
+        return Ok(true);
+    }
+    // SAFETY: as above.
+    unsafe { instance_dict_overrides(api, *p, get_item, guard) }
+}
+
+/// [`instance_overrides`] for an instance that has a dictionary `dict` (borrowed).
+///
+/// # Safety
+/// GIL held; `dict` a live dictionary.
+#[cold]
+#[inline(never)]
+unsafe fn instance_dict_overrides(
+    api: &'static Api,
+    dict: *mut PyObject,
+    get_item: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
+    guard: rules::TableGuard,
+) -> Result<bool, Error> {
+    // SAFETY: GIL held (caller).
+    let Some(names) = (unsafe { api.names() }) else {
+        return Ok(true);
+    };
+    // SAFETY: GIL held; a borrowed answer, only compared with NULL.
+    if !unsafe { get_item(dict, names.dlpack) }.is_null() {
+        return Ok(true);
+    }
+    // SAFETY: GIL held.
+    if !unsafe { (api.PyErr_Occurred)() }.is_null() {
+        // SAFETY: GIL held; a key's `__eq__` raised.
+        unsafe { api.catch(false, |_| true) }?;
+        return Ok(true);
+    }
+    // SAFETY: GIL held; `PyMapping_HasKeyString` never raises (an error reads as "no").
+    Ok(rules::dlpack_reads(guard)
+        .iter()
+        .any(|k| unsafe { (api.PyMapping_HasKeyString)(dict, k.as_ptr()) } == 1))
 }
 
 /// The name of link `link` of a DLPack 1.2 table's chain, for messages.

@@ -19,35 +19,40 @@ use crate::capi::stream::{
 
 /// Request flag: try the type's C exchange API (`__dlpack_c_exchange_api__`, DLPack 1.3, or
 /// `__c_dlpack_exchange_api__`, 1.2) first, when the request passes no `stream`, `dl_device` or
-/// `copy`. That path does **no stream synchronisation** (the producer's `…NoSync` export): a
-/// consumer of device memory must launch on the producer's current stream
-/// (`current_work_stream`). Without a usable table the call falls back to `__dlpack__`
-/// (among them a DLPack 1.2 integer that cannot be a readable table's address: see
-/// `dlpack_exchange_api_find`).
+/// `copy` and its `max_version` is 1.0 or newer (the table exports the versioned struct; a
+/// `max_version` below 1.0 asks for the legacy one, which only `__dlpack__` gives). That path
+/// does **no stream synchronisation** (the producer's `…NoSync` export): a consumer of device
+/// memory must launch on the producer's current stream (`current_work_stream`). Without a
+/// usable table the call falls back to `__dlpack__` (among them a DLPack 1.2 integer that
+/// cannot be a readable table's address: see `dlpack_exchange_api_find`).
 ///
 /// Rule (issue 25: nothing lost, nothing invented): the table stands in for `__dlpack__` only
-/// where its answer is the one `__dlpack__` would give. A subclass that overrides `__dlpack__`
-/// below the table's class gets its override called. PyTorch's and PaddlePaddle's tables
-/// (published by a class of the package `torch` / `paddle`) skip what their `__dlpack__` checks
-/// first, so for them: a tensor the table exported that requires grad (PyTorch:
-/// `requires_grad`, read for floating-point and complex dtypes; PaddlePaddle: `stop_gradient`
-/// False) or has PyTorch's conjugate bit (read for complex dtypes) is released and `__dlpack__`
-/// is called, which raises the producer's own `BufferError` (`_PRODUCER_BUFFER_ERROR`; the
-/// table would have handed over a writable tensor, or the unconjugated memory: wrong values); a
-/// table failure (a sparse tensor; PyTorch's mkldnn, meta, quantized) is cleared and
+/// where its answer is the one `__dlpack__` would give. An object whose own `__dict__` holds
+/// `__dlpack__` gets that called (it is what `obj.__dlpack__` finds), as does a PyTorch or
+/// PaddlePaddle tensor whose `__dict__` holds a name their `__dlpack__` reads (`t.is_conj = f`). A subclass that overrides
+/// `__dlpack__` below the table's class gets its override called (read from the classes' real
+/// dictionaries and MRO, which a metaclass cannot answer for). PyTorch's and PaddlePaddle's
+/// tables (published by a class of the package `torch` / `paddle`) skip what their
+/// `__dlpack__` checks first, so for them: a tensor that requires grad (PyTorch:
+/// `requires_grad` not False; PaddlePaddle: `stop_gradient` not True; read on every import,
+/// for every dtype, BEFORE the table exports) is imported by calling `__dlpack__`, which raises
+/// the producer's own `BufferError` (`_PRODUCER_BUFFER_ERROR`; the table would have handed over
+/// a writable tensor); a PyTorch complex tensor (the conjugate bit, which the table would
+/// export as unconjugated memory: wrong values) has its export released and `__dlpack__`
+/// called; a table failure (a sparse tensor; PyTorch's mkldnn, meta, quantized) is cleared and
 /// `__dlpack__` answers; a subclass defining `__torch_function__` below `torch.Tensor` (other
 /// than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table, nor a subclass
 /// defining an attribute the producer's `__dlpack__` reads (PyTorch: `requires_grad`,
 /// `is_conj`, `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`,
-/// `get_tensor`; both: `__getattribute__`) below the table's class. A complex tensor's `is_conj` is
-/// called only when it is the tensor's own built-in method (an attribute in its instance
-/// `__dict__` goes to `__dlpack__`, which calls it before exporting). Cost: PyTorch
-/// float and PaddlePaddle tensors one attribute read per import, PyTorch complex tensors also a
-/// lookup and call of `is_conj`, PyTorch integer and bool tensors nothing, other producers
-/// nothing. Not covered (docs/python.md): an attribute `is_conj` in a real PyTorch tensor's
-/// instance `__dict__`, which `__dlpack__` calls and the import does not look at; a PyTorch
-/// `TorchFunctionMode` active in the thread, which `Tensor.__dlpack__` dispatches through, and
-/// a CUDA tensor on a device other than PyTorch's current one, which `__dlpack__` refuses.
+/// `get_tensor`; both: `__getattribute__`) below the table's class. No Python code runs after
+/// the table exported (a read that may run it, say through a PyTorch `TorchFunctionMode`,
+/// comes first: code that resized the tensor after the export freed the memory it points
+/// at). Cost: a look at the object's instance dictionary slot for every table; PyTorch and
+/// PaddlePaddle tensors one attribute read per import; other producers nothing more. Not
+/// covered (docs/python.md): a PyTorch `TorchFunctionMode` active in the thread, which `Tensor.__dlpack__` dispatches through (it
+/// sees the import's `requires_grad` read); a CUDA tensor on a device other than PyTorch's
+/// current one, which `__dlpack__` refuses; a class changed after its first import (the
+/// per-type answers are cached).
 pub const DLPACK_HELPERS_IMPORT_EXCHANGE_API: u32 = 0x1;
 /// Request flag (also a `flags` bit of `dlpack_object_query_device` and `dlpack_capsule_import`):
 /// when a Python exception causes the failure (the producer's `__dlpack__` or
@@ -423,10 +428,12 @@ fn ordered_by_request(
 
 /// The import through a type's C exchange table (`DLPACK_HELPERS_IMPORT_EXCHANGE_API`), or
 /// `Ok(None)` when `__dlpack__` must answer instead:
+/// - an object whose own `__dict__` holds `__dlpack__`, or a name the guarded producer's
+///   `__dlpack__` reads (`exchange::instance_overrides`: that is what it calls);
 /// - a guarded table (`rules::TableGuard`: PyTorch's, PaddlePaddle's; issue 25): when the
-///   tensor it exported has a property the producer's `__dlpack__` refuses
-///   (`exchange::table_refuses`: requires grad, PyTorch's conjugate bit; the export is
-///   released); and when the table fails (an ordinary exception, cleared, or a tensor this
+///   tensor has a property the producer's `__dlpack__` refuses (`exchange::table_refuses`,
+///   read before the export: requires grad); when its export may carry PyTorch's conjugate
+///   bit (`rules::table_export_kept`: complex; the export is released); and when the table fails (an ordinary exception, cleared, or a tensor this
 ///   library refuses), where `__dlpack__` gives the producer's own answer (its `BufferError`
 ///   for a sparse tensor, where the table raises `RuntimeError`);
 /// - a device tensor whose table cannot name the stream it is ordered on (peer case 53).
@@ -440,22 +447,28 @@ fn via_table(
     keep: bool,
     want_stream: bool,
 ) -> Result<Option<(*mut DLManagedTensorVersioned, u32, Stream)>, Error> {
+    // SAFETY: GIL held; `obj` live (caller).
+    if unsafe { exchange::instance_overrides(api, obj, guard) }? {
+        return Ok(None);
+    }
     let guarded = guard != rules::TableGuard::None;
+    // Everything that may run Python code comes before the export (`exchange::table_refuses`):
+    // nothing runs between the export and the caller's use of the tensor.
+    if guarded && exchange::table_refuses(api, obj, guard)? {
+        return Ok(None);
+    }
     // A guarded table's failure is cleared (`keep` false) and answered by `__dlpack__`.
     let t = match exchange::import_no_sync(api, table, obj, keep && !guarded) {
         Ok(t) => t,
         Err(e) if guarded && !matches!(e, Error::PythonErrorSet(_)) => return Ok(None),
         Err(e) => return Err(e),
     };
-    if guarded {
-        // SAFETY: an accepted major-1 tensor.
-        let dtype = unsafe { (*t).dl_tensor.dtype };
-        let refused = exchange::table_refuses(api, obj, guard, dtype);
-        if !matches!(refused, Ok(false)) {
-            // SAFETY: ours since `import_no_sync`; released once, not touched again.
-            unsafe { crate::capi::tensor::dlpack_tensor_delete(t) };
-            return refused.map(|_| None);
-        }
+    // SAFETY: an accepted major-1 tensor.
+    let code = crate::abi::DLDataTypeCode(unsafe { (*t).dl_tensor.dtype.code });
+    if !rules::table_export_kept(guard, code) {
+        // SAFETY: ours since `import_no_sync`; released once, not touched again.
+        unsafe { crate::capi::tensor::dlpack_tensor_delete(t) };
+        return Ok(None);
     }
     if !want_stream {
         return Ok(Some((
@@ -526,7 +539,10 @@ pub(crate) fn import_ordered(
         )));
     }
     let keep = req.flags & DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR != 0;
+    // The table exports a versioned (major 1) tensor: a request whose `max_version` is below
+    // 1.0 asks for the legacy struct, which only `__dlpack__` gives (issue 26, new-user run).
     if req.flags & DLPACK_HELPERS_IMPORT_EXCHANGE_API != 0
+        && max.major >= 1
         && req.stream.is_null()
         && !req.has_dl_device
         && !copy_given
