@@ -405,24 +405,67 @@ fn class_module(api: &'static Api, cls: &Owned) -> Result<Option<String>, Error>
     Ok(unsafe { api.str_of(m.as_ptr()) })
 }
 
-/// The low bits of a cached table address (tables are pointer-aligned) hold the type's guard.
+/// The low bits of a cached table address (tables are pointer-aligned) hold the type's guard
+/// and, where the alignment leaves a third bit (8-byte pointers), whether instances of the type
+/// can have a `__dict__` ([`INSTANCE_DICT`]).
 const GUARD_MASK: usize = 3;
+/// Set when instances of the type can have a `__dict__` (`type.__dictoffset__` is not 0, read
+/// once per type), so [`instance_overrides`] looks at it; 0 where tables are only 4-aligned (the
+/// look is then made for every type).
+const INSTANCE_DICT: usize = if core::mem::align_of::<DLPackExchangeAPI>() >= 8 {
+    4
+} else {
+    0
+};
 
-fn tag(p: usize, guard: rules::TableGuard) -> usize {
+fn tag(p: usize, guard: rules::TableGuard, instance_dict: bool) -> usize {
     p | match guard {
         rules::TableGuard::None => 0,
         rules::TableGuard::Torch => 1,
         rules::TableGuard::Paddle => 2,
-    }
+    } | if instance_dict { INSTANCE_DICT } else { 0 }
 }
 
-fn untag(p: usize) -> (*const DLPackExchangeAPI, rules::TableGuard) {
+/// A cached table as the import path uses it.
+#[derive(Clone, Copy)]
+pub(crate) struct Found {
+    pub table: *const DLPackExchangeAPI,
+    pub guard: rules::TableGuard,
+    /// Whether an instance of the type may have a `__dict__` (always true without the bit).
+    pub instance_dict: bool,
+}
+
+fn untag(p: usize) -> Found {
     let guard = match p & GUARD_MASK {
         1 => rules::TableGuard::Torch,
         2 => rules::TableGuard::Paddle,
         _ => rules::TableGuard::None,
     };
-    ((p & !GUARD_MASK) as *const DLPackExchangeAPI, guard)
+    Found {
+        table: (p & !(GUARD_MASK | INSTANCE_DICT)) as *const DLPackExchangeAPI,
+        guard,
+        instance_dict: INSTANCE_DICT == 0 || p & INSTANCE_DICT != 0,
+    }
+}
+
+/// Whether instances of the class `ty` can have a `__dict__`: its real `__dictoffset__` (read
+/// through `type`'s own descriptor, [`type_own`]) is not 0 (negative for a managed dictionary).
+/// `true` when it cannot be read (an ordinary exception is cleared), so the look is made.
+fn instances_have_dict(api: &'static Api, ty: *mut PyObject) -> Result<bool, Error> {
+    let Some(off) = type_own(api, ty, c"__dictoffset__") else {
+        // SAFETY: GIL held.
+        unsafe { api.catch(false, |_| true) }?;
+        return Ok(true);
+    };
+    // SAFETY: GIL held; a `PyLong` (or an error, cleared below).
+    let v = unsafe { (api.PyLong_AsLongLong)(off.as_ptr()) };
+    // SAFETY: GIL held.
+    if v == -1 && !unsafe { (api.PyErr_Occurred)() }.is_null() {
+        // SAFETY: GIL held.
+        unsafe { api.catch(false, |_| true) }?;
+        return Ok(true);
+    }
+    Ok(v != 0)
 }
 
 /// Per guarded attribute (0: PyTorch's `requires_grad`, 1: PaddlePaddle's `stop_gradient`): the
@@ -634,26 +677,29 @@ pub(crate) fn table_refuses(
 pub(crate) unsafe fn instance_overrides(
     api: &'static Api,
     obj: *mut PyObject,
-    guard: rules::TableGuard,
+    found: &Found,
 ) -> Result<bool, Error> {
+    if !found.instance_dict {
+        return Ok(false);
+    }
     let (Some(dict_ptr), Some(get_item)) = (api._PyObject_GetDictPtr, api.PyDict_GetItemWithError)
     else {
         return Ok(true);
     };
-    // SAFETY: GIL held; a slot of `obj` (NULL: the type has no instance dictionary).
+    // SAFETY: GIL held; the instance dictionary's slot of `obj`. NULL for a type that can have
+    // one means CPython could not make it from the instance's attributes (it clears that
+    // `MemoryError` itself): what the instance holds is unknown.
     let p = unsafe { dict_ptr(obj) };
-    // SAFETY: `p`, when not NULL, points at the instance's dictionary slot.
-    if p.is_null() || unsafe { (*p).is_null() } {
-        // SAFETY: GIL held.
-        if unsafe { (api.PyErr_Occurred)() }.is_null() {
-            return Ok(false);
-        }
-        // SAFETY: GIL held; the dictionary could not be made from the instance's values.
-        unsafe { api.catch(false, |_| true) }?;
+    if p.is_null() {
         return Ok(true);
     }
+    // SAFETY: `p` points at the instance's dictionary slot.
+    let dict = unsafe { *p };
+    if dict.is_null() {
+        return Ok(false);
+    }
     // SAFETY: as above.
-    unsafe { instance_dict_overrides(api, *p, get_item, guard) }
+    unsafe { instance_dict_overrides(api, dict, get_item, found.guard) }
 }
 
 /// [`instance_overrides`] for an instance that has a dictionary `dict` (borrowed).
@@ -852,7 +898,12 @@ fn find_table(api: &'static Api, obj: *mut PyObject) -> Result<usize, Error> {
                 "the exchange API table at {p:p} is not aligned to a pointer"
             )));
         }
-        check_publisher(api, ty.as_ptr(), p).map(|guard| tag(p as usize, guard))
+        let guard = check_publisher(api, ty.as_ptr(), p)?;
+        Ok(tag(
+            p as usize,
+            guard,
+            instances_have_dict(api, ty.as_ptr())?,
+        ))
     });
     if !definitive(&r) {
         return r;
@@ -881,7 +932,7 @@ pub(crate) fn find(
     api: &'static Api,
     obj: *mut PyObject,
 ) -> Result<*const DLPackExchangeAPI, Error> {
-    find_table(api, obj).and_then(|p| check_all(untag(p).0))
+    find_table(api, obj).and_then(|p| check_all(untag(p).table))
 }
 
 /// The exchange API of `type(obj)` when it can serve an import (its
@@ -896,10 +947,7 @@ pub(crate) fn find(
 ///
 /// Hot path: a type already cached in a fast slot costs one `type(obj)` and a few atomic
 /// loads (no lock, no hash, no allocation).
-pub(crate) fn find_import(
-    api: &'static Api,
-    obj: *mut PyObject,
-) -> Result<Option<(*const DLPackExchangeAPI, rules::TableGuard)>, Error> {
+pub(crate) fn find_import(api: &'static Api, obj: *mut PyObject) -> Result<Option<Found>, Error> {
     // SAFETY: GIL held; never fails.
     let ty = unsafe { (api.PyObject_Type)(obj) };
     let hit = fast_get(ty as usize);
@@ -907,7 +955,7 @@ pub(crate) fn find_import(
         // SAFETY: GIL held; `obj` keeps its type alive for the rest of this call.
         unsafe { (api.Py_DecRef)(ty) };
     }
-    let (t, guard) = match hit {
+    let found = match hit {
         Some(0) => return Ok(None),
         Some(t) => untag(t),
         None => match find_table(api, obj) {
@@ -917,7 +965,7 @@ pub(crate) fn find_import(
         },
     };
     // SAFETY: a major-1 table (`select`).
-    Ok(unsafe { (*t).managed_tensor_from_py_object_no_sync }.map(|_| (t, guard)))
+    Ok(unsafe { (*found.table).managed_tensor_from_py_object_no_sync }.map(|_| found))
 }
 
 /// Import through the `managed_tensor_from_py_object_no_sync` of a table from [`find_import`].

@@ -441,14 +441,14 @@ fn ordered_by_request(
 /// `Err` for the table's failure otherwise, and always for an exception that stays set.
 fn via_table(
     api: &'static Api,
-    table: *const crate::abi::DLPackExchangeAPI,
-    guard: rules::TableGuard,
+    found: &exchange::Found,
     obj: *mut PyObject,
     keep: bool,
     want_stream: bool,
 ) -> Result<Option<(*mut DLManagedTensorVersioned, u32, Stream)>, Error> {
+    let (table, guard) = (found.table, found.guard);
     // SAFETY: GIL held; `obj` live (caller).
-    if unsafe { exchange::instance_overrides(api, obj, guard) }? {
+    if unsafe { exchange::instance_overrides(api, obj, found) }? {
         return Ok(None);
     }
     let guarded = guard != rules::TableGuard::None;
@@ -549,8 +549,8 @@ pub(crate) fn import_ordered(
     {
         // Only the import function of the table is needed here (see `exchange::find_import`);
         // any other answer falls back to `__dlpack__`, except an exception that must stay set.
-        if let Some((table, guard)) = exchange::find_import(api, obj)? {
-            if let Some(done) = via_table(api, table, guard, obj, keep, want_stream)? {
+        if let Some(found) = exchange::find_import(api, obj)? {
+            if let Some(done) = via_table(api, &found, obj, keep, want_stream)? {
                 return Ok(done);
             }
         }
