@@ -521,7 +521,10 @@ struct DLPackExchangeAPI;
  * Rule (issue 25: nothing lost, nothing invented): the table stands in for `__dlpack__` only
  * where its answer is the one `__dlpack__` would give. An object whose own `__dict__` holds
  * `__dlpack__` gets that called (it is what `obj.__dlpack__` finds), as does a PyTorch or
- * PaddlePaddle tensor whose `__dict__` holds a name their `__dlpack__` reads (`t.is_conj = f`). A subclass that overrides
+ * PaddlePaddle tensor whose `__dict__` holds a name their `__dlpack__` reads (`t.is_conj = f`,
+ * or PyTorch's `__torch_function__`). A table that fails (an ordinary exception, cleared, or
+ * a tensor this library refuses) is answered by `__dlpack__` (the producer's own answer).
+ * A subclass that overrides
  * `__dlpack__` below the table's class gets its override called (read from the classes' real
  * dictionaries and MRO, which a metaclass cannot answer for). PyTorch's and PaddlePaddle's
  * tables (published by a class of the package `torch` / `paddle`) skip what their
@@ -531,9 +534,10 @@ struct DLPackExchangeAPI;
  * the producer's own `BufferError` (`_PRODUCER_BUFFER_ERROR`; the table would have handed over
  * a writable tensor); a PyTorch complex tensor (the conjugate bit, which the table would
  * export as unconjugated memory: wrong values) has its export released and `__dlpack__`
- * called; a table failure (a sparse tensor; PyTorch's mkldnn, meta, quantized) is cleared and
- * `__dlpack__` answers; a subclass defining `__torch_function__` below `torch.Tensor` (other
- * than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table, nor a subclass
+ * called; a sparse tensor (PyTorch's mkldnn, meta, quantized: the table fails) gets
+ * `__dlpack__`'s `BufferError`; a subclass defining `__torch_function__` below `torch.Tensor` (other
+ * than PyTorch's own `_disabled_torch_function_impl`, by identity) never uses PyTorch's table,
+ * nor a subclass
  * defining an attribute the producer's `__dlpack__` reads (PyTorch: `requires_grad`,
  * `is_conj`, `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`,
  * `get_tensor`; both: `__getattribute__`) below the table's class. No Python code runs after

@@ -720,3 +720,115 @@ def test_max_version_below_1_gets_the_legacy_answer(make):
             dh.import_tensor(x, max_version=(0, 8), use_exchange_api=False) as u:
         assert not t.how & EXCHANGE
         assert (t.source, t.readonly) == (u.source, u.readonly) == ("legacy_capsule", True)
+
+
+# ------------------------------------ issue 26, second new-user run: more the table skipped
+
+
+class _HidingDict(dict):
+    def __getitem__(self, key):
+        raise KeyError(key)
+
+
+class _RaisingKey:
+    def __init__(self, name):
+        self.name = name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __eq__(self, other):
+        raise RuntimeError("this key's __eq__ raised")
+
+
+def _dict_subclass_is_conj():
+    t = torch.arange(3.0)
+    t.__dict__ = _HidingDict(is_conj=lambda: True)
+    return t
+
+
+def _raising_key(name, make):
+    def build():
+        t = make()
+        t.__dict__[_RaisingKey(name)] = 1
+        return t
+    return build
+
+
+def _instance_torch_function():
+    def tf(func, types, args=(), kwargs=None):
+        if func is torch.Tensor.__dlpack__:
+            raise BufferError("the instance's __torch_function__ refuses __dlpack__")
+        with torch._C.DisableTorchFunctionSubclass():
+            return func(*args, **(kwargs or {}))
+
+    class Sub(torch.Tensor):
+        pass
+    t = torch.ones(2).as_subclass(Sub)
+    t.__torch_function__ = tf
+    return t
+
+
+def _behind_a_torch_named_mixin():
+    Mixin = type("Mixin", (), {"__module__": "torch.mixin"})
+    Sub = type("Sub", (Mixin, torch.Tensor),
+               {"__dlpack_c_exchange_api__": torch.Tensor.__dlpack_c_exchange_api__})
+    return torch.tensor([1 + 2j]).conj().as_subclass(Sub)
+
+
+def _named_like_disabled_impl():
+    def _disabled_torch_function_impl(cls, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.__dlpack__:
+            raise BufferError("a function that only bears the name dispatches")
+        with torch._C.DisableTorchFunctionSubclass():
+            return func(*args, **(kwargs or {}))
+    _disabled_torch_function_impl.__module__ = "torch._C"
+    _disabled_torch_function_impl.__qualname__ = "_disabled_torch_function_impl"
+
+    class Sub(torch.Tensor):
+        __torch_function__ = classmethod(_disabled_torch_function_impl)
+    return torch.ones(2).as_subclass(Sub)
+
+
+SECOND_RUN = {
+    "dict_subclass_hiding_is_conj": _dict_subclass_is_conj,
+    "key_raising_like_is_conj": _raising_key("is_conj", lambda: torch.arange(3.0)),
+    "key_raising_like_is_conj_int": _raising_key("is_conj", lambda: torch.arange(3, dtype=torch.int32)),
+    "paddle_key_raising_like_is_sparse": _raising_key("is_sparse", lambda: paddle.ones([2])),
+    "instance_torch_function": _instance_torch_function,
+    "table_republished_behind_a_torch_named_mixin": _behind_a_torch_named_mixin,
+    "function_named_like_the_disabled_impl": _named_like_disabled_impl,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECOND_RUN))
+def test_what_the_second_new_user_run_found_gets_dlpacks_answer(name):
+    t = SECOND_RUN[name]()
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)
+
+
+@pytest.mark.parametrize("table", ["dlpack_helpers", "torch"])
+def test_a_failing_table_is_answered_by_dlpack(table):
+    """A class that publishes another type's table (which refuses its objects) and has a working
+    ``__dlpack__``: the table's error was the answer (for PyTorch's table only when the class's
+    ``__module__`` did not say ``torch``); ``__dlpack__`` answers now, as for every consumer."""
+    cap = (dh.Tensor if table == "dlpack_helpers" else torch.Tensor).__dlpack_c_exchange_api__
+
+    class Publishes:
+        __dlpack_c_exchange_api__ = cap
+
+        def __init__(self):
+            self.a = np.arange(3.0)
+
+        def __dlpack__(self, **kwargs):
+            return self.a.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return (1, 0)
+    x = Publishes()
+    with dh.import_tensor(x) as t:
+        assert not t.how & EXCHANGE
+        np.testing.assert_array_equal(np.from_dlpack(t), x.a)

@@ -167,6 +167,7 @@ def test_lib_is_the_one_object_under_every_import_of_its_name():
     `mock.patch("dlpack_helpers.lib.<name>")` imported the folder and replaced `dh.lib` for the
     whole process (new-user run). Pickling gives the same object back; `loaded` is read-only."""
     import importlib
+    import importlib.util
     import pickle
     import subprocess
     code = ("import importlib, sys, dlpack_helpers as dh; from unittest import mock; "
@@ -179,6 +180,7 @@ def test_lib_is_the_one_object_under_every_import_of_its_name():
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["True"] * 5, r.stdout
     assert importlib.import_module("dlpack_helpers.lib") is dh.lib
+    assert importlib.util.find_spec("dlpack_helpers.lib").name == "dlpack_helpers.lib"
     assert pickle.loads(pickle.dumps(dh.lib)) is dh.lib
     loaded = dh.lib.loaded
     with pytest.raises(AttributeError, match="read-only"):

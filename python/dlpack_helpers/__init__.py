@@ -110,3 +110,6 @@ del _Lib
 # object for the whole process (new-user run). Registered under that name, every import of it
 # gives this object.
 _sys.modules[__name__ + ".lib"] = lib
+# A module spec (no loader: nothing to run), for `importlib.util.find_spec`, which raised
+# ValueError for an entry of sys.modules without one. The class of this package's own spec.
+type(lib).__spec__ = type(__spec__)(__name__ + ".lib", None)

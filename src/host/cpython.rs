@@ -148,6 +148,9 @@ python_api! {
     // `__getattribute__` or properties cannot answer for (`exchange::check_publisher`).
     PyType_Type: *mut PyObject,
     PyMapping_GetItemString: unsafe extern "C" fn(*mut PyObject, *const c_char) -> *mut PyObject,
+    // `torch._C` from `sys.modules` (no import): PyTorch's `_disabled_torch_function_impl` is
+    // recognised by identity (`exchange::torch_function_disabled`). Stable ABI since 3.7.
+    PyImport_GetModule: unsafe extern "C" fn(*mut PyObject) -> *mut PyObject,
 }
 
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still

@@ -236,9 +236,14 @@ fn check_publisher(
         // memory). That class is then where "below" is measured from.
         // A class after the publisher counts only when it publishes the same table (a class
         // that publishes its own table keeps it, unguarded, as before).
+        // A guarded producer's class that publishes no table of its own (PyTorch's C base
+        // `TensorBase`, a mixin whose `__module__` says `torch`) says nothing about this table:
+        // the search goes on (it stopped there, and a subclass re-publishing PyTorch's table
+        // behind such a mixin was used unguarded: new-user run).
         if let Some(p) = publisher {
             let g = rules::table_guard(class_module(api, &cls)?.as_deref());
-            if g != TableGuard::None {
+            let publishes = has(c"__dlpack_c_exchange_api__") || has(c"__c_dlpack_exchange_api__");
+            if g != TableGuard::None && (i as usize == p || publishes) {
                 if i as usize == p || same_table(api, &cls, table)? {
                     guarded = Some((i as usize, g));
                 }
@@ -309,8 +314,9 @@ fn mro_unreadable(what: &str) -> Error {
 
 /// Whether `cls.__torch_function__` is PyTorch's `torch._C._disabled_torch_function_impl`
 /// (`torch.nn.Parameter` sets it): it turns the dispatch off, so `Tensor.__dlpack__` dispatches
-/// nothing and the table may stand in. Read by name (`__qualname__`), once per type, from the
-/// class's real dictionary `dict` (what the class itself holds, not what a metaclass answers).
+/// nothing and the table may stand in. Read once per type from the class's real dictionary
+/// `dict` (what the class itself holds, not what a metaclass answers), and compared by identity
+/// with `torch._C._disabled_torch_function_impl` (as PyTorch compares it).
 fn torch_function_disabled(api: &'static Api, dict: &Owned) -> Result<bool, Error> {
     let Some(get) = api.PyMapping_GetItemString else {
         return Ok(false);
@@ -333,10 +339,35 @@ fn torch_function_disabled(api: &'static Api, dict: &Owned) -> Result<bool, Erro
     };
     // SAFETY: GIL held; `str_of` clears its own failure.
     let name = unsafe { api.str_of(q.as_ptr()) };
-    Ok(rules::torch_function_is_disabled(
-        name.as_deref(),
-        module_of(api, &f)?.as_deref(),
-    ))
+    if !rules::torch_function_is_disabled(name.as_deref(), module_of(api, &f)?.as_deref()) {
+        return Ok(false);
+    }
+    // The very object, not a function that only bears its name and module (new-user run: a
+    // user's function named so dispatched, and the table stood in): PyTorch compares by
+    // identity. `torch._C` is already imported (a PyTorch tensor exists); not imported here.
+    let Some(get_module) = api.PyImport_GetModule else {
+        return Ok(false);
+    };
+    // SAFETY: GIL held; new references released on drop; a failure is cleared.
+    unsafe {
+        let Some(mname) = Owned::new(api, (api.PyUnicode_InternFromString)(c"torch._C".as_ptr()))
+        else {
+            api.catch(false, |_| true)?;
+            return Ok(false);
+        };
+        let Some(m) = Owned::new(api, get_module(mname.as_ptr())) else {
+            api.catch(false, |_| true)?;
+            return Ok(false);
+        };
+        let Some(real) = Owned::new(
+            api,
+            (api.PyObject_GetAttrString)(m.as_ptr(), c"_disabled_torch_function_impl".as_ptr()),
+        ) else {
+            api.catch(false, |_| true)?;
+            return Ok(false);
+        };
+        Ok(real.as_ptr() == f.as_ptr())
+    }
 }
 
 /// `cls.__module__` as a string, or None when it is not readable (an ordinary exception is
@@ -657,8 +688,10 @@ pub(crate) fn table_refuses(
 
 /// Whether `obj`'s own `__dict__` holds `__dlpack__`, or for a guarded table one of the names
 /// the producer's `__dlpack__` reads (`rules::dlpack_reads`: PyTorch's `is_conj`, PaddlePaddle's
-/// `is_sparse`, `get_tensor`: methods, which an instance attribute shadows), or whether that
-/// cannot be told. An instance `__dlpack__` is the one every consumer calls (`obj.__dlpack__`
+/// `is_sparse`, `get_tensor`: methods, which an instance attribute shadows) or, for PyTorch's,
+/// `__torch_function__` (which PyTorch dispatches `__dlpack__` through), or whether that
+/// cannot be told (a lookup raised). Looked up in the dictionary itself, as the attribute
+/// lookup does (a dict subclass's `__getitem__` is not called). An instance `__dlpack__` is the one every consumer calls (`obj.__dlpack__`
 /// finds it before the type's function, a non-data descriptor), and an instance `is_conj` is
 /// what PyTorch's `__dlpack__` calls before it exports: the type's exchange table must not
 /// stand in for either (issue 26, new-user run: `x.__dlpack__ = refuse` on a PyTorch tensor was
@@ -714,24 +747,39 @@ unsafe fn instance_dict_overrides(
     get_item: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
     guard: rules::TableGuard,
 ) -> Result<bool, Error> {
-    // SAFETY: GIL held (caller).
-    let Some(names) = (unsafe { api.names() }) else {
-        return Ok(true);
+    // Looked up in the dictionary itself, as the attribute lookup does (a dict subclass's
+    // `__getitem__` is not called: new-user run), every name the same way; a lookup that
+    // raised (a key's `__eq__`) is what the attribute lookup raises too: `__dlpack__` answers.
+    let torch_function: &[&core::ffi::CStr] = if guard == rules::TableGuard::Torch {
+        // PyTorch dispatches `__dlpack__` through an instance's `__torch_function__`.
+        &[c"__torch_function__"]
+    } else {
+        &[]
     };
-    // SAFETY: GIL held; a borrowed answer, only compared with NULL.
-    if !unsafe { get_item(dict, names.dlpack) }.is_null() {
-        return Ok(true);
-    }
-    // SAFETY: GIL held.
-    if !unsafe { (api.PyErr_Occurred)() }.is_null() {
-        // SAFETY: GIL held; a key's `__eq__` raised.
-        unsafe { api.catch(false, |_| true) }?;
-        return Ok(true);
-    }
-    // SAFETY: GIL held; `PyMapping_HasKeyString` never raises (an error reads as "no").
-    Ok(rules::dlpack_reads(guard)
+    let names = [c"__dlpack__"]
         .iter()
-        .any(|k| unsafe { (api.PyMapping_HasKeyString)(dict, k.as_ptr()) } == 1))
+        .chain(rules::dlpack_reads(guard))
+        .chain(torch_function);
+    for k in names {
+        // SAFETY: GIL held; a new reference, released below.
+        let Some(key) = Owned::new(api, unsafe { (api.PyUnicode_InternFromString)(k.as_ptr()) })
+        else {
+            // SAFETY: GIL held.
+            unsafe { api.catch(false, |_| true) }?;
+            return Ok(true);
+        };
+        // SAFETY: GIL held; a borrowed answer, only compared with NULL.
+        if !unsafe { get_item(dict, key.as_ptr()) }.is_null() {
+            return Ok(true);
+        }
+        // SAFETY: GIL held.
+        if !unsafe { (api.PyErr_Occurred)() }.is_null() {
+            // SAFETY: GIL held; a key's `__eq__` raised.
+            unsafe { api.catch(false, |_| true) }?;
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The name of link `link` of a DLPack 1.2 table's chain, for messages.

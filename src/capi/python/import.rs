@@ -29,7 +29,10 @@ use crate::capi::stream::{
 /// Rule (issue 25: nothing lost, nothing invented): the table stands in for `__dlpack__` only
 /// where its answer is the one `__dlpack__` would give. An object whose own `__dict__` holds
 /// `__dlpack__` gets that called (it is what `obj.__dlpack__` finds), as does a PyTorch or
-/// PaddlePaddle tensor whose `__dict__` holds a name their `__dlpack__` reads (`t.is_conj = f`). A subclass that overrides
+/// PaddlePaddle tensor whose `__dict__` holds a name their `__dlpack__` reads (`t.is_conj = f`,
+/// or PyTorch's `__torch_function__`). A table that fails (an ordinary exception, cleared, or
+/// a tensor this library refuses) is answered by `__dlpack__` (the producer's own answer).
+/// A subclass that overrides
 /// `__dlpack__` below the table's class gets its override called (read from the classes' real
 /// dictionaries and MRO, which a metaclass cannot answer for). PyTorch's and PaddlePaddle's
 /// tables (published by a class of the package `torch` / `paddle`) skip what their
@@ -39,9 +42,10 @@ use crate::capi::stream::{
 /// the producer's own `BufferError` (`_PRODUCER_BUFFER_ERROR`; the table would have handed over
 /// a writable tensor); a PyTorch complex tensor (the conjugate bit, which the table would
 /// export as unconjugated memory: wrong values) has its export released and `__dlpack__`
-/// called; a table failure (a sparse tensor; PyTorch's mkldnn, meta, quantized) is cleared and
-/// `__dlpack__` answers; a subclass defining `__torch_function__` below `torch.Tensor` (other
-/// than PyTorch's `_disabled_torch_function_impl`) never uses PyTorch's table, nor a subclass
+/// called; a sparse tensor (PyTorch's mkldnn, meta, quantized: the table fails) gets
+/// `__dlpack__`'s `BufferError`; a subclass defining `__torch_function__` below `torch.Tensor` (other
+/// than PyTorch's own `_disabled_torch_function_impl`, by identity) never uses PyTorch's table,
+/// nor a subclass
 /// defining an attribute the producer's `__dlpack__` reads (PyTorch: `requires_grad`,
 /// `is_conj`, `layout`, `device`; PaddlePaddle: `is_sparse`, `stop_gradient`, `place`,
 /// `get_tensor`; both: `__getattribute__`) below the table's class. No Python code runs after
@@ -433,17 +437,17 @@ fn ordered_by_request(
 /// - a guarded table (`rules::TableGuard`: PyTorch's, PaddlePaddle's; issue 25): when the
 ///   tensor has a property the producer's `__dlpack__` refuses (`exchange::table_refuses`,
 ///   read before the export: requires grad); when its export may carry PyTorch's conjugate
-///   bit (`rules::table_export_kept`: complex; the export is released); and when the table fails (an ordinary exception, cleared, or a tensor this
-///   library refuses), where `__dlpack__` gives the producer's own answer (its `BufferError`
-///   for a sparse tensor, where the table raises `RuntimeError`);
+///   bit (`rules::table_export_kept`: complex; the export is released);
+/// - any table that fails (an ordinary exception, cleared, or a tensor this library refuses):
+///   `__dlpack__` gives the producer's own answer (PyTorch's `BufferError` for a sparse tensor,
+///   where its table raises `RuntimeError`);
 /// - a device tensor whose table cannot name the stream it is ordered on (peer case 53).
 ///
-/// `Err` for the table's failure otherwise, and always for an exception that stays set.
+/// `Err` only for an exception that stays set.
 fn via_table(
     api: &'static Api,
     found: &exchange::Found,
     obj: *mut PyObject,
-    keep: bool,
     want_stream: bool,
 ) -> Result<Option<(*mut DLManagedTensorVersioned, u32, Stream)>, Error> {
     let (table, guard) = (found.table, found.guard);
@@ -457,10 +461,14 @@ fn via_table(
     if guarded && exchange::table_refuses(api, obj, guard)? {
         return Ok(None);
     }
-    // A guarded table's failure is cleared (`keep` false) and answered by `__dlpack__`.
-    let t = match exchange::import_no_sync(api, table, obj, keep && !guarded) {
+    // A table's failure is cleared (`keep` false) and answered by `__dlpack__`, whose answer is
+    // the producer's own (a guarded table's `RuntimeError` for a sparse tensor where
+    // `__dlpack__` raises `BufferError`; a class that publishes another type's table, whose
+    // export refuses the object, while its `__dlpack__` works: new-user run). Only an
+    // exception that stays set (not deriving from `Exception`) is the answer.
+    let t = match exchange::import_no_sync(api, table, obj, false) {
         Ok(t) => t,
-        Err(e) if guarded && !matches!(e, Error::PythonErrorSet(_)) => return Ok(None),
+        Err(e) if !matches!(e, Error::PythonErrorSet(_)) => return Ok(None),
         Err(e) => return Err(e),
     };
     // SAFETY: an accepted major-1 tensor.
@@ -550,7 +558,7 @@ pub(crate) fn import_ordered(
         // Only the import function of the table is needed here (see `exchange::find_import`);
         // any other answer falls back to `__dlpack__`, except an exception that must stay set.
         if let Some(found) = exchange::find_import(api, obj)? {
-            if let Some(done) = via_table(api, &found, obj, keep, want_stream)? {
+            if let Some(done) = via_table(api, &found, obj, want_stream)? {
                 return Ok(done);
             }
         }
