@@ -832,3 +832,112 @@ def test_a_failing_table_is_answered_by_dlpack(table):
     with dh.import_tensor(x) as t:
         assert not t.how & EXCHANGE
         np.testing.assert_array_equal(np.from_dlpack(t), x.a)
+
+
+# ------------------------------------- issue 26, third new-user run: Python code in the checks
+
+
+def test_an_instance_dict_replaced_during_its_lookup_is_not_read_after_free():
+    """A key whose ``__eq__`` replaces ``x.__dict__`` while the import looks in it freed the
+    dictionary under the lookup (SIGSEGV): in a child process, the import must answer as
+    ``__dlpack__`` does."""
+    import subprocess
+    import sys
+    code = '''
+import torch, dlpack_helpers as dh
+class K(str):
+    def __hash__(self): return hash("__dlpack__")
+    def __eq__(self, other):
+        x.__dict__ = {"pad%d" % i: i for i in range(3)}
+        return False
+x = torch.ones(2)
+d = {K("zz"): 1}
+for i in range(40): d["filler%d" % i] = i
+x.__dict__ = d
+del d
+t = dh.import_tensor(x)
+print(t.shape == (2,), bool((__import__("numpy").from_dlpack(t) == 1).all()))
+'''
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert r.stdout.split() == ["True", "True"], r.stdout
+
+
+def test_a_class_changed_by_the_checks_gets_the_new_class_answer():
+    """A key's ``__eq__`` that sets ``x.__class__ = B`` during the instance-dictionary look: the
+    table and the per-type answers found for ``A`` were used for a ``B`` (which overrides
+    ``is_conj``)."""
+    class A(torch.Tensor):
+        pass
+
+    class B(torch.Tensor):
+        def is_conj(self):
+            return True
+    with dh.import_tensor(torch.ones(2).as_subclass(A)) as first:
+        assert first.how & EXCHANGE
+    x = torch.ones(2).as_subclass(A)
+
+    class K(str):
+        def __hash__(self):
+            return hash("__dlpack__")
+
+        def __eq__(self, other):
+            x.__class__ = B
+            return False
+    x.__dict__[K("zz")] = 1
+    with pytest.raises(BufferError, match="conjugate bit"):
+        dh.import_tensor(x)
+
+
+class _ConjMixin:
+    def __getattribute__(self, name):
+        if name == "is_conj":
+            return lambda: True
+        return super().__getattribute__(name)
+
+
+class _RefuseMixin:
+    def __getattribute__(self, name):
+        if name == "__dlpack__":
+            def refuse(**kwargs):
+                raise BufferError("the mixin's __dlpack__ refuses")
+            return refuse
+        return super().__getattribute__(name)
+
+
+class _SparseMixin:
+    def __getattribute__(self, name):
+        if name == "is_sparse":
+            return lambda: True
+        return super().__getattribute__(name)
+
+
+def _torch_after(mixin):
+    return lambda: torch.ones(2).as_subclass(type("T", (torch.Tensor, mixin), {}))
+
+
+def _paddle_parameter_after():
+    import paddle.base.framework as fw
+    p = paddle.create_parameter([2], "float32")
+    p.stop_gradient = True
+    p.__class__ = type("P", (fw.EagerParamBase, _SparseMixin), {})
+    return p
+
+
+LATER_IN_THE_MRO = {
+    "torch_getattribute_is_conj": _torch_after(_ConjMixin),
+    "torch_getattribute_dlpack": _torch_after(_RefuseMixin),
+    "paddle_getattribute_is_sparse": _paddle_parameter_after,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LATER_IN_THE_MRO))
+def test_a_mixin_after_the_producer_that_wins_the_lookup_gets_dlpacks_answer(name):
+    """A mixin listed after ``torch.Tensor`` (or Paddle's ``EagerParamBase``) whose
+    ``__getattribute__`` wins the lookup (the producer's classes define none): the rule looked
+    only below the publishing class, and the table exported."""
+    t = LATER_IN_THE_MRO[name]()
+    expected = _dlpack_error(t)
+    with pytest.raises(type(expected)) as got:
+        dh.import_tensor(t)
+    assert str(got.value) == str(expected)

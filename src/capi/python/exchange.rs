@@ -276,6 +276,52 @@ fn check_publisher(
             ));
         }
     }
+    // Where the names resolve, not only where they are defined: a class after the publisher
+    // in the MRO (a mixin, or a metaclass's `mro()`) wins the lookup of a name the producer's
+    // classes do not define (`__getattribute__`: new-user run), so the type must resolve each
+    // name to exactly what the publishing (or guarding) class resolves it to.
+    if let (Some(q), Some(lookup)) = (table_owner, api._PyType_Lookup) {
+        // SAFETY: GIL held, `q` in range.
+        let Some(owner) = Owned::new(api, unsafe {
+            (api.PySequence_GetItem)(mro.as_ptr(), q as isize)
+        }) else {
+            // SAFETY: GIL held.
+            unsafe { api.catch(false, |_| true) }?;
+            return Err(mro_unreadable("__mro__"));
+        };
+        let torch_function: &[&core::ffi::CStr] = if guard == TableGuard::Torch {
+            &[c"__torch_function__"]
+        } else {
+            &[]
+        };
+        let names = [c"__dlpack__"]
+            .iter()
+            .chain(rules::dlpack_reads(guard))
+            .chain(torch_function);
+        for k in names {
+            // SAFETY: GIL held; a new reference, released on drop.
+            let Some(key) =
+                Owned::new(api, unsafe { (api.PyUnicode_InternFromString)(k.as_ptr()) })
+            else {
+                // SAFETY: GIL held.
+                unsafe { api.catch(false, |_| true) }?;
+                return Err(mro_unreadable("a name of its classes"));
+            };
+            // SAFETY: GIL held; borrowed answers, only compared.
+            let (a, b) = unsafe {
+                (
+                    lookup(ty, key.as_ptr()),
+                    lookup(owner.as_ptr(), key.as_ptr()),
+                )
+            };
+            if a != b && !(*k == c"__torch_function__" && is_disabled_impl(api, a)?) {
+                return Err(Error::NoExchangeApi(format!(
+                    "the object's type resolves {} to another object than the class that                      publishes the exchange API table does (an override, or a class later in                      its MRO that wins the lookup): the table would not see it, so __dlpack__                      is called",
+                    k.to_string_lossy()
+                )));
+            }
+        }
+    }
     if guard == TableGuard::Torch
         && !rules::table_may_replace_dlpack(torch_function_owner, table_owner)
     {
@@ -342,9 +388,17 @@ fn torch_function_disabled(api: &'static Api, dict: &Owned) -> Result<bool, Erro
     if !rules::torch_function_is_disabled(name.as_deref(), module_of(api, &f)?.as_deref()) {
         return Ok(false);
     }
-    // The very object, not a function that only bears its name and module (new-user run: a
-    // user's function named so dispatched, and the table stood in): PyTorch compares by
-    // identity. `torch._C` is already imported (a PyTorch tensor exists); not imported here.
+    is_disabled_impl(api, f.as_ptr())
+}
+
+/// Whether `f` (borrowed, may be NULL) is PyTorch's own `torch._C._disabled_torch_function_impl`:
+/// the very object, not a function that only bears its name and module (new-user run: a
+/// user's function named so dispatched, and the table stood in); PyTorch compares by identity.
+/// `torch._C` is already imported (a PyTorch tensor exists); not imported here.
+fn is_disabled_impl(api: &'static Api, f: *mut PyObject) -> Result<bool, Error> {
+    if f.is_null() {
+        return Ok(false);
+    }
     let Some(get_module) = api.PyImport_GetModule else {
         return Ok(false);
     };
@@ -366,7 +420,7 @@ fn torch_function_disabled(api: &'static Api, dict: &Owned) -> Result<bool, Erro
             api.catch(false, |_| true)?;
             return Ok(false);
         };
-        Ok(real.as_ptr() == f.as_ptr())
+        Ok(real.as_ptr() == f)
     }
 }
 
@@ -460,6 +514,8 @@ fn tag(p: usize, guard: rules::TableGuard, instance_dict: bool) -> usize {
 /// A cached table as the import path uses it.
 #[derive(Clone, Copy)]
 pub(crate) struct Found {
+    /// The address of the object's type the table was found for (see `import::via_table`).
+    pub ty: usize,
     pub table: *const DLPackExchangeAPI,
     pub guard: rules::TableGuard,
     /// Whether an instance of the type may have a `__dict__` (always true without the bit).
@@ -473,6 +529,7 @@ fn untag(p: usize) -> Found {
         _ => rules::TableGuard::None,
     };
     Found {
+        ty: 0,
         table: (p & !(GUARD_MASK | INSTANCE_DICT)) as *const DLPackExchangeAPI,
         guard,
         instance_dict: INSTANCE_DICT == 0 || p & INSTANCE_DICT != 0,
@@ -731,8 +788,17 @@ pub(crate) unsafe fn instance_overrides(
     if dict.is_null() {
         return Ok(false);
     }
+    // A strong reference for the lookups: a key's `__eq__` may run Python code that replaces
+    // the instance's `__dict__` and frees this one (a read after free: new-user run).
+    // SAFETY: GIL held; `dict` live now; released on drop.
+    let Some(dict) = Owned::new(api, unsafe {
+        (api.Py_IncRef)(dict);
+        dict
+    }) else {
+        return Ok(true);
+    };
     // SAFETY: as above.
-    unsafe { instance_dict_overrides(api, dict, get_item, found.guard) }
+    unsafe { instance_dict_overrides(api, dict.as_ptr(), get_item, found.guard) }
 }
 
 /// [`instance_overrides`] for an instance that has a dictionary `dict` (borrowed).
@@ -1003,7 +1069,7 @@ pub(crate) fn find_import(api: &'static Api, obj: *mut PyObject) -> Result<Optio
         // SAFETY: GIL held; `obj` keeps its type alive for the rest of this call.
         unsafe { (api.Py_DecRef)(ty) };
     }
-    let found = match hit {
+    let mut found = match hit {
         Some(0) => return Ok(None),
         Some(t) => untag(t),
         None => match find_table(api, obj) {
@@ -1012,6 +1078,7 @@ pub(crate) fn find_import(api: &'static Api, obj: *mut PyObject) -> Result<Optio
             Err(_) => return Ok(None),
         },
     };
+    found.ty = ty as usize;
     // SAFETY: a major-1 table (`select`).
     Ok(unsafe { (*found.table).managed_tensor_from_py_object_no_sync }.map(|_| found))
 }

@@ -461,6 +461,20 @@ fn via_table(
     if guarded && exchange::table_refuses(api, obj, guard)? {
         return Ok(None);
     }
+    // Those reads may have run Python code (a property, a `TorchFunctionMode`, a key's `__eq__`)
+    // that changed the object's class (`x.__class__ = B`): the table and the per-type answers
+    // were found for the type before (new-user run), so the export is made only for that type.
+    if guarded || found.instance_dict {
+        // SAFETY: GIL held; a new reference, released at once (`obj` keeps its type alive).
+        let now = unsafe { (api.PyObject_Type)(obj) };
+        if !now.is_null() {
+            // SAFETY: as above.
+            unsafe { (api.Py_DecRef)(now) };
+        }
+        if now as usize != found.ty {
+            return Ok(None);
+        }
+    }
     // A table's failure is cleared (`keep` false) and answered by `__dlpack__`, whose answer is
     // the producer's own (a guarded table's `RuntimeError` for a sparse tensor where
     // `__dlpack__` raises `BufferError`; a class that publishes another type's table, whose
