@@ -218,6 +218,23 @@ pub fn dlpack_reads(guard: TableGuard) -> &'static [&'static CStr] {
     }
 }
 
+/// The names a type's exchange table must not be overridden in to stand in for `__dlpack__`,
+/// by guard: `__dlpack__` itself (every table), what the producer's `__dlpack__` reads
+/// ([`dlpack_reads`]) and, for PyTorch, `__torch_function__` (which `Tensor.__dlpack__`
+/// dispatches through). The per-type check compares where the type and the publishing class
+/// resolve each; the per-object check looks for each in the instance's `__dict__`.
+pub fn overridable_names(guard: TableGuard) -> impl Iterator<Item = &'static CStr> {
+    let torch_function: &'static [&'static CStr] = if guard == TableGuard::Torch {
+        &[c"__torch_function__"]
+    } else {
+        &[]
+    };
+    [c"__dlpack__"]
+        .into_iter()
+        .chain(dlpack_reads(guard).iter().copied())
+        .chain(torch_function.iter().copied())
+}
+
 /// Which keywords a consumer passes to `__dlpack__` in one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Keywords {
@@ -439,6 +456,22 @@ mod tests {
             assert!(table_export_kept(TableGuard::Paddle, c));
             assert!(table_export_kept(TableGuard::None, c));
         }
+    }
+
+    #[test]
+    fn overridable_names_by_guard() {
+        let names = |g| {
+            overridable_names(g)
+                .map(|c| c.to_str().unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(TableGuard::None), ["__dlpack__"]);
+        let torch = names(TableGuard::Torch);
+        assert_eq!(torch.first(), Some(&"__dlpack__"));
+        assert_eq!(torch.last(), Some(&"__torch_function__"));
+        assert!(torch.contains(&"is_conj") && torch.contains(&"__getattribute__"));
+        let paddle = names(TableGuard::Paddle);
+        assert!(paddle.contains(&"is_sparse") && !paddle.contains(&"__torch_function__"));
     }
 
     #[test]

@@ -289,16 +289,7 @@ fn check_publisher(
             unsafe { api.catch(false, |_| true) }?;
             return Err(mro_unreadable("__mro__"));
         };
-        let torch_function: &[&core::ffi::CStr] = if guard == TableGuard::Torch {
-            &[c"__torch_function__"]
-        } else {
-            &[]
-        };
-        let names = [c"__dlpack__"]
-            .iter()
-            .chain(rules::dlpack_reads(guard))
-            .chain(torch_function);
-        for k in names {
+        for k in rules::overridable_names(guard) {
             // SAFETY: GIL held; a new reference, released on drop.
             let Some(key) =
                 Owned::new(api, unsafe { (api.PyUnicode_InternFromString)(k.as_ptr()) })
@@ -314,7 +305,7 @@ fn check_publisher(
                     lookup(owner.as_ptr(), key.as_ptr()),
                 )
             };
-            if a != b && !(*k == c"__torch_function__" && is_disabled_impl(api, a)?) {
+            if a != b && !(k == c"__torch_function__" && is_disabled_impl(api, a)?) {
                 return Err(Error::NoExchangeApi(format!(
                     "the object's type resolves {} to another object than the class that                      publishes the exchange API table does (an override, or a class later in                      its MRO that wins the lookup): the table would not see it, so __dlpack__                      is called",
                     k.to_string_lossy()
@@ -816,17 +807,7 @@ unsafe fn instance_dict_overrides(
     // Looked up in the dictionary itself, as the attribute lookup does (a dict subclass's
     // `__getitem__` is not called: new-user run), every name the same way; a lookup that
     // raised (a key's `__eq__`) is what the attribute lookup raises too: `__dlpack__` answers.
-    let torch_function: &[&core::ffi::CStr] = if guard == rules::TableGuard::Torch {
-        // PyTorch dispatches `__dlpack__` through an instance's `__torch_function__`.
-        &[c"__torch_function__"]
-    } else {
-        &[]
-    };
-    let names = [c"__dlpack__"]
-        .iter()
-        .chain(rules::dlpack_reads(guard))
-        .chain(torch_function);
-    for k in names {
+    for k in rules::overridable_names(guard) {
         // SAFETY: GIL held; a new reference, released below.
         let Some(key) = Owned::new(api, unsafe { (api.PyUnicode_InternFromString)(k.as_ptr()) })
         else {
