@@ -277,6 +277,34 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_CAP_POINTER_LEVEL_ZERO 64
 
 /**
+ * The specification version this library implements, as `YYYYMM`: 202612 is spec 2026.12
+ * (`spec/README.md`). `dlpack_helpers_info.spec_version` reports the value of the library
+ * actually loaded. The spec version is independent of the library version.
+ */
+#define DLPACK_HELPERS_SPEC_VERSION 202612
+
+/**
+ * Profile bit of `dlpack_helpers_info.profiles`: the library implements the core profile
+ * (release, versions, device queries, info, errors, validation, layout, names, conversion).
+ */
+#define DLPACK_HELPERS_PROFILE_CORE 1
+
+/**
+ * Profile bit: the streams profile (stream encodings, waits, queries that call a device driver).
+ */
+#define DLPACK_HELPERS_PROFILE_STREAMS 2
+
+/**
+ * Profile bit: the python profile (capsules, `__dlpack__` import and export, Python errors).
+ */
+#define DLPACK_HELPERS_PROFILE_PYTHON 4
+
+/**
+ * Profile bit: the exchange profile (`DLPackExchangeAPI` table lookup).
+ */
+#define DLPACK_HELPERS_PROFILE_EXCHANGE 8
+
+/**
  * Newest DLPack major version this library reads (the ABI major of `DLManagedTensorVersioned`).
  */
 #define DLPACK_HELPERS_DLPACK_MAJOR_VERSION 1
@@ -647,6 +675,17 @@ typedef struct dlpack_helpers_info {
    * Whether legacy (unversioned) `DLManagedTensor`s are accepted: true.
    */
   bool accepts_legacy;
+  /**
+   * The specification version the loaded library implements, as `YYYYMM`
+   * (`DLPACK_HELPERS_SPEC_VERSION` of that library; 202612 for spec 2026.12). Appended in
+   * 0.1.0 after `accepts_legacy`: a caller whose `struct_size` ends before it gets it unwritten.
+   */
+  uint32_t spec_version;
+  /**
+   * `DLPACK_HELPERS_PROFILE_*` bits of the profiles (conformance classes of the
+   * specification) the loaded library implements: this library implements all four.
+   */
+  uint32_t profiles;
 } dlpack_helpers_info;
 
 /**
@@ -1644,8 +1683,8 @@ dlpack_helpers_host_access dlpack_device_host_access(DLDevice device);
 dlpack_helpers_status dlpack_device_check(DLDevice device, uint32_t flags);
 
 /**
- * Fill `out_info` with the library's version, the DLPack version and ABI it supports, and its
- * run-time capabilities.
+ * Fill `out_info` with the library's version, the DLPack version and ABI it supports, its
+ * run-time capabilities, and the specification version and profiles it implements.
  *
  * - `out_info->struct_size` must be set by the caller to the size of its struct, at least
  *   `sizeof(size_t)`. Only fields that fit entirely are written; on return `struct_size` holds

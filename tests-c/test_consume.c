@@ -352,6 +352,13 @@ TEST(info_fills_what_fits) {
   CHECK_EQ_INT(info.dlpack_version.minor, 3);
   CHECK_EQ_INT(info.dlpack_abi_major, DLPACK_HELPERS_DLPACK_MAJOR_VERSION);
   CHECK(info.accepts_legacy);
+  /* Run-time discovery of the specification: version 2026.12 and the four profiles. */
+  CHECK_EQ_INT(info.spec_version, DLPACK_HELPERS_SPEC_VERSION);
+  CHECK_EQ_INT(DLPACK_HELPERS_SPEC_VERSION, 202612);
+  CHECK_EQ_INT(info.profiles, DLPACK_HELPERS_PROFILE_CORE | DLPACK_HELPERS_PROFILE_STREAMS |
+                                  DLPACK_HELPERS_PROFILE_PYTHON | DLPACK_HELPERS_PROFILE_EXCHANGE);
+  CHECK_EQ_INT(DLPACK_HELPERS_PROFILE_CORE | DLPACK_HELPERS_PROFILE_STREAMS | DLPACK_HELPERS_PROFILE_PYTHON |
+                   DLPACK_HELPERS_PROFILE_EXCHANGE, 0xF);
   CHECK_EQ_INT(DLPACK_HELPERS_VERSION_NUMBER,
                DLPACK_HELPERS_VERSION_MAJOR * 10000 + DLPACK_HELPERS_VERSION_MINOR * 100 + DLPACK_HELPERS_VERSION_PATCH);
 
@@ -365,6 +372,23 @@ TEST(info_fills_what_fits) {
   CHECK_EQ_INT(small->major, DLPACK_HELPERS_VERSION_MAJOR);
   CHECK(buf[offsetof(dlpack_helpers_info, minor)] == 0xEE);
   CHECK(buf[sizeof(dlpack_helpers_info)] == 0xEE);
+
+  /* A caller compiled before spec_version and profiles were appended (its struct ends with
+   * accepts_legacy): the library writes no byte past that struct's end. */
+  memset(buf, 0xEE, sizeof buf);
+  small->struct_size = offsetof(dlpack_helpers_info, accepts_legacy) + 1;
+  CHECK_STATUS(dlpack_get_info(small), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(small->struct_size, offsetof(dlpack_helpers_info, accepts_legacy) + 1);
+  CHECK(small->accepts_legacy);
+  CHECK(buf[offsetof(dlpack_helpers_info, accepts_legacy) + 1] == 0xEE);
+  CHECK(buf[offsetof(dlpack_helpers_info, profiles)] == 0xEE);
+  /* Up to spec_version, not profiles. */
+  memset(buf, 0xEE, sizeof buf);
+  small->struct_size = offsetof(dlpack_helpers_info, profiles);
+  CHECK_STATUS(dlpack_get_info(small), DLPACK_HELPERS_STATUS_OK);
+  CHECK_EQ_INT(small->struct_size, offsetof(dlpack_helpers_info, profiles));
+  CHECK_EQ_INT(small->spec_version, DLPACK_HELPERS_SPEC_VERSION);
+  CHECK(buf[offsetof(dlpack_helpers_info, profiles)] == 0xEE);
 
   /* A bigger (newer) caller struct: the library fills its own size and says so. */
   memset(buf, 0xEE, sizeof buf);

@@ -19,6 +19,14 @@ def test_info_reports_python():
     i = dh.info()
     assert i["python"] and i["capabilities"] & _lib.CAP_PYTHON
     assert i["dlpack_version"] == (1, 3)
+    # Run-time discovery of the specification (spec/04-versioning.md): 2026.12, all four profiles.
+    assert i["spec_version"] == _lib.SPEC_VERSION == 202612
+    assert i["profiles"] == (_lib.PROFILE_CORE | _lib.PROFILE_STREAMS | _lib.PROFILE_PYTHON
+                             | _lib.PROFILE_EXCHANGE)
+    c = _lib.Info()
+    c.struct_size = ctypes.sizeof(c)
+    assert lib.dlpack_get_info(byref(c)) == 0
+    assert c.struct_size == ctypes.sizeof(c) and (c.spec_version, c.profiles) == (202612, 0xF)
 
 
 @pytest.mark.parametrize("arr", [

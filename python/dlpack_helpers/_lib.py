@@ -97,7 +97,8 @@ class Info(Structure):
     _fields_ = [
         ("struct_size", c_size_t), ("version", c_char_p), ("major", c_uint32), ("minor", c_uint32),
         ("patch", c_uint32), ("dlpack_abi_major", c_uint32), ("dlpack_version", DLPackVersion),
-        ("capabilities", c_uint64), ("accepts_legacy", c_bool),
+        ("capabilities", c_uint64), ("accepts_legacy", c_bool), ("spec_version", c_uint32),
+        ("profiles", c_uint32),
     ]
 
 
@@ -284,6 +285,8 @@ IMPORT_EXCHANGE_API, IMPORT_KEEP_PYTHON_ERROR, IMPORT_LEGACY_WRITABLE = 0x1, 0x2
 IMPORTED_LEGACY, IMPORTED_AFTER_RETRY, IMPORTED_EXCHANGE_API = 0x1, 0x2, 0x4
 CAP_CUDA, CAP_ROCM, CAP_PYTHON = 0x1, 0x2, 0x4
 CAP_LEVEL_ZERO, CAP_POINTER_CUDA, CAP_POINTER_ROCM, CAP_POINTER_LEVEL_ZERO = 0x8, 0x10, 0x20, 0x40
+SPEC_VERSION = 202612  # DLPACK_HELPERS_SPEC_VERSION (spec 2026.12)
+PROFILE_CORE, PROFILE_STREAMS, PROFILE_PYTHON, PROFILE_EXCHANGE = 0x1, 0x2, 0x4, 0x8
 STREAM_SYCL_QUEUE, STREAM_ZE_COMMAND_QUEUE, STREAM_ZE_COMMAND_LIST = 6, 7, 8
 STREAM_NO_SYNC, STREAM_NONE, STREAM_LEGACY_DEFAULT, STREAM_DEFAULT, STREAM_HANDLE = 0, 1, 2, 4, 5
 WORK_STREAM_NULL_IS_DEFAULT = 0x1

@@ -29,6 +29,28 @@ pub const DLPACK_HELPERS_CAP_POINTER_ROCM: u64 = 0x20;
 /// (argument or `dlpack_level_zero_context_set`).
 pub const DLPACK_HELPERS_CAP_POINTER_LEVEL_ZERO: u64 = 0x40;
 
+/// The specification version this library implements, as `YYYYMM`: 202612 is spec 2026.12
+/// (`spec/README.md`). `dlpack_helpers_info.spec_version` reports the value of the library
+/// actually loaded. The spec version is independent of the library version.
+pub const DLPACK_HELPERS_SPEC_VERSION: u32 = 202612;
+/// Profile bit of `dlpack_helpers_info.profiles`: the library implements the core profile
+/// (release, versions, device queries, info, errors, validation, layout, names, conversion).
+pub const DLPACK_HELPERS_PROFILE_CORE: u32 = 0x1;
+/// Profile bit: the streams profile (stream encodings, waits, queries that call a device driver).
+pub const DLPACK_HELPERS_PROFILE_STREAMS: u32 = 0x2;
+/// Profile bit: the python profile (capsules, `__dlpack__` import and export, Python errors).
+pub const DLPACK_HELPERS_PROFILE_PYTHON: u32 = 0x4;
+/// Profile bit: the exchange profile (`DLPackExchangeAPI` table lookup).
+pub const DLPACK_HELPERS_PROFILE_EXCHANGE: u32 = 0x8;
+
+const _: () = assert!(
+    DLPACK_HELPERS_SPEC_VERSION == info::SPEC_VERSION
+        && DLPACK_HELPERS_PROFILE_CORE == info::PROFILE_CORE
+        && DLPACK_HELPERS_PROFILE_STREAMS == info::PROFILE_STREAMS
+        && DLPACK_HELPERS_PROFILE_PYTHON == info::PROFILE_PYTHON
+        && DLPACK_HELPERS_PROFILE_EXCHANGE == info::PROFILE_EXCHANGE
+);
+
 const _: () = assert!(
     DLPACK_HELPERS_CAP_CUDA == info::CAP_CUDA
         && DLPACK_HELPERS_CAP_ROCM == info::CAP_ROCM
@@ -91,10 +113,17 @@ pub struct dlpack_helpers_info {
     pub capabilities: u64,
     /// Whether legacy (unversioned) `DLManagedTensor`s are accepted: true.
     pub accepts_legacy: bool,
+    /// The specification version the loaded library implements, as `YYYYMM`
+    /// (`DLPACK_HELPERS_SPEC_VERSION` of that library; 202612 for spec 2026.12). Appended in
+    /// 0.1.0 after `accepts_legacy`: a caller whose `struct_size` ends before it gets it unwritten.
+    pub spec_version: u32,
+    /// `DLPACK_HELPERS_PROFILE_*` bits of the profiles (conformance classes of the
+    /// specification) the loaded library implements: this library implements all four.
+    pub profiles: u32,
 }
 
-/// Fill `out_info` with the library's version, the DLPack version and ABI it supports, and its
-/// run-time capabilities.
+/// Fill `out_info` with the library's version, the DLPack version and ABI it supports, its
+/// run-time capabilities, and the specification version and profiles it implements.
 ///
 /// - `out_info->struct_size` must be set by the caller to the size of its struct, at least
 ///   `sizeof(size_t)`. Only fields that fit entirely are written; on return `struct_size` holds
@@ -133,9 +162,11 @@ pub unsafe extern "C" fn dlpack_get_info(
             dlpack_version: i.dlpack_version,
             capabilities: i.capabilities,
             accepts_legacy: i.accepts_legacy,
+            spec_version: i.spec_version,
+            profiles: i.profiles,
         };
         // Field end offsets, in order; fill the longest prefix of whole fields that fits.
-        const ENDS: [usize; 9] = [
+        const ENDS: [usize; 11] = [
             offset_of!(dlpack_helpers_info, struct_size) + size_of::<usize>(),
             offset_of!(dlpack_helpers_info, version) + size_of::<*const c_char>(),
             offset_of!(dlpack_helpers_info, major) + 4,
@@ -145,9 +176,76 @@ pub unsafe extern "C" fn dlpack_get_info(
             offset_of!(dlpack_helpers_info, dlpack_version) + size_of::<DLPackVersion>(),
             offset_of!(dlpack_helpers_info, capabilities) + 8,
             offset_of!(dlpack_helpers_info, accepts_legacy) + 1,
+            offset_of!(dlpack_helpers_info, spec_version) + 4,
+            offset_of!(dlpack_helpers_info, profiles) + 4,
         ];
         // SAFETY: `out` holds `caller_size` bytes (checked above to cover `struct_size`).
         unsafe { crate::capi::boundary::write_struct_sized(out, &full, &ENDS, caller_size) };
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capi::error::DLPACK_HELPERS_STATUS_OK;
+
+    #[repr(C, align(8))]
+    struct Buf([u8; 80]);
+
+    /// `dlpack_get_info` on an 80-byte buffer of 0xEE bytes whose `struct_size` is `size`.
+    fn get(size: usize) -> (dlpack_helpers_status, [u8; 80]) {
+        let mut buf = Buf([0xEE; 80]);
+        let p = buf.0.as_mut_ptr().cast::<dlpack_helpers_info>();
+        // SAFETY: an aligned 80-byte buffer; the call writes at most `size` (<= 80) bytes.
+        let s = unsafe {
+            core::ptr::addr_of_mut!((*p).struct_size).write(size);
+            dlpack_get_info(p)
+        };
+        (s, buf.0)
+    }
+
+    fn u32_at(buf: &[u8; 80], off: usize) -> u32 {
+        u32::from_ne_bytes(buf[off..off + 4].try_into().unwrap())
+    }
+
+    #[test]
+    fn spec_version_and_profiles_are_reported() {
+        let full = size_of::<dlpack_helpers_info>();
+        let (s, buf) = get(full);
+        assert_eq!(s, DLPACK_HELPERS_STATUS_OK);
+        assert_eq!(
+            u32_at(&buf, offset_of!(dlpack_helpers_info, spec_version)),
+            202612
+        );
+        assert_eq!(u32_at(&buf, offset_of!(dlpack_helpers_info, profiles)), 0xF);
+        assert_eq!(buf[full], 0xEE, "nothing written past the struct");
+    }
+
+    #[test]
+    fn an_older_struct_without_the_appended_fields_keeps_working() {
+        // A caller compiled before spec_version/profiles: its struct ends with accepts_legacy.
+        let old = offset_of!(dlpack_helpers_info, accepts_legacy) + 1;
+        let (s, buf) = get(old);
+        assert_eq!(s, DLPACK_HELPERS_STATUS_OK);
+        assert_eq!(
+            usize::from_ne_bytes(buf[..size_of::<usize>()].try_into().unwrap()),
+            old
+        );
+        assert_eq!(buf[old - 1], 1, "accepts_legacy is filled");
+        assert!(
+            buf[old..].iter().all(|&b| b == 0xEE),
+            "a byte past the caller's struct was written"
+        );
+        // Up to spec_version but not profiles.
+        let (_, buf) = get(offset_of!(dlpack_helpers_info, profiles));
+        assert_eq!(
+            u32_at(&buf, offset_of!(dlpack_helpers_info, spec_version)),
+            202612
+        );
+        assert_eq!(
+            u32_at(&buf, offset_of!(dlpack_helpers_info, profiles)),
+            0xEEEE_EEEE
+        );
+    }
 }

@@ -45,6 +45,19 @@ pub const CAP_POINTER_ROCM: u64 = 1 << 5;
 /// context by the caller.
 pub const CAP_POINTER_LEVEL_ZERO: u64 = 1 << 6;
 
+/// The specification version this library implements (`spec/`, 2026.12), as YYYYMM.
+pub const SPEC_VERSION: u32 = 202612;
+/// Profile bit (conformance class of `spec/profiles/`): core.
+pub const PROFILE_CORE: u32 = 1 << 0;
+/// Profile bit: streams (stream decoding, waits, driver queries).
+pub const PROFILE_STREAMS: u32 = 1 << 1;
+/// Profile bit: python (capsules, `__dlpack__` import and export).
+pub const PROFILE_PYTHON: u32 = 1 << 2;
+/// Profile bit: exchange (`DLPackExchangeAPI` tables).
+pub const PROFILE_EXCHANGE: u32 = 1 << 3;
+/// Every profile this library implements: all four.
+pub const PROFILES: u32 = PROFILE_CORE | PROFILE_STREAMS | PROFILE_PYTHON | PROFILE_EXCHANGE;
+
 /// A snapshot of what the library supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Info {
@@ -60,6 +73,10 @@ pub struct Info {
     pub accepts_legacy: bool,
     /// `CAP_*` bits for what is available at run time in this process.
     pub capabilities: u64,
+    /// The specification version implemented (`SPEC_VERSION`).
+    pub spec_version: u32,
+    /// `PROFILE_*` bits of the profiles implemented.
+    pub profiles: u32,
 }
 
 /// The library's description of itself. `capabilities` are the `CAP_*` bits detected at run time
@@ -74,5 +91,7 @@ pub fn info(capabilities: u64) -> Info {
         dlpack_abi_major: DLPackVersion::CURRENT.major,
         accepts_legacy: true,
         capabilities,
+        spec_version: SPEC_VERSION,
+        profiles: PROFILES,
     }
 }

@@ -97,6 +97,8 @@ pub struct dlpack_helpers_info {
     pub dlpack_version: DLPackVersion,
     pub capabilities: u64,
     pub accepts_legacy: bool,
+    pub spec_version: u32,
+    pub profiles: u32,
 }
 
 /// `dlpack_helpers_validate_options` (the header's; `struct_size` first).
@@ -134,7 +136,7 @@ const _: () = {
     assert!(core::mem::size_of::<dlpack_helpers_import_request>() == 40);
     assert!(core::mem::size_of::<dlpack_helpers_export_request>() == 40);
     assert!(core::mem::size_of::<dlpack_helpers_export_plan>() == 56);
-    assert!(core::mem::size_of::<dlpack_helpers_info>() == 56);
+    assert!(core::mem::size_of::<dlpack_helpers_info>() == 64);
     assert!(core::mem::size_of::<dlpack_helpers_layout>() == 56);
 };
 
@@ -347,7 +349,9 @@ pub fn mirror_layouts() -> Vec<(&'static str, &'static str, usize)> {
             dlpack_abi_major,
             dlpack_version,
             capabilities,
-            accepts_legacy
+            accepts_legacy,
+            spec_version,
+            profiles
         }
     );
     layout!(

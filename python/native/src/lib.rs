@@ -64,7 +64,9 @@ pub fn dlpack_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// What the loaded library is and supports (C ``dlpack_get_info``): a dict with ``version``
 /// (str), ``major``/``minor``/``patch`` (int), ``dlpack_version`` (``(major, minor)``),
 /// ``dlpack_abi_major``, ``capabilities`` (``DLPACK_HELPERS_CAP_*`` bits), ``python`` and
-/// ``accepts_legacy`` (bool). ``DLPackHelpersError`` only if the library fails internally.
+/// ``accepts_legacy`` (bool), ``spec_version`` (int, ``YYYYMM``: 202612 for spec 2026.12) and
+/// ``profiles`` (``DLPACK_HELPERS_PROFILE_*`` bits of the spec profiles implemented).
+/// ``DLPackHelpersError`` only if the library fails internally.
 #[pyfunction]
 fn info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let i = get_info()?;
@@ -75,6 +77,8 @@ fn info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("capabilities", i.capabilities)?;
     d.set_item("python", i.capabilities & 0x4 != 0)?;
     d.set_item("accepts_legacy", i.accepts_legacy)?;
+    d.set_item("spec_version", i.spec_version)?;
+    d.set_item("profiles", i.profiles)?;
     Ok(d)
 }
 
