@@ -160,6 +160,8 @@ def main(argv=None) -> int:
     ap.add_argument("--report", help="write the JSON report here")
     ap.add_argument("--statement", help="write the Markdown conformance statement here")
     ap.add_argument("--case", action="append", default=[], help="only cases matching this glob")
+    ap.add_argument("--covers", action="append", default=[],
+                    help="only cases covering this requirement ID (repeatable)")
     ap.add_argument("--name", help="the implementation's name in the report")
     ap.add_argument("--manifest", default=str(ROOT.parent / "spec" / "abi.toml"))
     ap.add_argument("--spec", default=str(ROOT.parent / "spec"))
@@ -207,7 +209,8 @@ def main(argv=None) -> int:
             ap.error(f"unknown profile {p!r}")
 
     selected = [c for c in cases.values() if c.profile in profiles
-                and (not a.case or any(fnmatch.fnmatch(c.id, g) for g in a.case))]
+                and (not a.case or any(fnmatch.fnmatch(c.id, g) for g in a.case))
+                and (not a.covers or set(a.covers) & set(c.covers))]
     selected.sort(key=lambda c: (c.module, c.id))
     spec = {"root": str(ROOT), "lib": lib, "manifest": str(manifest.path), "exchange": a.exchange,
             "claimed": info.get("profiles", 0) if kind == "lib" else None, "modules": [],
@@ -278,7 +281,7 @@ def main(argv=None) -> int:
         Path(a.report).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     if a.statement:
         Path(a.statement).write_text(statement(report, requirements))
-    whole = not a.case
+    whole = not a.case and not a.covers
     ok = n["fail"] == 0 and not unknown_ids and (a.no_coverage or not whole or not uncovered)
     print(f"\n{name}: {n['pass']} passed, {n['fail']} failed, {n['skip']} skipped "
           f"({len(results)} cases, profiles {', '.join(profiles)}, {elapsed:.1f} s); "
