@@ -300,3 +300,85 @@ def _(ctx):
     # A failing call sets its own message.
     expect_fail(ctx, lambda: ctx.f.dlpack_version_negotiate(ctx.T.DLPackVersion(1, 3), 0, None, ctypes.byref(out)),
                 "NO_COMMON_VERSION")
+
+
+# -- spec/04-versioning.md ----------------------------------------------------------------------
+def _validate(ctx, p, flags=0):
+    opts = ctx.T.dlpack_helpers_validate_options()
+    opts.struct_size = ctypes.sizeof(opts)
+    opts.flags = flags
+    lay = ctx.T.dlpack_helpers_layout()
+    return ctx.f.dlpack_tensor_validate(ctx.vptr(p), ctypes.byref(opts), ctypes.byref(lay))
+
+
+@case("core.versioning.rules_of_the_declared_minor", profile="core", covers=["VER-MINOR-2", "VER-MINOR-1"])
+def _(ctx):
+    # NULL strides with ndim 2: allowed before DLPack 1.2, refused from 1.2 on, and a newer minor
+    # than the implementation knows follows the newest known minor's rule.
+    for minor, want in ((0, "OK"), (1, "OK"), (2, "NULL_STRIDES"), (3, "NULL_STRIDES"),
+                        (4, "NULL_STRIDES"), (9, "NULL_STRIDES")):
+        p, _ = ctx.make_versioned(version=(1, minor), strides=None)
+        ctx.expect(_validate(ctx, p), want, what=f"NULL strides at DLPack 1.{minor}")
+    # IS_SUBBYTE_TYPE_PADDED (0x4) is defined from 1.1 on: refused at 1.0, accepted from 1.1.
+    padded = ctx.K.DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+    for minor, want in ((0, "INVALID_FLAGS"), (1, "OK"), (3, "OK"), (7, "OK")):
+        p, _ = ctx.make_versioned(version=(1, minor), strides=(3, 1), flags=padded)
+        ctx.expect(_validate(ctx, p), want, what=f"flag 0x4 at DLPack 1.{minor}")
+
+
+@case("core.versioning.unknown_flag_bits", profile="core", covers=["VER-UNKNOWN-4"])
+def _(ctx):
+    for bits in (0x8, 0x100, 1 << 63):
+        for minor, want in ((0, "INVALID_FLAGS"), (1, "INVALID_FLAGS"), (3, "INVALID_FLAGS"),
+                            (4, "OK"), (9, "OK"), (U32, "OK")):
+            p, _ = ctx.make_versioned(version=(1, minor), strides=(3, 1), flags=bits)
+            ctx.expect(_validate(ctx, p), want, what=f"flags {bits:#x} at DLPack 1.{minor}")
+            if want == "OK":
+                out = ctypes.c_uint64(0)
+                ctx.ok(ctx.f.dlpack_tensor_get_flags(ctx.vptr(p), ctypes.byref(out)))
+                ctx.check(out.value == bits, f"1.{minor}: flags {bits:#x} read back as {out.value:#x}")
+
+
+@case("core.versioning.unknown_values_pass_through", profile="core", covers=["VER-UNKNOWN-1", "VER-UNKNOWN-2"])
+def _(ctx):
+    # Device types and dtype codes DLPack 1.3 does not assign, and flag bits no minor defines:
+    # the getters and the release functions neither refuse nor change them.
+    for dev in ((99, 3), (0, 0), (-7 & U32, 1), (20, 0)):
+        for dtype in ((200, 32, 1), (18, 8, 1), (2, 32, 1)):
+            p, rec = ctx.make_versioned(version=(1, 3), device=dev, dtype=dtype, strides=(3, 1), data=0x1000)
+            d = ctx.T.DLDevice()
+            ctx.ok(ctx.f.dlpack_get_device(ctx.vptr(p), ctypes.byref(d)), what=f"device {dev}, dtype {dtype}")
+            ctx.check(((d.device_type & U32), d.device_id) == ((dev[0] & U32), dev[1]), f"device {dev} changed")
+            ctx.ok(ctx.f.dlpack_tensor_check_version(ctx.vptr(p), None))
+            t = ctx.versioned(p).dl_tensor
+            ctx.check((t.dtype.code, t.dtype.bits, t.dtype.lanes) == dtype, "the tensor was changed")
+            ctx.f.dlpack_tensor_delete(ctx.vptr(p))
+            ctx.check(ctx.calls(rec) == 1, f"device {dev}, dtype {dtype}: the deleter ran {ctx.calls(rec)} times")
+        lp, lrec = ctx.make_legacy(device=dev, dtype=(200, 32, 1), data=0x1000)
+        d = ctx.T.DLDevice()
+        ctx.ok(ctx.f.dlpack_legacy_get_device(ctx.lptr(lp), ctypes.byref(d)), what=f"legacy device {dev}")
+        ctx.f.dlpack_legacy_tensor_delete(ctx.lptr(lp))
+        ctx.check(ctx.calls(lrec) == 1, "the legacy deleter did not run once")
+    # Validation, which depends on the dtype's meaning, refuses an unknown code (its page says so).
+    p, _ = ctx.make_versioned(version=(1, 3), dtype=(200, 32, 1), strides=(3, 1))
+    ctx.expect(_validate(ctx, p), "INVALID_DTYPE", what="an unknown dtype code under validation")
+    # ...but not an unknown device type when no device property is asked for.
+    p, _ = ctx.make_versioned(version=(1, 3), device=(99, 0), strides=(3, 1), data=0x1000)
+    ctx.expect(_validate(ctx, p), "OK", "OPAQUE_HANDLE", what="an unknown device type under validation")
+    ctx.expect(_validate(ctx, p, ctx.K.DLPACK_HELPERS_VALIDATE_REQUIRE_CPU_ACCESSIBLE), "NOT_CPU_ACCESSIBLE",
+               what="an unknown device type with REQUIRE_CPU_ACCESSIBLE")
+
+
+@case("core.versioning.deprecated_functions_kept", profile="core", covers=["VER-DEPRECATE-1"])
+def _(ctx):
+    # A deprecated function stays exported (and its page's cases run) while its profile lists it.
+    dep = [n for n, f in ctx.m.functions.items() if f.get("status") == "deprecated"]
+    missing = []
+    for n in dep:
+        prof = ctx.m.functions[n].get("profile", "core")
+        if ctx.claimed is None or ctx.claimed & ctx.m.profile_bits.get(prof, 0):
+            if not ctx.f.has(n):
+                missing.append(n)
+    ctx.check(not missing, f"deprecated functions of claimed profiles not exported: {missing}")
+    ctx.check(all(f.get("status") in ("stable", "deprecated", "experimental", None)
+                  for f in ctx.m.functions.values()), "suite bug: an unknown function status in the manifest")
