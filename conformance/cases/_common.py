@@ -26,10 +26,25 @@ DEVICE_TYPES = sorted(set(range(-3, 32)) | {-(1 << 31), (1 << 31) - 1, 64, 99, 2
 DEVICE_IDS = (0, 1, 7, -1, -(1 << 31), (1 << 31) - 1)
 
 
+_RING, _RING_SIZE, _ring_next = [], 1024, [0]
+
+
 def pages(n: int, prot=PROT_RW) -> int:
-    p = _libc.mmap(None, n * PAGE, PROT_RW, MAP_PRIVATE_ANON, -1, 0)
-    if p in (None, ctypes.c_void_p(-1).value):
-        raise RuntimeError("mmap failed")
+    """`n` (at most 3) fresh read-write pages, then protected `prot`. They come from a ring of
+    reused mappings (a process has a limited number of mappings): what a case places there is
+    valid until 1024 more calls, long enough for one call of the function under test."""
+    if n > 3:
+        raise ValueError("pages(n): n <= 3")
+    i = _ring_next[0] % _RING_SIZE
+    _ring_next[0] += 1
+    if i == len(_RING):
+        p = _libc.mmap(None, 3 * PAGE, PROT_RW, MAP_PRIVATE_ANON, -1, 0)
+        if p in (None, ctypes.c_void_p(-1).value):
+            raise RuntimeError("mmap failed")
+        _RING.append(p)
+    p = _RING[i]
+    protect(p, 3 * PAGE, PROT_RW)
+    ctypes.memset(p, 0, 3 * PAGE)
     if prot != PROT_RW:
         protect(p, n * PAGE, prot)
     return p
@@ -184,6 +199,11 @@ def lib_ranges(path: str):
     return out
 
 
+_ranges = {}
+
+
 def in_library(ctx, addr: int) -> bool:
     """True when `addr` lies in the mapping of the library under test (static storage)."""
-    return any(lo <= addr < hi for lo, hi in lib_ranges(ctx.lib_path))
+    if ctx.lib_path not in _ranges:
+        _ranges[ctx.lib_path] = lib_ranges(ctx.lib_path)
+    return any(lo <= addr < hi for lo, hi in _ranges[ctx.lib_path])
