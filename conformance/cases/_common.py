@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap as _mmap
+import threading
 
 PAGE = _mmap.PAGESIZE
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -27,6 +28,7 @@ DEVICE_IDS = (0, 1, 7, -1, -(1 << 31), (1 << 31) - 1)
 
 
 _RING, _RING_SIZE, _ring_next = [], 1024, [0]
+_ring_lock = threading.Lock()
 
 
 def pages(n: int, prot=PROT_RW) -> int:
@@ -35,14 +37,16 @@ def pages(n: int, prot=PROT_RW) -> int:
     valid until 1024 more calls, long enough for one call of the function under test."""
     if n > 3:
         raise ValueError("pages(n): n <= 3")
-    i = _ring_next[0] % _RING_SIZE
-    _ring_next[0] += 1
-    if i == len(_RING):
-        p = _libc.mmap(None, 3 * PAGE, PROT_RW, MAP_PRIVATE_ANON, -1, 0)
-        if p in (None, ctypes.c_void_p(-1).value):
-            raise RuntimeError("mmap failed")
-        _RING.append(p)
-    p = _RING[i]
+    with _ring_lock:
+        i = _ring_next[0] % _RING_SIZE
+        _ring_next[0] += 1
+        if i == len(_RING):
+            p = _libc.mmap(None, 3 * PAGE, PROT_RW, MAP_PRIVATE_ANON, -1, 0)
+            if p in (None, ctypes.c_void_p(-1).value):
+                _ring_next[0] -= 1
+                raise RuntimeError("mmap failed")
+            _RING.append(p)
+        p = _RING[i]
     protect(p, 3 * PAGE, PROT_RW)
     ctypes.memset(p, 0, 3 * PAGE)
     if prot != PROT_RW:
