@@ -364,3 +364,29 @@ def _(ctx):
                 text.decode("utf-8")
             except UnicodeDecodeError:
                 ctx.check(False, f"the message for {s[:20]!r} is not UTF-8: {text[:80]!r}")
+
+
+class _RaisesWithNul:
+    """A producer whose __dlpack__ and __dlpack_device__ raise BufferError with a NUL inside."""
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    def __dlpack__(self, *args, **kwargs):
+        raise BufferError("head\0TAIL_4711_MARK after the NUL")
+
+
+@case("python.last_error_message.nul_escaped", profile="python",
+      covers=["CORE-LAST-ERROR-MESSAGE-7", "CORE-LAST-ERROR-MESSAGE-1"])
+def _(ctx):
+    # Core inputs are NUL-terminated and cannot carry a NUL; a Python producer's exception text
+    # can, and the python profile's import carries it into the message: it is escaped, so the
+    # text after the NUL is still there.
+    obj = _RaisesWithNul()
+    out = ctypes.c_void_p(0)
+    fn = ctx.pf.dlpack_object_import
+    st = fn(ctypes.c_void_p(id(obj)), None, ctypes.cast(ctypes.byref(out), fn.argtypes[2]), None)
+    ctx.expect(st, "PRODUCER_BUFFER_ERROR", what="a producer raising BufferError('head\\0TAIL...')")
+    text = ctx.last_error()
+    text.decode("utf-8")
+    ctx.check(b"TAIL_4711_MARK" in text, f"the message was cut at the producer's NUL: {text!r}")

@@ -68,7 +68,7 @@ def _(ctx):
 
 
 @case("core.tensor_delete.keeps_last_error", profile="core",
-      covers=["CORE-TENSOR-DELETE-7", "ABI-ERROR-3"])
+      covers=["CORE-TENSOR-DELETE-7", "CORE-LAST-ERROR-MESSAGE-4"])
 def _(ctx):
     st = ctx.f.dlpack_get_device(None, None)
     ctx.expect(st, "NULL_POINTER")
