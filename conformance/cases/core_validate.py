@@ -172,7 +172,10 @@ def fault_case(i):
             s = base_state()
             m2(s)
             mut(s)
-            run_row(ctx, s, f"{name} + {n2}")
+            eps = ("dl", "versioned", "legacy")
+            if name.startswith("opt_") and n2 == "major":
+                eps = ("dl", "legacy")  # the versioned entry: core.tensor_validate.options_before_version
+            run_row(ctx, s, f"{name} + {n2}", entry_points=eps)
     return run
 
 
@@ -238,8 +241,12 @@ rows_case("core.dltensor_validate.options_invalid",
           [(f"first_element_alignment {a}", st(opts={"struct_size": 40, "first_element_alignment": a})) for a in (5, 24, (1 << 64) - 1)] +
           [(f"max_ndim {m}", st(opts={"struct_size": 40, "max_ndim": m})) for m in (-1, -(1 << 31))] +
           [(f"good alignment {a}", st(opts={"struct_size": 40, "data_alignment": a, "first_element_alignment": a}))
-           for a in (0, 1, 2, 4, 1 << 12, 1 << 63)] +
-          [("invalid options beat a major mismatch", st(version=(2, 0), opts={"struct_size": 40, "max_ndim": -1}))])
+           for a in (0, 1, 2, 4, 1 << 12, 1 << 63)])
+
+rows_case("core.tensor_validate.options_before_version", ["CORE-TENSOR-VALIDATE-2", "CORE-DLTENSOR-VALIDATE-7"],
+          [(f"{name} + major {mj}", (lambda s, m=mut, mj=mj: (m(s), s.__setitem__("version", (mj, 3)), s)[2])(base_state()))
+           for name, _, _, mut in FAULTS if name.startswith("opt_") for mj in (0, 2)],
+          entry_points=("versioned",))
 
 rows_case("core.dltensor_validate.flags_per_minor",
           ["CORE-DLTENSOR-VALIDATE-9", "CORE-TENSOR-VALIDATE-4"],
@@ -329,8 +336,7 @@ def _(ctx):
         ctx.check(X.untouched(lay), "*out_layout written")
 
 
-@case("core.tensor_validate.major_reads_only_version", profile="core",
-      covers=["CORE-TENSOR-VALIDATE-3", "CORE-TENSOR-VALIDATE-2"])
+@case("core.tensor_validate.major_reads_only_version", profile="core", covers=["CORE-TENSOR-VALIDATE-3"])
 def _(ctx):
     for major in (0, 2, 0xFFFFFFFF):
         p, rec = X.versioned(ctx, None, version=(major, 3), readable=8)
@@ -338,11 +344,16 @@ def _(ctx):
         ctx.expect(ctx.f.dlpack_tensor_validate(ctx.vptr(p), None, ctypes.byref(lay)), "UNSUPPORTED_VERSION",
                    what=f"major {major}")
         ctx.check(X.untouched(lay), "*out_layout written")
-        # Options are checked before *tensor is read.
-        o, _ = X.options(ctx, struct_size=40, max_ndim=-1)
-        ctx.expect(ctx.f.dlpack_tensor_validate(ctx.vptr(p), o, ctypes.byref(lay)), "INVALID_ARGUMENT")
-        ctx.expect(ctx.f.dlpack_tensor_validate(ctx.vptr(X.poison_page(ctx)), o, ctypes.byref(lay)),
-                   "INVALID_ARGUMENT", what="options refused before reading an unreadable tensor")
+
+
+@case("core.tensor_validate.options_before_reading_tensor", profile="core", covers=["CORE-TENSOR-VALIDATE-2"])
+def _(ctx):
+    # Options are checked before *tensor is read: an unreadable tensor with bad options.
+    o, _ = X.options(ctx, struct_size=40, max_ndim=-1)
+    lay = X.sentinel_layout(ctx)
+    ctx.expect(ctx.f.dlpack_tensor_validate(ctx.vptr(X.poison_page(ctx)), o, ctypes.byref(lay)),
+               "INVALID_ARGUMENT", what="options refused before reading an unreadable tensor")
+    ctx.check(X.untouched(lay), "*out_layout written")
 
 
 @case("core.dltensor_validate.no_driver_without_resolve", profile="core", covers=["CORE-DLTENSOR-VALIDATE-23"])
