@@ -181,21 +181,20 @@ def as_u8_fn(ctx, name, argtypes):
     return ctypes.CFUNCTYPE(ctypes.c_uint8, *argtypes)(addr)
 
 
-def lib_ranges(path: str):
-    """The address ranges where the library `path` is mapped in this process (its file
-    mappings and the anonymous mapping right after them, its .bss)."""
-    import os
-    real = os.path.realpath(path)
+def static_ranges():
+    """Address ranges of every loaded object's image: its file mappings and the anonymous
+    mapping right after them (its .bss). Static storage of a library (and of a library it
+    depends on) lies there; heap, stacks and mmap'ed memory do not."""
     out, extend = [], False
     with open("/proc/self/maps") as f:
         for line in f:
             parts = line.split()
             lo, hi = (int(x, 16) for x in parts[0].split("-"))
             named = len(parts) >= 6 and parts[5].startswith("/")
-            if named and os.path.realpath(parts[5]) == real:
+            if named and ".so" in parts[5]:
                 out.append((lo, hi))
                 extend = True
-            elif extend and not named and out and out[-1][1] == lo:
+            elif extend and len(parts) < 6 and out and out[-1][1] == lo:
                 out.append((lo, hi))
                 extend = False
             else:
@@ -207,7 +206,7 @@ _ranges = {}
 
 
 def in_library(ctx, addr: int) -> bool:
-    """True when `addr` lies in the mapping of the library under test (static storage)."""
-    if ctx.lib_path not in _ranges:
-        _ranges[ctx.lib_path] = lib_ranges(ctx.lib_path)
-    return any(lo <= addr < hi for lo, hi in _ranges[ctx.lib_path])
+    """True when `addr` lies in a loaded shared object's image (static storage)."""
+    if "ranges" not in _ranges:
+        _ranges["ranges"] = static_ranges()
+    return any(lo <= addr < hi for lo, hi in _ranges["ranges"])
