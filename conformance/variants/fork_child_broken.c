@@ -12,6 +12,6 @@ dlpack_helpers_status dlpack_dltensor_validate(const DLTensor *t, DLPackVersion 
                                                const dlpack_helpers_validate_options *o, dlpack_helpers_layout *out) {
   fn real = (fn)dlsym(RTLD_NEXT, "dlpack_dltensor_validate");
   if (!owner) owner = getpid();
-  if (getpid() != owner) return DLPACK_HELPERS_STATUS_INTERNAL;
+  if (getpid() != owner) return DLPACK_HELPERS_STATUS_PANIC;
   return real(t, v, flags, o, out);
 }
