@@ -192,11 +192,19 @@ def wrap_row(rid, d, fn):
     return run
 
 
+def ok_or(d, check, ok_ids, fail_ids, always):
+    """Requirement IDs of a row: the success ones when the model accepts it, else the failure ones."""
+    from cases.core_layout import static
+    return always + (ok_ids if check(static(d)) else fail_ids)
+
+
 for rid, d in LAYOUT:
     case(f"core.legacy_tensor_wrap.{rid}", profile="core",
-         covers=["CORE-LEGACY-TENSOR-WRAP-2", "CORE-LEGACY-TENSOR-WRAP-4", "CORE-LEGACY-TENSOR-WRAP-5",
-                 "CORE-LEGACY-TENSOR-WRAP-6", "CORE-LEGACY-TENSOR-WRAP-7", "CORE-LEGACY-TENSOR-WRAP-8",
-                 "CORE-LEGACY-TENSOR-WRAP-9", "OWN-MODEL-1", "OWN-MODEL-2", "OWN-MODEL-3"])(wrap_row(rid, d, "wrap"))
+         covers=ok_or(d, lambda r: M.validate(r, (0, 0), 0, None)[0] == "OK",
+                      ["CORE-LEGACY-TENSOR-WRAP-6", "CORE-LEGACY-TENSOR-WRAP-7", "CORE-LEGACY-TENSOR-WRAP-8", "OWN-MODEL-1"],
+                      ["CORE-LEGACY-TENSOR-WRAP-5"],
+                      ["CORE-LEGACY-TENSOR-WRAP-2", "CORE-LEGACY-TENSOR-WRAP-4", "CORE-LEGACY-TENSOR-WRAP-9",
+                       "OWN-MODEL-2", "OWN-MODEL-3"]))(wrap_row(rid, d, "wrap"))
     case(f"core.legacy_to_versioned.{rid}", profile="core",
          covers=["CORE-LEGACY-TO-VERSIONED-1", "CORE-LEGACY-TO-VERSIONED-2"])(wrap_row(rid, d, "to_versioned"))
 
@@ -300,9 +308,12 @@ def v2l_row(rid, d):
 
 for rid, d in LAYOUT:
     case(f"core.versioned_to_legacy.{rid}", profile="core",
-         covers=["CORE-VERSIONED-TO-LEGACY-2", "CORE-VERSIONED-TO-LEGACY-4", "CORE-VERSIONED-TO-LEGACY-5",
-                 "CORE-VERSIONED-TO-LEGACY-6", "CORE-VERSIONED-TO-LEGACY-7", "CORE-VERSIONED-TO-LEGACY-8",
-                 "CORE-VERSIONED-TO-LEGACY-9", "CORE-VERSIONED-TO-LEGACY-10", "OWN-DELETER-5"])(v2l_row(rid, d))
+         covers=ok_or(d, lambda r: v2l_model(r, (1, 3), 0, 0) == "OK",
+                      ["CORE-VERSIONED-TO-LEGACY-5", "CORE-VERSIONED-TO-LEGACY-7", "CORE-VERSIONED-TO-LEGACY-8",
+                       "CORE-VERSIONED-TO-LEGACY-9", "OWN-DELETER-5"] +
+                      (["CORE-VERSIONED-TO-LEGACY-6"] if (d["dtype"][1] * d["dtype"][2]) % 8 else []),
+                      ["CORE-VERSIONED-TO-LEGACY-4"],
+                      ["CORE-VERSIONED-TO-LEGACY-2", "CORE-VERSIONED-TO-LEGACY-10"]))(v2l_row(rid, d))
 
 
 @case("core.versioned_to_legacy.argument_order", profile="core",
@@ -424,9 +435,11 @@ def create_row(rid, d):
 
 for rid, d in LAYOUT:
     case(f"core.tensor_create.{rid}", profile="core",
-         covers=["CORE-TENSOR-CREATE-1", "CORE-TENSOR-CREATE-2", "CORE-TENSOR-CREATE-3", "CORE-TENSOR-CREATE-4",
-                 "CORE-TENSOR-CREATE-5", "CORE-TENSOR-CREATE-6", "CORE-TENSOR-CREATE-7", "CORE-TENSOR-CREATE-8",
-                 "CORE-TENSOR-CREATE-9", "OWN-MODEL-3", "OWN-MODEL-4"])(create_row(rid, d))
+         covers=ok_or(d, lambda r: create_model(r, 1 << 63) == "OK",
+                      ["CORE-TENSOR-CREATE-5", "CORE-TENSOR-CREATE-6", "CORE-TENSOR-CREATE-7", "CORE-TENSOR-CREATE-9",
+                       "OWN-MODEL-4"],
+                      ["CORE-TENSOR-CREATE-1" if d["shape"] is None and d["ndim"] > 0 else "CORE-TENSOR-CREATE-4"],
+                      ["CORE-TENSOR-CREATE-2", "CORE-TENSOR-CREATE-8", "OWN-MODEL-3"]))(create_row(rid, d))
 
 
 @case("core.tensor_create.arguments", profile="core",
@@ -514,10 +527,11 @@ def view_row(rid, d):
 
 for rid, d in LAYOUT:
     case(f"core.tensor_new_view_validated.{rid}", profile="core",
-         covers=["CORE-TENSOR-NEW-VIEW-VALIDATED-2", "CORE-TENSOR-NEW-VIEW-VALIDATED-3",
-                 "CORE-TENSOR-NEW-VIEW-VALIDATED-4", "CORE-TENSOR-NEW-VIEW-VALIDATED-6",
-                 "CORE-TENSOR-NEW-VIEW-VALIDATED-7", "CORE-TENSOR-NEW-VIEW-VALIDATED-8",
-                 "CORE-TENSOR-NEW-VIEW-VALIDATED-9"])(view_row(rid, d))
+         covers=["CORE-TENSOR-NEW-VIEW-VALIDATED-2", "CORE-TENSOR-NEW-VIEW-VALIDATED-9"] +
+         {"OK": ["CORE-TENSOR-NEW-VIEW-VALIDATED-8"], None: ["CORE-TENSOR-NEW-VIEW-VALIDATED-7"],
+          "OVERFLOW": ["CORE-TENSOR-NEW-VIEW-VALIDATED-6"], "INVALID_DEVICE": ["CORE-TENSOR-NEW-VIEW-VALIDATED-3"],
+          "INVALID_NDIM": ["CORE-TENSOR-NEW-VIEW-VALIDATED-4"], "NULL_SHAPE": ["CORE-TENSOR-NEW-VIEW-VALIDATED-4"]}
+         [view_model(__import__("cases.core_layout", fromlist=["static"]).static(d), 0)])(view_row(rid, d))
 
 
 @case("core.tensor_new_view_validated.nulls_and_order", profile="core",
