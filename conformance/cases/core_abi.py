@@ -23,7 +23,7 @@ import tempfile
 from harness import cheader
 from harness.registry import case
 
-from cases._common import (MARK_MINOR, PAGE, bytes_of, fenced, msg_ptr, pages, prime, protect)
+from cases._common import MARK_MINOR, PAGE, bytes_of, fenced, pages, prime, protect
 
 OUT_FILL = 0xA5
 
