@@ -113,3 +113,29 @@ def maps_mention(stem: str) -> bool:
     with open("/proc/self/maps") as fh:
         return any(os.path.basename(line.split()[-1]).startswith(stem)
                    for line in fh if "/" in line)
+
+
+CONTROLS = ("fake_count", "fake_fail", "fake_reset_counts", "fake_last", "fake_register_pointer",
+            "fake_set_stream_context", "fake_pointer_needs_context", "fake_hip_gate", "fake_hip_register")
+CUDA_REQUIRED = ("cuInit", "cuCtxGetCurrent", "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuDeviceGet",
+                 "cuDevicePrimaryCtxRetain", "cuEventCreate", "cuEventRecord", "cuStreamWaitEvent",
+                 "cuStreamSynchronize", "cuPointerGetAttributes")
+HIP_REQUIRED = ("hipInit", "hipGetDevice", "hipSetDevice", "hipEventCreateWithFlags", "hipEventRecord",
+                "hipStreamWaitEvent", "hipStreamSynchronize")
+
+
+def fake_variant(name: str, source: str, exports) -> str:
+    """A build of tests-c/fake/<source> that exports only `exports` (and the controls), through a
+    linker version script: a runtime library with exactly the entry points a case wants."""
+    from harness import build
+    script_text = "{ global: " + "; ".join(sorted(set(exports) | set(CONTROLS))) + "; local: *; };\n"
+    d = build.cache_dir() / "versions"
+    d.mkdir(parents=True, exist_ok=True)
+    import hashlib
+    script = d / (hashlib.sha256(script_text.encode()).hexdigest()[:16] + ".map")
+    if not script.exists():
+        tmp = script.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(script_text)
+        os.replace(tmp, script)
+    return str(build.build(name, [build.FAKES / source], ["-Wno-error", "-w", f"-Wl,--version-script={script}"],
+                           key=script_text))
