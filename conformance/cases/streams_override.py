@@ -41,6 +41,17 @@ def _(ctx):
                "DEVICE_ERROR", what="cuEventRecord failing without cuGetErrorName")
     cu.fail("cuEventRecord", 0)
     ctx.check(b"700" in ctx.last_error(), "without cuGetErrorName the message lacks the code")
+    # no cuStreamGetCtx: kDLCUDAHost runs in the thread's current context, else device 0's primary
+    cu.lib.fake_set_stream_context.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    cu.lib.fake_set_stream_context(ctypes.c_void_p(0x7340), ctypes.c_void_p(0x5151000))
+    prim = ctypes.c_void_p()
+    cu.lib.cuDevicePrimaryCtxRetain(ctypes.byref(prim), 0)
+    cu.lib.fake_last.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p)]
+    cu.lib.fake_reset_counts()
+    # the double refuses an event of another context on the stream: record on a stream without one
+    ctx.ok(ctx.f.dlpack_stream_wait(ctx.T.DLDevice(3, 0), 0x7350, ctypes.byref(stream(ctx, "HANDLE", 0x20))),
+           what="kDLCUDAHost without cuStreamGetCtx")
+    ctx.check(cu.last("cuCtxPushCurrent_v2")[0] == prim.value, "without cuStreamGetCtx: not device 0's primary context")
     # no cuEventQuery: deferred releases are unavailable, the tensor stays
     p, rec = ctx.make_versioned(device=(2, 0))
     ctx.expect(ctx.f.dlpack_tensor_delete_after_stream(ctx.vptr(p), ctx.T.DLDevice(2, 0), 0x10), "BACKEND_UNAVAILABLE",
