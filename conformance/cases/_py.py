@@ -73,6 +73,12 @@ class Py:
         lib.fx_decref_with_pending.argtypes = [ctypes.c_void_p, ctypes.py_object]
         lib.fx_newref.argtypes = [ctypes.py_object]
         lib.fx_newref.restype = ctypes.c_void_p
+        lib.fx_from_config.argtypes = [ctypes.c_int, ctypes.py_object, ctypes.c_void_p, ctypes.c_int]
+        lib.fx_cws_config.argtypes = [ctypes.c_int, ctypes.py_object, ctypes.c_void_p, ctypes.c_int]
+        lib.fx_from_calls.restype = lib.fx_cws_calls.restype = lib.fx_cws_last.restype = ctypes.c_long
+        lib.fx_from_slot_address.restype = lib.fx_cws_slot_address.restype = ctypes.c_void_p
+        self.FROM_SLOT = lib.fx_from_slot_address()
+        self.CWS_SLOT = lib.fx_cws_slot_address()
 
     def fn_address(self, name: str) -> int:
         getattr(self.ctx.pf, name)          # fails (claimed) or skips (not claimed) when missing
@@ -127,3 +133,62 @@ def no_exc(ctx, exc, what):
 
 def refcount(o) -> int:
     return sys.getrefcount(o) - 1
+
+
+# -- exchange tables made by the suite (a producer's DLPackExchangeAPI, built in memory) ---------
+class Table:
+    """A DLPackExchangeAPI in memory with Python callbacks for its slots (None: a NULL slot).
+
+    Callbacks get raw arguments (PyObject * as addresses). The table stays valid while this
+    object lives. .address: the table; .capsule(): a "dlpack_exchange_api" capsule for it."""
+
+    SIGS = None
+
+    def __init__(self, ctx, version=(1, 3), prev=0, **slots):
+        self.ctx = ctx
+        S = ctx.m.struct("DLPackExchangeAPI")
+        self.buf = ctypes.create_string_buffer(ctypes.sizeof(S) + 8)
+        base = ctypes.addressof(self.buf)
+        self.address = base + (-base % 8)
+        self.api = S.from_address(self.address)
+        self.api.header.version.major, self.api.header.version.minor = version
+        ctypes.c_void_p.from_address(self.address + S.header.offset + 8).value = prev or None
+        V = ctypes.POINTER(ctx.m.struct("DLManagedTensorVersioned"))
+        c = ctypes.CFUNCTYPE
+        sigs = {
+            "managed_tensor_allocator": c(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p),
+            "managed_tensor_from_py_object_no_sync": c(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)),
+            "managed_tensor_to_py_object_no_sync": c(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p),
+            "dltensor_from_py_object_no_sync": c(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p),
+            "current_work_stream": c(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)),
+        }
+        self.calls = {k: [] for k in sigs}
+        self.keep = []
+        for name, sig in sigs.items():
+            fn = slots.get(name, "default")
+            if fn == "default":
+                fn = self._default(name)
+            if fn is None:
+                addr = 0
+            elif isinstance(fn, int):
+                addr = fn
+            else:
+                cb = sig(self._wrap(name, fn))
+                self.keep.append(cb)
+                addr = ctypes.cast(cb, ctypes.c_void_p).value
+            ctypes.c_void_p.from_address(self.address + getattr(S, name).offset).value = addr or None
+
+    def _wrap(self, name, fn):
+        def w(*a):
+            self.calls[name].append(a)
+            return fn(*a)
+        return w
+
+    @staticmethod
+    def _default(name):
+        return lambda *a: -1
+
+    def capsule(self, py):
+        return py.named(self.address, b"dlpack_exchange_api", destructor=False)
+
+
