@@ -465,3 +465,28 @@ def _(ctx):
     ctx.check(ctx.calls(rec) == 0, "the tensor was released (by the function or the used capsule)")
     ctx.f.dlpack_legacy_tensor_delete(ctx.lptr(p))
     ctx.check(ctx.calls(rec) == 1, "the deleter did not run once")
+
+
+# -- a process without Python, then CPython loaded later ---------------------------------------
+@case("python.no_python_in_process", profile="python",
+      covers=["PY-CAPSULE-NEW-5", "PY-LEGACY-CAPSULE-NEW-5", "PY-CAPSULE-NEW-VIEW-7",
+              "PY-CAPSULE-NEW-VIEW-VALIDATED-8", "PY-CAPSULE-DESTRUCTOR-7", "PY-CAPSULE-IMPORT-2",
+              "PY-LEGACY-CAPSULE-CONSUME-2", "PY-OBJECT-IMPORT-2", "PY-OBJECT-QUERY-DEVICE-3",
+              "PY-PYTHON-STREAM-DECODE-3", "PY-STATUS-PYTHON-EXCEPTION-4", "PY-CAPSULE-CONSUME-1",
+              "PY-OBJECT-GET-DEVICE-1"])
+def _(ctx):
+    import os
+    import subprocess
+    import sysconfig
+    from cases.core_ownership import clean_env, program
+    libdir, so = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME")
+    libpy = os.path.join(libdir or "", so or "")
+    if not (libdir and so and os.path.exists(libpy)):
+        ctx.skip("no shared libpython to load later")
+    exe = program(ctx, "fx_nopython_py")
+    env = clean_env()
+    env["PYTHONHOME"] = sys.base_prefix
+    p = subprocess.run([str(exe), os.path.abspath(ctx.lib_path), libpy], capture_output=True, text=True,
+                       timeout=20, env=env)
+    ctx.check(p.returncode == 0, f"without Python, then with it loaded later (exit {p.returncode}): "
+                                 f"{p.stdout.strip()} {p.stderr.strip()[-300:]}")
