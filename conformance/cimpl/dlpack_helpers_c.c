@@ -264,7 +264,9 @@ API dlpack_helpers_status dlpack_legacy_get_device(const DLManagedTensor *tensor
 /* Release                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-API void dlpack_tensor_delete(DLManagedTensorVersioned *tensor) /* CORE-TENSOR-DELETE-1..8 */
+/* Internal calls use these static functions, never the exported symbols, so that another
+ * library's functions of the same names cannot interpose on this library's own releases. */
+static void release_versioned(DLManagedTensorVersioned *tensor) /* CORE-TENSOR-DELETE-1..8 */
 {
     void (*d)(DLManagedTensorVersioned *);
     if (tensor == NULL) return;
@@ -272,12 +274,22 @@ API void dlpack_tensor_delete(DLManagedTensorVersioned *tensor) /* CORE-TENSOR-D
     if (d != NULL) d(tensor);
 }
 
-API void dlpack_legacy_tensor_delete(DLManagedTensor *tensor) /* CORE-LEGACY-TENSOR-DELETE-1..8 */
+static void release_legacy(DLManagedTensor *tensor) /* CORE-LEGACY-TENSOR-DELETE-1..8 */
 {
     void (*d)(DLManagedTensor *);
     if (tensor == NULL) return;
     d = tensor->deleter;
     if (d != NULL) d(tensor);
+}
+
+API void dlpack_tensor_delete(DLManagedTensorVersioned *tensor)
+{
+    release_versioned(tensor);
+}
+
+API void dlpack_legacy_tensor_delete(DLManagedTensor *tensor)
+{
+    release_legacy(tensor);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1302,7 +1314,7 @@ static void vwrap_release(DLManagedTensorVersioned *self)
 {
     DLManagedTensor *legacy = (DLManagedTensor *)self->manager_ctx;
     free(self);
-    dlpack_legacy_tensor_delete(legacy);
+    release_legacy(legacy);
 }
 
 static void vwrap_deleter_assumed(DLManagedTensorVersioned *self)
@@ -1385,7 +1397,7 @@ static void lwrap_deleter(DLManagedTensor *self)
 {
     DLManagedTensorVersioned *inner = (DLManagedTensorVersioned *)self->manager_ctx;
     free(self);
-    dlpack_tensor_delete(inner);
+    release_versioned(inner);
 }
 
 API dlpack_helpers_status dlpack_versioned_to_legacy(DLManagedTensorVersioned *tensor, uint32_t options,
