@@ -510,3 +510,54 @@ def _(ctx):
                       f"{what}: not imported through __dlpack__")
             ctx.check(sk == (K.DLPACK_HELPERS_STREAM_LEGACY_DEFAULT, 1), f"{what}: stream {sk}")
             ctx.f.dlpack_tensor_delete(ctx.vptr(out))
+
+
+@case("python.object_import.no_python_after_export", profile="python",
+      covers=["PY-OBJECT-IMPORT-21"])
+def _(ctx):
+    # A profiler sees every Python function the import runs; none may run once the table's export
+    # (a counting C slot) has returned a tensor. The publisher is a torch-module class whose
+    # requires_grad is a Python property, so the per-object check runs Python code.
+    py = Py(ctx)
+    X = ctx.K.DLPACK_HELPERS_IMPORT_EXCHANGE_API
+    table = Table(ctx, managed_tensor_from_py_object_no_sync=py.FROM_SLOT, current_work_stream=py.CWS_SLOT)
+    D = DlpackFrom(ctx, py)
+    reads = []
+
+    def requires_grad(self):
+        reads.append(py.lib.fx_from_calls())
+        return False
+    T = table_type(ctx, py, table, D.fn, module="torch")
+    T.requires_grad = property(requires_grad)
+    after = []
+
+    def prof(frame, event, arg):
+        if event in ("call", "c_call") and py.lib.fx_from_calls() > 0 and frame.f_code.co_name != "prof":
+            after.append((event, frame.f_code.co_name, getattr(arg, "__name__", None)))
+    for ws in FNS:
+        pt, rec = ctx.make_versioned()
+        py.lib.fx_from_config(0, None, pt, 1)
+        reads.clear()
+        after.clear()
+        o = T()
+        import sys as _s
+        out, how = ctypes.c_void_p(SENT), ctypes.c_uint32(0)
+        s = ctx.T.dlpack_helpers_stream()
+        req = Req(ctx, flags=X)
+        fnaddr = py.fn_address("dlpack_object_import_with_stream" if ws else "dlpack_object_import")
+        from cases._py import addr
+        args = [addr(Obj(o)), addr(ctypes.byref(req.r)), addr(ctypes.byref(out)), addr(ctypes.byref(how)),
+                addr(ctypes.byref(s)) if ws else 0, 0]
+        _s.setprofile(prof)
+        try:
+            st = py.lib.fx_call(fnaddr, None, 0, *args)
+        finally:
+            _s.setprofile(None)
+        exc = py.lib.fx_take_exc()
+        ctx.ok(st, "import through the table")
+        no_exc(ctx, exc, "import")
+        ctx.check(out.value == pt, "not imported through the table")
+        ctx.check(reads and all(n == 0 for n in reads), f"requires_grad read after the export (export counts {reads})")
+        calls_after = [a for a in after if a[0] == "call"]
+        ctx.check(not calls_after, f"Python code ran after the export: {calls_after[:5]}")
+        ctx.f.dlpack_tensor_delete(ctx.vptr(pt))
