@@ -14,7 +14,7 @@ import sys
 
 from harness.registry import Fail, Skip
 
-api = ctypes.pythonapi
+api = ctypes.PyDLL(None)   # own function objects: argtypes set elsewhere on ctypes.pythonapi do not clash
 api.PyCapsule_GetName.argtypes = [ctypes.py_object]
 api.PyCapsule_GetName.restype = ctypes.c_void_p
 api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_void_p]
