@@ -44,6 +44,10 @@ def instance(ctx, py, shape=(2, 3)):
     st, exc, obj, p, rec, _ = to_py(ctx, py, shape=shape)
     ctx.check(st == 0 and exc is None and obj is not None,
               f"managed_tensor_to_py_object_no_sync failed on a CPU float32 tensor (returned {st}, {exc!r})")
+    # Only objects of the table's type may be passed to its from_py functions (EXCH-TABLE-25):
+    # a to_py that makes another type leaves the suite no framework-neutral instance.
+    ctx.check(isinstance(obj, ctx.cls), f"cannot make an instance through the table: to_py made a "
+                                        f"{type(obj).__module__}.{type(obj).__qualname__}, not a {ctx.cls.__qualname__} (EXCH-TABLE-17)")
     return obj, p, rec
 
 
@@ -217,7 +221,10 @@ def run_alloc(ctx, proto, gil, thread=False):
 def _(ctx):
     T = ctx.T
     D = T.DLTensor
-    for shape, dtype in (((2, 3), (2, 32, 1)), ((7,), (0, 8, 1)), ((), (2, 64, 1)), ((4, 1, 2), (1, 16, 1))):
+    # The first row (CPU float32) must succeed; a producer may refuse the others (-1 and SetError
+    # once, nothing to release), but what it makes must match the prototype.
+    for row, (shape, dtype) in enumerate((((2, 3), (2, 32, 1)), ((7,), (0, 8, 1)), ((), (2, 64, 1)),
+                                          ((4, 1, 2), (0, 32, 1)))):
         n = len(shape)
         sp = ctx.int64_array(list(shape)) if n else None
         img = D()
@@ -234,6 +241,10 @@ def _(ctx):
             for gil, thread in ((True, False), (False, False), (False, True)):
                 rc, out, errs = run_alloc(ctx, proto, gil, thread)
                 what = f"allocator {shape} dtype {dtype} ({'GIL' if gil else 'no GIL'}{', thread' if thread else ''})"
+                if row and rc == -1:
+                    ctx.check(len(errs) == 1 and errs[0][0] == 0x77, f"{what}: refused with SetError calls {errs}")
+                    ctx.check(out in (SENT, None, 0), f"{what}: *out written on failure")
+                    continue
                 ctx.check(rc == 0, f"{what}: returned {rc} (SetError: {errs})")
                 ctx.check(not errs, f"{what}: SetError called on success: {errs}")
                 t = ctx.versioned(out)
@@ -275,6 +286,21 @@ def _(ctx):
     ctx.check(out.value != SENT, "returned 0 without writing *out_current_stream")
 
 
+@case("table.current_work_stream_devices", profile="table", covers=["EXCH-TABLE-7", "EXCH-TABLE-8", "EXCH-TABLE-11"])
+def _(ctx):
+    # Any device may be asked for (success is required only for kDLCPU): 0 or -1 with the
+    # exception rules, never a crash, whatever devices the process has.
+    py = Py(ctx)
+    for device in ((2, 0), (10, 0), (13, 0), (8, 0), (14, 0)):
+        out = ctypes.c_void_p(SENT)
+        st, exc = call(ctx, py, "current_work_stream", device[0], device[1], ctypes.byref(out))
+        ctx.check(st in (0, -1), f"current_work_stream{device} returned {st}")
+        if st == 0:
+            ctx.check(exc is None, f"current_work_stream{device}: 0 with an exception set: {exc!r}")
+        else:
+            ctx.check(isinstance(exc, BaseException), f"current_work_stream{device}: -1 without an exception")
+
+
 @case("table.current_work_stream_not_null", profile="table", covers=["EXCH-TABLE-21"], advisory=True)
 def _(ctx):
     py = Py(ctx)
@@ -288,10 +314,15 @@ def _(ctx):
 @case("table.unchanged", profile="table", covers=["EXCH-TABLE-2"])
 def _(ctx):
     S = ctypes.sizeof(ctx.m.struct("DLPackExchangeAPI"))
+    ctx.check(ctx.api is not None, "the type has no valid __dlpack_c_exchange_api__ capsule")
     before = ctypes.string_at(ctx.api_address, S)
     py = Py(ctx)
-    obj, p, rec = instance(ctx, py)
-    st, exc, e = export(ctx, py, obj)
-    if st == 0:
-        release(ctx, e)
+    out = ctypes.c_void_p(SENT)
+    call(ctx, py, "current_work_stream", 1, 0, ctypes.byref(out))
+    st, exc, obj, p, rec, _ = to_py(ctx, py)
+    if isinstance(obj, ctx.cls):
+        st, exc, e = export(ctx, py, obj)
+        if st == 0:
+            release(ctx, e)
+    del obj
     ctx.check(ctypes.string_at(ctx.api_address, S) == before, "the table changed while it was used")
