@@ -1687,7 +1687,8 @@ dlpack_helpers_status dlpack_device_check(DLDevice device, uint32_t flags);
  * run-time capabilities, and the specification version and profiles it implements.
  *
  * - `out_info->struct_size` must be set by the caller to the size of its struct, at least
- *   `sizeof(size_t)`. Only fields that fit entirely are written; on return `struct_size` holds
+ *   `sizeof(size_t)`. Only fields that fit entirely are written (padding bytes between them
+ *   may be written too; nothing at or past the returned size); on return `struct_size` holds
  *   the number of bytes filled (at most `sizeof(dlpack_helpers_info)` of this library).
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`, `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL `out_info`) or
@@ -1846,7 +1847,7 @@ dlpack_helpers_status dlpack_version_check(DLPackVersion version,
  * - `max_version`: the consumer's `max_version`, or NULL for "not given" (`None`).
  * - `out_choice`: receives the decision.
  *
- * Decisions: `max_version` NULL → legacy if the producer exports it, else
+ * Decisions: `max_version` NULL → legacy if the producer exports it or its major is 0, else
  * `DLPACK_HELPERS_STATUS_NO_COMMON_VERSION`; `max_version` given to a producer flagged
  * `DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD` → `DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD`
  * (the consumer's cue to retry without the keyword); producer major 0 → legacy;
@@ -1986,7 +1987,8 @@ dlpack_helpers_status dlpack_tensor_read_only_origin(const struct DLManagedTenso
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   `byte_offset` does not fit in `int64_t` (the layout checks no address: validation checks
+ *   that `data` plus the byte range fits the address space), or `strides` is NULL and a
  *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
  *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
@@ -2014,7 +2016,8 @@ dlpack_helpers_status dlpack_dltensor_layout(const DLTensor *tensor,
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
  * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   `byte_offset` does not fit in `int64_t` (the layout checks no address: validation checks
+ *   that `data` plus the byte range fits the address space), or `strides` is NULL and a
  *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
  *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
@@ -2243,12 +2246,13 @@ dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device
  * 5. `shape` non-NULL when `ndim != 0` (`NULL_SHAPE`);
  * 6. `strides` non-NULL when `ndim != 0` for DLPack ≥ 1.2 (`NULL_STRIDES`, unless
  *    `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`; peer case 29);
- * 7. extents ≥ 0 (`INVALID_SHAPE`); element count, byte size and byte range within `int64_t`,
- *    `byte_offset <= INT64_MAX`, and for NULL strides read as row-major the implied compact
- *    strides within `int64_t`, empty tensors included (`OVERFLOW`; peer case 49);
- * 8. dtype: known code, `lanes >= 1`, `bits` allowed for the code (`INVALID_DTYPE`; bool
- *    must be 8 bits, bfloat16 16, float6 6, float4 4; peer cases 43, 45), then
- *    `REJECT_VECTOR` / `REQUIRE_DTYPE` (`DTYPE_MISMATCH`);
+ * 7. the scalar fields before the arrays: dtype: known code, `lanes >= 1`, `bits` allowed for
+ *    the code (`INVALID_DTYPE`; bool must be 8 bits, bfloat16 16, float6 6, float4 4; peer
+ *    cases 43, 45); `byte_offset <= INT64_MAX` (`OVERFLOW`); then extents ≥ 0
+ *    (`INVALID_SHAPE`); element count, byte size and byte range within `int64_t`, and for NULL
+ *    strides read as row-major the implied compact strides within `int64_t`, empty tensors
+ *    included (`OVERFLOW`; peer case 49) (spec `CORE-DLTENSOR-VALIDATE-13`);
+ * 8. `REJECT_VECTOR` / `REQUIRE_DTYPE` (`DTYPE_MISMATCH`);
  * 9. `device.device_id >= 0` (`INVALID_DEVICE`; peer case 54: an index-less device is not
  *    -1; device types DLPack does not assign pass through, a consumer reads what it is given),
  *    then non-NULL `data` when the tensor has elements on a pointer-addressed device (`NULL_DATA`;
@@ -3168,6 +3172,8 @@ dlpack_helpers_status dlpack_stream_synchronize(DLDevice device, void *stream);
  * @param[in] tensor May be NULL.
  * @param[in] stream May be NULL.
  * @retval DLPACK_HELPERS_STATUS_OK when the release is queued (or done: NULL tensor, `kDLCPU`)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (checked
+ *   first; the tensor stays the caller's, not released)
  * @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when no built-in runtime with events serves
  *   the device type, or the completion thread could not be started (the tensor is not released)
  * @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the runtime failed to create or record the event
@@ -3596,6 +3602,8 @@ dlpack_helpers_status dlpack_capsule_new_view_validated(const DLTensor *tensor,
  * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
  *   `DLPACK_HELPERS_MAX_NDIM`
  * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's device is not one DLPack 1.3
+ *   assigns or its id is negative
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when a filled-in stride does not fit in `int64_t`
  * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the view's block cannot be allocated
  * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
@@ -3668,8 +3676,9 @@ dlpack_helpers_status dlpack_tensor_new_view_validated(const DLTensor *tensor,
  * Returns OK; `_NO_EXCHANGE_API`; `_EXCHANGE_API_INVALID` (NULL table, wrong capsule, NULL
  * required pointer, `prev_api` cycle, a 1.2 integer or `prev_api` that fails the checks
  * above); `_UNSUPPORTED_VERSION` (no major-1
- * table in the chain); `_PRODUCER_ERROR` (the attribute lookup raised; the exception is
- * cleared); `_PYTHON_ERROR_SET` (it raised an exception not deriving from `Exception`, left
+ * table in the chain); `_PRODUCER_ERROR`, `_PRODUCER_BUFFER_ERROR` or `_PRODUCER_TYPE_ERROR`
+ * (the attribute lookup raised an exception; by its class: `BufferError`, `TypeError`, any
+ * other; the exception is cleared); `_PYTHON_ERROR_SET` (it raised an exception not deriving from `Exception`, left
  * set); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
  *
  * @retval DLPACK_HELPERS_STATUS_OK on success
@@ -3681,12 +3690,15 @@ dlpack_helpers_status dlpack_tensor_new_view_validated(const DLTensor *tensor,
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when no table in the `prev_api` chain has
  *   major 1
  * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
- * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the attribute lookup raised (the exception is
- *   cleared)
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the attribute lookup raised an exception
+ *   other than `BufferError` or `TypeError` (the exception is cleared)
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when it raised a `BufferError` (cleared)
+ * @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when it raised a `TypeError` (cleared)
  * @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception that does not derive from
  *   `Exception` was raised: it is left set
  */
-dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExchangeAPI **out_api);
+dlpack_helpers_status dlpack_exchange_api_find(void *obj,
+                                               const struct DLPackExchangeAPI **out_api);
 
 /**
  * Ask an exchange API table for the producer's current work stream on a device, the stream a
@@ -3717,6 +3729,8 @@ dlpack_helpers_status dlpack_exchange_api_find(void *obj, const struct DLPackExc
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `api` or `out_stream` is NULL
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the table's major version is not 1
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (the table is
+ *   not called)
  * @retval DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID when the table's `current_work_stream` is
  *   NULL
  * @retval DLPACK_HELPERS_STATUS_NULL_WORK_STREAM when it answered NULL for a device other than
@@ -3787,6 +3801,8 @@ dlpack_helpers_status dlpack_exchange_api_current_work_stream(const struct DLPac
  *   retry applies
  * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the producer raised another exception (the
  *   message starts with its type)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `request->has_dl_device` and
+ *   `request->dl_device.device_id` is negative (the producer is not called)
  * @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when `__dlpack__` returned no DLPack capsule
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor received has a major other
  *   than 1 (it was released)
@@ -3856,6 +3872,8 @@ dlpack_helpers_status dlpack_object_import(void *obj,
  *   retry applies
  * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the producer raised another exception (the
  *   message starts with its type)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `request->has_dl_device` and
+ *   `request->dl_device.device_id` is negative (the producer is not called)
  * @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when `__dlpack__` returned no DLPack capsule
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor received has a major other
  *   than 1 (it was released)
@@ -3980,6 +3998,7 @@ dlpack_helpers_status dlpack_object_query_device(void *obj, uint32_t flags, DLDe
  *
  * @retval DLPACK_HELPERS_STATUS_OK on success
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_stream` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when the object is a queue for a device type
  *   that takes none
  * @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the value is not a valid stream for the device

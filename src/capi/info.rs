@@ -126,7 +126,8 @@ pub struct dlpack_helpers_info {
 /// run-time capabilities, and the specification version and profiles it implements.
 ///
 /// - `out_info->struct_size` must be set by the caller to the size of its struct, at least
-///   `sizeof(size_t)`. Only fields that fit entirely are written; on return `struct_size` holds
+///   `sizeof(size_t)`. Only fields that fit entirely are written (padding bytes between them
+///   may be written too; nothing at or past the returned size); on return `struct_size` holds
 ///   the number of bytes filled (at most `sizeof(dlpack_helpers_info)` of this library).
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`, `DLPACK_HELPERS_STATUS_NULL_POINTER` (NULL `out_info`) or

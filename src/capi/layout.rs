@@ -183,7 +183,8 @@ pub(crate) const LENIENT: Requirements = Requirements {
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
-///   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+///   `byte_offset` does not fit in `int64_t` (the layout checks no address: validation checks
+///   that `data` plus the byte range fits the address space), or `strides` is NULL and a
 ///   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
 ///   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
@@ -231,7 +232,8 @@ pub unsafe extern "C" fn dlpack_dltensor_layout(
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
 /// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
-///   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+///   `byte_offset` does not fit in `int64_t` (the layout checks no address: validation checks
+///   that `data` plus the byte range fits the address space), or `strides` is NULL and a
 ///   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
 ///   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or

@@ -1124,6 +1124,8 @@ pub unsafe extern "C" fn dlpack_stream_synchronize(
 /// @param[in] tensor May be NULL.
 /// @param[in] stream May be NULL.
 /// @retval DLPACK_HELPERS_STATUS_OK when the release is queued (or done: NULL tensor, `kDLCPU`)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (checked
+///   first; the tensor stays the caller's, not released)
 /// @retval DLPACK_HELPERS_STATUS_BACKEND_UNAVAILABLE when no built-in runtime with events serves
 ///   the device type, or the completion thread could not be started (the tensor is not released)
 /// @retval DLPACK_HELPERS_STATUS_DEVICE_ERROR when the runtime failed to create or record the event

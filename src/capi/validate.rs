@@ -143,13 +143,16 @@ pub(crate) unsafe fn read_options(
         };
         o
     };
-    Ok(Requirements {
+    let r = Requirements {
         flags: o.flags & !DLPACK_HELPERS_VALIDATE_RESOLVE_HOST_ACCESS,
         max_ndim: o.max_ndim,
         data_alignment: o.data_alignment,
         first_element_alignment: o.first_element_alignment,
         dtype: o.dtype,
-    })
+    };
+    // Well-formed options before any read of the tensor (spec CORE-TENSOR-VALIDATE-2).
+    crate::rules::validate::check_options(&r)?;
+    Ok(r)
 }
 
 /// Whether the caller's options set `DLPACK_HELPERS_VALIDATE_RESOLVE_HOST_ACCESS` (options
@@ -367,12 +370,13 @@ unsafe fn run_full(
 /// 5. `shape` non-NULL when `ndim != 0` (`NULL_SHAPE`);
 /// 6. `strides` non-NULL when `ndim != 0` for DLPack ≥ 1.2 (`NULL_STRIDES`, unless
 ///    `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`; peer case 29);
-/// 7. extents ≥ 0 (`INVALID_SHAPE`); element count, byte size and byte range within `int64_t`,
-///    `byte_offset <= INT64_MAX`, and for NULL strides read as row-major the implied compact
-///    strides within `int64_t`, empty tensors included (`OVERFLOW`; peer case 49);
-/// 8. dtype: known code, `lanes >= 1`, `bits` allowed for the code (`INVALID_DTYPE`; bool
-///    must be 8 bits, bfloat16 16, float6 6, float4 4; peer cases 43, 45), then
-///    `REJECT_VECTOR` / `REQUIRE_DTYPE` (`DTYPE_MISMATCH`);
+/// 7. the scalar fields before the arrays: dtype: known code, `lanes >= 1`, `bits` allowed for
+///    the code (`INVALID_DTYPE`; bool must be 8 bits, bfloat16 16, float6 6, float4 4; peer
+///    cases 43, 45); `byte_offset <= INT64_MAX` (`OVERFLOW`); then extents ≥ 0
+///    (`INVALID_SHAPE`); element count, byte size and byte range within `int64_t`, and for NULL
+///    strides read as row-major the implied compact strides within `int64_t`, empty tensors
+///    included (`OVERFLOW`; peer case 49) (spec `CORE-DLTENSOR-VALIDATE-13`);
+/// 8. `REJECT_VECTOR` / `REQUIRE_DTYPE` (`DTYPE_MISMATCH`);
 /// 9. `device.device_id >= 0` (`INVALID_DEVICE`; peer case 54: an index-less device is not
 ///    -1; device types DLPack does not assign pass through, a consumer reads what it is given),
 ///    then non-NULL `data` when the tensor has elements on a pointer-addressed device (`NULL_DATA`;

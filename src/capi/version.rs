@@ -119,7 +119,7 @@ unsafe extern "C" fn version_check_report(
 /// - `max_version`: the consumer's `max_version`, or NULL for "not given" (`None`).
 /// - `out_choice`: receives the decision.
 ///
-/// Decisions: `max_version` NULL → legacy if the producer exports it, else
+/// Decisions: `max_version` NULL → legacy if the producer exports it or its major is 0, else
 /// `DLPACK_HELPERS_STATUS_NO_COMMON_VERSION`; `max_version` given to a producer flagged
 /// `DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD` → `DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD`
 /// (the consumer's cue to retry without the keyword); producer major 0 → legacy;

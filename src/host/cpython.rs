@@ -68,7 +68,7 @@ python_api! {
     PyObject_GetAttrString: unsafe extern "C" fn(*mut PyObject, *const c_char) -> *mut PyObject,
     PyObject_Call: unsafe extern "C" fn(*mut PyObject, *mut PyObject, *mut PyObject) -> *mut PyObject,
     PyObject_Str: unsafe extern "C" fn(*mut PyObject) -> *mut PyObject,
-    PyUnicode_AsUTF8: unsafe extern "C" fn(*mut PyObject) -> *const c_char,
+    PyUnicode_AsUTF8AndSize: unsafe extern "C" fn(*mut PyObject, *mut isize) -> *const c_char,
     PyTuple_New: unsafe extern "C" fn(isize) -> *mut PyObject,
     PyTuple_SetItem: unsafe extern "C" fn(*mut PyObject, isize, *mut PyObject) -> c_int,
     PyDict_New: unsafe extern "C" fn() -> *mut PyObject,
@@ -397,12 +397,16 @@ impl Api {
                 (self.PyErr_Clear)();
                 return None;
             };
-            let p = (self.PyUnicode_AsUTF8)(s.as_ptr());
-            if p.is_null() {
+            // With its length: a text with an embedded NUL is kept whole (the last-error message
+            // escapes it; spec CORE-LAST-ERROR-MESSAGE-7), never cut at the NUL.
+            let mut n: isize = 0;
+            let p = (self.PyUnicode_AsUTF8AndSize)(s.as_ptr(), &mut n);
+            if p.is_null() || n < 0 {
                 (self.PyErr_Clear)();
                 return None;
             }
-            Some(CStr::from_ptr(p).to_string_lossy().into_owned())
+            let bytes = core::slice::from_raw_parts(p.cast::<u8>(), n as usize);
+            Some(String::from_utf8_lossy(bytes).into_owned())
         }
     }
 

@@ -97,8 +97,11 @@ impl Declared {
     }
 }
 
+/// Rule 1: the options are well-formed (known bits, power-of-two alignments, `max_ndim >= 0`).
+/// Checked before the tensor is read (spec CORE-TENSOR-VALIDATE-2) by the exports that read
+/// the options, and again (cheaply) by [`validate`] for Rust callers.
 #[inline]
-fn check_options(o: &Requirements) -> Result<(), Error> {
+pub(crate) fn check_options(o: &Requirements) -> Result<(), Error> {
     let pow2_or_zero = |a: u64| a & a.wrapping_sub(1) == 0;
     if o.flags & !ALL_OPTIONS == 0
         && pow2_or_zero(o.data_alignment)

@@ -1083,6 +1083,8 @@ pub unsafe extern "C" fn dlpack_capsule_new_view_validated(
 /// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
 ///   `DLPACK_HELPERS_MAX_NDIM`
 /// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's device is not one DLPack 1.3
+///   assigns or its id is negative
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when a filled-in stride does not fit in `int64_t`
 /// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the view's block cannot be allocated
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
@@ -1154,7 +1156,11 @@ unsafe fn new_view(
         if kind == DLPACK_HELPERS_EXPORT_LEGACY {
             crate::capi::convert::check_legacy_flags(flags, view.dtype, "flags", "")?;
         }
-        let api = cpython::require("dlpack_capsule_new_view")?;
+        let api = cpython::require(match (out_tensor.is_some(), validate) {
+            (true, _) => "dlpack_tensor_new_view_validated",
+            (false, true) => "dlpack_capsule_new_view",
+            (false, false) => "dlpack_capsule_new_view_validated",
+        })?;
         let mut dl = t;
         let (ptr, name): (*mut c_void, &'static CStr) = if kind == DLPACK_HELPERS_EXPORT_VERSIONED {
             let p = alloc_block::<ViewVersioned>(api)?;

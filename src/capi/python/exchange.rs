@@ -1154,8 +1154,9 @@ pub(crate) fn import_no_sync(
 /// Returns OK; `_NO_EXCHANGE_API`; `_EXCHANGE_API_INVALID` (NULL table, wrong capsule, NULL
 /// required pointer, `prev_api` cycle, a 1.2 integer or `prev_api` that fails the checks
 /// above); `_UNSUPPORTED_VERSION` (no major-1
-/// table in the chain); `_PRODUCER_ERROR` (the attribute lookup raised; the exception is
-/// cleared); `_PYTHON_ERROR_SET` (it raised an exception not deriving from `Exception`, left
+/// table in the chain); `_PRODUCER_ERROR`, `_PRODUCER_BUFFER_ERROR` or `_PRODUCER_TYPE_ERROR`
+/// (the attribute lookup raised an exception; by its class: `BufferError`, `TypeError`, any
+/// other; the exception is cleared); `_PYTHON_ERROR_SET` (it raised an exception not deriving from `Exception`, left
 /// set); `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`. The caller holds the GIL.
 ///
 /// @retval DLPACK_HELPERS_STATUS_OK on success
@@ -1167,8 +1168,10 @@ pub(crate) fn import_no_sync(
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when no table in the `prev_api` chain has
 ///   major 1
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
-/// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the attribute lookup raised (the exception is
-///   cleared)
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the attribute lookup raised an exception
+///   other than `BufferError` or `TypeError` (the exception is cleared)
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_BUFFER_ERROR when it raised a `BufferError` (cleared)
+/// @retval DLPACK_HELPERS_STATUS_PRODUCER_TYPE_ERROR when it raised a `TypeError` (cleared)
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_ERROR_SET when a Python exception that does not derive from
 ///   `Exception` was raised: it is left set
 #[unsafe(no_mangle)]
@@ -1284,6 +1287,8 @@ pub(crate) unsafe fn work_stream(
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `api` or `out_stream` is NULL
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the table's major version is not 1
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative (the table is
+///   not called)
 /// @retval DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID when the table's `current_work_stream` is
 ///   NULL
 /// @retval DLPACK_HELPERS_STATUS_NULL_WORK_STREAM when it answered NULL for a device other than

@@ -690,6 +690,8 @@ pub(crate) fn import_ordered(
 ///   retry applies
 /// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the producer raised another exception (the
 ///   message starts with its type)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `request->has_dl_device` and
+///   `request->dl_device.device_id` is negative (the producer is not called)
 /// @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when `__dlpack__` returned no DLPack capsule
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor received has a major other
 ///   than 1 (it was released)
@@ -779,6 +781,8 @@ pub unsafe extern "C" fn dlpack_object_import(
 ///   retry applies
 /// @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the producer raised another exception (the
 ///   message starts with its type)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `request->has_dl_device` and
+///   `request->dl_device.device_id` is negative (the producer is not called)
 /// @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when `__dlpack__` returned no DLPack capsule
 /// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor received has a major other
 ///   than 1 (it was released)

@@ -204,6 +204,7 @@ fn queue_object(
 ///
 /// @retval DLPACK_HELPERS_STATUS_OK on success
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `obj` or `out_stream` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM_TYPE when the object is a queue for a device type
 ///   that takes none
 /// @retval DLPACK_HELPERS_STATUS_INVALID_STREAM when the value is not a valid stream for the device
