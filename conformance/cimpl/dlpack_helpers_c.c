@@ -20,7 +20,7 @@
 
 #define API __attribute__((visibility("default")))
 
-#define CIMPL_VERSION "0.1.0"
+#define CIMPL_VERSION "0.1.0+cimpl" /* CORE-GET-INFO-6: a "+" suffix names this implementation */
 #define CIMPL_MAJOR 0u
 #define CIMPL_MINOR 1u
 #define CIMPL_PATCH 0u
