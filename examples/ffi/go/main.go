@@ -1,0 +1,93 @@
+// The steps of examples/ffi/c/steps.c from Go through cgo: the header is read as is, nothing
+// is restated. Build: CGO_CFLAGS=-I<sdk>/include CGO_LDFLAGS="-L<sdk>/lib -Wl,-rpath,<sdk>/lib" go build
+package main
+
+/*
+#cgo LDFLAGS: -ldlpack_helpers
+#include <stdlib.h>
+#include <dlpack_helpers.h>
+
+void goRelease(void *ctx); // callback.go
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime/cgo"
+	"unsafe"
+)
+
+// The release context: the tensor keeps it, so C gets a cgo.Handle, never a Go pointer.
+type producer struct {
+	buf      unsafe.Pointer // C.malloc'd: the tensor keeps it past this call
+	count    int
+	released int
+}
+
+func must(st C.dlpack_helpers_status, what string) {
+	if st != C.DLPACK_HELPERS_STATUS_OK {
+		fmt.Printf("%s failed: %s\n", what, C.GoString(C.dlpack_last_error_message()))
+		os.Exit(1)
+	}
+}
+
+func main() {
+	// (a) what the library is
+	info := C.dlpack_helpers_info{struct_size: C.sizeof_dlpack_helpers_info}
+	must(C.dlpack_get_info(&info), "dlpack_get_info")
+	fmt.Printf("(a) library %s, DLPack ABI major %d, DLPack %d.%d, caps 0x%x, legacy %t, spec %d, profiles 0x%x, filled %d bytes\n",
+		C.GoString(info.version), info.dlpack_abi_major, info.dlpack_version.major, info.dlpack_version.minor,
+		uint64(info.capabilities), bool(info.accepts_legacy), info.spec_version, info.profiles, info.struct_size)
+
+	// (b) a producer: a 2x3 float32 tensor over our own (C) buffer, released through a callback
+	prod := &producer{buf: C.malloc(6 * 4), count: 6}
+	vals := unsafe.Slice((*float32)(prod.buf), 6)
+	for i := range vals {
+		vals[i] = float32(i)
+	}
+	shape := [2]C.int64_t{2, 3} // copied by dlpack_tensor_create: Go memory is fine
+	cpu := C.DLDevice{device_type: C.kDLCPU, device_id: 0}
+	f32 := C.DLDataType{code: C.kDLFloat, bits: 32, lanes: 1}
+	ctx := C.malloc(C.sizeof_uintptr_t) // the release context: C memory holding a cgo.Handle
+	*(*C.uintptr_t)(ctx) = C.uintptr_t(cgo.NewHandle(prod))
+	var t *C.DLManagedTensorVersioned
+	must(C.dlpack_tensor_create(prod.buf, cpu, 2, &shape[0], nil, f32, 0, 0,
+		(*[0]byte)(C.goRelease), ctx, &t), "dlpack_tensor_create")
+	fmt.Println("(b) created a 2x3 float32 tensor")
+
+	// (c) a consumer: version, validation, element [1][2] through the strides, queries, names
+	var compat C.dlpack_helpers_version_compat = -1
+	must(C.dlpack_tensor_check_version_or_delete(t, &compat), "check_version")
+	opt := C.dlpack_helpers_validate_options{struct_size: C.sizeof_dlpack_helpers_validate_options,
+		flags: C.DLPACK_HELPERS_VALIDATE_REQUIRE_CPU_ACCESSIBLE | C.DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE,
+		dtype: f32}
+	var layout C.dlpack_helpers_layout
+	must(C.dlpack_tensor_validate(t, &opt, &layout), "validate")
+	dl := &t.dl_tensor
+	strides := unsafe.Slice(dl.strides, dl.ndim)
+	el := *(*float32)(unsafe.Add(dl.data, int64(dl.byte_offset)+4*(1*int64(strides[0])+2*int64(strides[1]))))
+	var access C.dlpack_helpers_host_access = -1
+	must(C.dlpack_tensor_host_access(t, nil, &access), "host_access")
+	var dev C.DLDevice
+	must(C.dlpack_get_device(t, &dev), "get_device")
+	var devName, dtypeName [C.DLPACK_HELPERS_NAME_MAX]C.char
+	must(C.dlpack_device_format(dev, &devName[0], C.DLPACK_HELPERS_NAME_MAX, nil), "device_format")
+	must(C.dlpack_dtype_format(dl.dtype, &dtypeName[0], C.DLPACK_HELPERS_NAME_MAX, nil), "dtype_format")
+	fmt.Printf("(c) version compat %d, valid (numel %d, %d bytes), t[1][2] = %g, host access %d, cpu accessible %t, device %s (type %d id %d), dtype %s\n",
+		compat, layout.numel, layout.nbytes, el, access, bool(C.dlpack_is_cpu_accessible(dev)),
+		C.GoString(&devName[0]), dev.device_type, dev.device_id, C.GoString(&dtypeName[0]))
+
+	// (e) a refused validation: the status, its name and the message
+	opt.dtype = C.DLDataType{code: C.kDLInt, bits: 64, lanes: 1}
+	st := C.dlpack_tensor_validate(t, &opt, nil)
+	fmt.Printf("(e) validate as int64: status %d %s: %s\n", st, C.GoString(C.dlpack_status_string(st)),
+		C.GoString(C.dlpack_last_error_message()))
+
+	// (d) one delete: the deleter frees the struct and calls goRelease once
+	C.dlpack_tensor_delete(t)
+	fmt.Printf("(d) deleted; release callback ran %d time(s)\n", prod.released)
+	if prod.released != 1 {
+		os.Exit(1)
+	}
+}
