@@ -8,7 +8,7 @@ sizes, every constant with its type and unsigned value, every function with its 
 parameters and their direction), so that a program writes none of them:
 
     python3 bindgen.py js     spec/abi.toml > dlpack_helpers_abi.js      (Node + koffi)
-    python3 bindgen.py java   spec/abi.toml > DlpackHelpersAbi.java      (Java 22+ FFM API)
+    python3 bindgen.py java   spec/abi.toml > dlpackhelpers/DlpackHelpersAbi.java   (Java 22+ FFM)
     python3 bindgen.py csharp spec/abi.toml > DlpackHelpersAbi.cs        (C#, Mono or .NET)
     python3 bindgen.py c-layout spec/abi.toml > layout.c                  (the oracle, below)
 
@@ -246,7 +246,7 @@ def java_layout(abi, t):
 
 def gen_java(abi):
     o = header("//", abi)
-    o += ["import java.lang.foreign.*;", "import java.lang.invoke.MethodHandle;",
+    o += ["package dlpackhelpers;", "", "import java.lang.foreign.*;", "import java.lang.invoke.MethodHandle;",
           "import static java.lang.foreign.ValueLayout.*;", "",
           "/** The dlpack-helpers ABI for the FFM API: layouts (padding explicit, from the manifest's",
           " *  offsets), constants and one downcall handle per function. Call {@link #load} first. */",
