@@ -90,4 +90,45 @@ func main() {
 	if prod.released != 1 {
 		os.Exit(1)
 	}
+
+	// (f) a producer with no callback: the library allocates the buffer and its own deleter
+	// frees it; the program fills it through the strides and hands the tensor on.
+	var a *C.DLManagedTensorVersioned
+	errObj := C.dlpack_helpers_error{struct_size: C.sizeof_dlpack_helpers_error}
+	if C.dlpack_tensor_alloc_with_error(cpu, 2, &shape[0], nil, f32, 0, &a, &errObj) != C.DLPACK_HELPERS_STATUS_OK {
+		fmt.Printf("alloc failed: %s\n", C.GoString(&errObj.message[0]))
+		os.Exit(1)
+	}
+	ad := &a.dl_tensor
+	as := unsafe.Slice(ad.strides, ad.ndim)
+	base := unsafe.Add(ad.data, int64(ad.byte_offset))
+	at := func(i, j int64) *float32 {
+		return (*float32)(unsafe.Add(base, 4*(i*int64(as[0])+j*int64(as[1]))))
+	}
+	for i := int64(0); i < 2; i++ {
+		for j := int64(0); j < 3; j++ {
+			*at(i, j) = float32(10 * (3*i + j))
+		}
+	}
+	opt.dtype = f32
+	must(C.dlpack_tensor_validate_with_error(a, &opt, &layout, &errObj), "validate")
+	fmt.Printf("(f) allocated and filled a 2x3 float32 tensor with no callback: valid (numel %d, %d bytes), t[1][2] = %g, data aligned to %d: %t\n",
+		layout.numel, layout.nbytes, *at(1, 2), C.DLPACK_HELPERS_ALLOC_ALIGNMENT,
+		uintptr(ad.data)%C.DLPACK_HELPERS_ALLOC_ALIGNMENT == 0)
+	gpu := C.DLDevice{device_type: C.kDLCUDA, device_id: 0}
+	var refused *C.DLManagedTensorVersioned
+	st = C.dlpack_tensor_alloc_with_error(gpu, 2, &shape[0], nil, f32, 0, &refused, &errObj)
+	fmt.Printf("(f) alloc on cuda:0: status %d %s (error object: status %d): %s\n", st,
+		C.GoString(C.dlpack_status_string(st)), errObj.status, C.GoString(&errObj.message[0]))
+
+	// (g) the error path from 8 goroutines (stress.go)
+	want := expectedMessages(a)
+	wrong := stress(a, want, false)
+	fmt.Printf("(g) error object: %d threads, %d failing calls, %d wrong messages\n", threads, threads*calls, wrong)
+	fmt.Printf("[figure] two-call thread-local path: %d wrong messages of %d\n", stress(a, want, true), threads*calls)
+	C.dlpack_tensor_delete(a)
+	fmt.Println("(h) deleted the allocated tensor")
+	if wrong != 0 {
+		os.Exit(1)
+	}
 }
