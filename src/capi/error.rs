@@ -498,6 +498,47 @@ mod tests {
     }
 
     #[test]
+    fn fill_error_copies_the_threads_message_cut_on_a_character_boundary() {
+        // 300 two-byte characters: 600 bytes, more than the 511 the buffer holds.
+        let long = "é".repeat(300);
+        set_last_error(&long);
+        let mut err = core::mem::MaybeUninit::<dlpack_helpers_error>::zeroed();
+        // SAFETY: a whole, writable object.
+        let err = unsafe {
+            fill_error(err.as_mut_ptr(), DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+            err.assume_init()
+        };
+        assert_eq!(err.struct_size, ERROR_MIN_SIZE);
+        assert_eq!(err.status, DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+        assert_eq!(err.reserved, 0);
+        assert_eq!(err.message_length, 600);
+        let bytes: Vec<u8> = err.message.iter().map(|&c| c as u8).collect();
+        let end = bytes.iter().position(|&b| b == 0).unwrap();
+        // 511 would split the 256th character: the cut is after 255 whole ones.
+        assert_eq!(end, 510);
+        assert_eq!(
+            core::str::from_utf8(&bytes[..end]).unwrap(),
+            "é".repeat(255)
+        );
+        // A short message is copied whole, its length exact.
+        set_last_error("short");
+        let mut err2 = core::mem::MaybeUninit::<dlpack_helpers_error>::zeroed();
+        // SAFETY: as above.
+        let err2 = unsafe {
+            fill_error(err2.as_mut_ptr(), DLPACK_HELPERS_STATUS_NULL_POINTER);
+            err2.assume_init()
+        };
+        assert_eq!(err2.message_length, 5);
+        assert_eq!(
+            &err2.message[..6]
+                .iter()
+                .map(|&c| c as u8)
+                .collect::<Vec<_>>(),
+            b"short\0"
+        );
+    }
+
+    #[test]
     fn status_codes_are_unique_and_named() {
         let mut seen = std::collections::HashSet::new();
         for (code, name, _) in STATUSES {
