@@ -583,9 +583,10 @@ const _: () = assert!(DLPACK_HELPERS_ALLOC_ALIGNMENT == layout::ALLOC_ALIGNMENT)
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER` (`out_tensor`, or `shape` with
 /// `ndim > 0`); `INVALID_FLAGS`; `UNSUPPORTED_DEVICE` (any device other than `(kDLCPU, 0)`);
-/// `INVALID_NDIM`; `INVALID_SHAPE`; `INVALID_DTYPE`; `OVERFLOW` when the element count, a byte
+/// `INVALID_NDIM`; `INVALID_DTYPE`; `INVALID_SHAPE`; `OVERFLOW` when the element count, a byte
 /// offset or the buffer's size does not fit in `int64_t` or one allocation (never a wrapped
-/// size); `OUT_OF_MEMORY`. Checks in that order; nothing is allocated on failure.
+/// size); `OUT_OF_MEMORY`. Checks in that order (spec: `dlpack_tensor_alloc`); nothing is
+/// allocated on failure.
 /// Thread-safe: no shared state. One allocation.
 ///
 /// @retval DLPACK_HELPERS_STATUS_OK on success: the caller owns the new tensor

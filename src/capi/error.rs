@@ -102,7 +102,8 @@ pub const DLPACK_HELPERS_STATUS_INVALID_STREAM: dlpack_helpers_status = 40;
 /// `BufferError`).
 pub const DLPACK_HELPERS_STATUS_COPY_FORBIDDEN: dlpack_helpers_status = 41;
 /// The requested `dl_device` cannot be served: only the tensor's own device and `(kDLCPU, 0)`
-/// are (the array API's `BufferError`).
+/// are (the array API's `BufferError`); or `dlpack_tensor_alloc` was asked for memory on a
+/// device other than `(kDLCPU, 0)`, the only one it allocates on.
 pub const DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE: dlpack_helpers_status = 42;
 /// No stream backend for the device type: the CUDA driver (`libcuda.so.1`) or HIP runtime
 /// (`libamdhip64.so`) could not be loaded or initialized, or no backend is registered for the
