@@ -1308,7 +1308,8 @@ typedef struct dlpack_helpers_import_request {
 
 /**
  * The requested `dl_device` cannot be served: only the tensor's own device and `(kDLCPU, 0)`
- * are (the array API's `BufferError`).
+ * are (the array API's `BufferError`); or `dlpack_tensor_alloc` was asked for memory on a
+ * device other than `(kDLCPU, 0)`, the only one it allocates on.
  */
 #define DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE 42
 
@@ -2941,9 +2942,10 @@ dlpack_helpers_status dlpack_tensor_create_with_error(void *data,
  *
  * Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER` (`out_tensor`, or `shape` with
  * `ndim > 0`); `INVALID_FLAGS`; `UNSUPPORTED_DEVICE` (any device other than `(kDLCPU, 0)`);
- * `INVALID_NDIM`; `INVALID_SHAPE`; `INVALID_DTYPE`; `OVERFLOW` when the element count, a byte
+ * `INVALID_NDIM`; `INVALID_DTYPE`; `INVALID_SHAPE`; `OVERFLOW` when the element count, a byte
  * offset or the buffer's size does not fit in `int64_t` or one allocation (never a wrapped
- * size); `OUT_OF_MEMORY`. Checks in that order; nothing is allocated on failure.
+ * size); `OUT_OF_MEMORY`. Checks in that order (spec: `dlpack_tensor_alloc`); nothing is
+ * allocated on failure.
  * Thread-safe: no shared state. One allocation.
  *
  * @retval DLPACK_HELPERS_STATUS_OK on success: the caller owns the new tensor

@@ -85,7 +85,7 @@ setup_venv() {
 package_inputs_hash() {
   git -C "$ROOT" ls-files -z --cached --others --exclude-standard -- \
       pyproject.toml CMakeLists.txt cmake Cargo.toml Cargo.lock clib src include python README.md abi scripts/build \
-      scripts/native-static-libs \
+      scripts/native-static-libs spec/abi.toml \
     | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1
 }
 

@@ -15,7 +15,8 @@ import dlpack_helpers as dh
 from dlpack_helpers import _sdk
 
 PACKAGE = Path(dh.__file__).resolve().parent
-OPTIONS = ["--includedir", "--libdir", "--library", "--cmakedir", "--pkgconfigdir", "--cflags", "--libs"]
+OPTIONS = ["--includedir", "--libdir", "--library", "--cmakedir", "--pkgconfigdir", "--manifest", "--cflags",
+           "--libs"]
 
 
 def _cli(*args, path=None):
@@ -33,6 +34,7 @@ def test_locators_are_exported_from_the_package():
     assert dh.get_library_dir is _sdk.get_library_dir
     assert dh.get_library_path is _sdk.get_library_path
     assert dh.get_cmake_dir is _sdk.get_cmake_dir
+    assert dh.get_manifest_path is _sdk.get_manifest_path
     assert issubclass(_sdk.SDKNotFoundError, FileNotFoundError)
 
 
@@ -45,6 +47,30 @@ def test_installed_sdk_directories_hold_what_they_name():
     assert (Path(_sdk.get_pkgconfig_dir()) / "dlpack_helpers.pc").is_file()
     r = _cli("--includedir", "--cmakedir")
     assert r.returncode == 0 and r.stdout.split() == [dh.get_include(), dh.get_cmake_dir()], r.stderr
+
+
+@pytest.mark.skipif(not _has_sdk(), reason="this package has no SDK (a source checkout)")
+def test_installed_sdk_carries_the_specification_manifest():
+    """share/dlpack_helpers/abi.toml: the manifest of spec/, describing this wheel's library."""
+    path = Path(dh.get_manifest_path())
+    assert path.name == "abi.toml" and path.is_file()
+    r = _cli("--manifest")
+    assert r.returncode == 0 and r.stdout.strip() == str(path), r.stderr
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        pytest.skip("tomllib is Python 3.11+")
+    m = tomllib.loads(path.read_text())
+    assert m["spec"]["version"] == "2026.12" and m["spec"]["version_number"] == 202612
+    assert dh.info()["spec_version"] == m["spec"]["version_number"]
+    assert dh.info()["profiles"] == sum(p["bit"] for p in m["profiles"].values())
+    assert set(m["profiles"]) == {"core", "streams", "python", "exchange"}
+    assert m["functions"]["dlpack_get_info"]["profile"] == "core"
+    # Every function of the manifest is exported by the wheel's library.
+    import ctypes
+    so = ctypes.CDLL(dh.get_library_path())
+    missing = [f for f in m["functions"] if not hasattr(so, f)]
+    assert not missing, missing
 
 
 # Counts the distinct files mapped into the running process whose name starts with the library's
@@ -105,11 +131,11 @@ def test_the_mapping_probe_sees_a_second_copy(tmp_path):
 def bare_copy(tmp_path):
     """The package without its SDK files (the Python files, and any native module or library)."""
     dest = tmp_path / "dlpack_helpers"
-    shutil.copytree(PACKAGE, dest, ignore=shutil.ignore_patterns("__pycache__", "include", "cmake", "pkgconfig"))
+    shutil.copytree(PACKAGE, dest, ignore=shutil.ignore_patterns("__pycache__", "include", "cmake", "pkgconfig", "share"))
     return tmp_path
 
 
-@pytest.mark.parametrize("option", ["--includedir", "--cmakedir", "--pkgconfigdir", "--cflags"])
+@pytest.mark.parametrize("option", ["--includedir", "--cmakedir", "--pkgconfigdir", "--manifest", "--cflags"])
 def test_a_package_without_the_sdk_says_what_is_missing_and_how_to_get_it(bare_copy, option):
     r = _cli(option, path=bare_copy)
     assert r.returncode == 1, (r.stdout, r.stderr)
@@ -142,6 +168,12 @@ def test_a_fake_sdk_layout_is_found(bare_copy):
             f.write_text("")
         r = _cli(option, path=bare_copy)
         assert r.returncode == 0 and r.stdout.strip() == str(f.parent), (option, r.stdout, r.stderr)
+    manifest = pkg / "share" / "dlpack_helpers" / "abi.toml"
+    assert _cli("--manifest", path=bare_copy).returncode == 1
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text("")
+    r = _cli("--manifest", path=bare_copy)
+    assert r.returncode == 0 and r.stdout.strip() == str(manifest), (r.stdout, r.stderr)
     r = _cli("--cflags", "--libs", path=bare_copy)
     inc, lib = files["--includedir"].parent, files["--libdir"].parent
     assert r.stdout.split() == [f"-I{inc}", f"-L{lib}", f"-Wl,-rpath,{lib}", "-ldlpack_helpers"], r.stdout

@@ -50,3 +50,34 @@ def fixtures() -> dict[str, str]:
         paths["py"] = build("dlpc_py", [FIXTURES / "fx_py.c"], [f"-I{inc}", "-Wno-unused-parameter"],
                             key=inc)
     return {k: str(v) for k, v in paths.items()}
+
+
+FAKES = Path(__file__).resolve().parent.parent.parent / "tests-c" / "fake"
+
+
+def fake_drivers() -> str:
+    """A folder holding the test doubles of the CUDA driver, the HIP runtime and the Level Zero
+    loader (tests-c/fake/*.c) under the file names a program's dlopen looks for
+    (libcuda.so.1, libamdhip64.so[.6], libze_loader.so.1). A case module puts it first on
+    LD_LIBRARY_PATH (its child_env hook) so that any implementation that loads the runtimes at
+    run time by their standard names finds the doubles. Their control functions (fake_count,
+    fake_fail, fake_register_pointer, ...) are documented at the top of each source."""
+    libs = {
+        "libcuda.so.1": build("fake_cuda", [FAKES / "fake_cuda.c"], ["-Wno-error", "-w"]),
+        "libamdhip64.so": build("fake_hip", [FAKES / "fake_hip.c"], ["-Wno-error", "-w"]),
+        "libze_loader.so.1": build("fake_ze", [FAKES / "fake_ze.c"], ["-Wno-error", "-w"]),
+    }
+    d = cache_dir() / ("fakes-" + hashlib.sha256("".join(str(p) for p in libs.values()).encode()).hexdigest()[:12])
+    d.mkdir(parents=True, exist_ok=True)
+    names = {"libcuda.so.1": ["libcuda.so.1", "libcuda.so"],
+             "libamdhip64.so": ["libamdhip64.so", "libamdhip64.so.6"],
+             "libze_loader.so.1": ["libze_loader.so.1", "libze_loader.so"]}
+    for key, path in libs.items():
+        for n in names[key]:
+            link = d / n
+            if not link.exists():
+                try:
+                    link.symlink_to(path)
+                except FileExistsError:
+                    pass
+    return str(d)

@@ -223,6 +223,9 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     for mod, group in by_module.items():
         gspec = dict(spec, modules=[mod])
+        hook = getattr(sys.modules[mod], "child_env", None)
+        if hook is not None:  # a module's own environment (e.g. fake drivers on LD_LIBRARY_PATH)
+            gspec["env"] = dict(env, **hook(fixture_paths))
         res = run_group(gspec, [c.id for c in group], {c.id: c.timeout for c in group})
         for c in group:
             r = res.get(c.id, {"outcome": "fail", "detail": "no result"})

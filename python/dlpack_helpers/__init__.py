@@ -35,12 +35,12 @@ from ._native import (
     raise_status,
 )
 # the wheel's C/C++ SDK (see _sdk.py)
-from ._sdk import get_cmake_dir, get_include, get_library_dir, get_library_path
+from ._sdk import get_cmake_dir, get_include, get_library_dir, get_library_path, get_manifest_path
 
 __all__ = [
     "info", "device", "is_cpu_accessible", "import_tensor", "Tensor", "DType", "Device",
     "DLPackHelpersError", "raise_status", "lib", "__dlpack_info__",
-    "get_include", "get_library_dir", "get_library_path", "get_cmake_dir",
+    "get_include", "get_library_dir", "get_library_path", "get_cmake_dir", "get_manifest_path",
 ]
 __version__ = "0.1.0"
 

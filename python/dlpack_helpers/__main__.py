@@ -1,5 +1,5 @@
 """``python -m dlpack_helpers --includedir | --libdir | --library | --cmakedir | --pkgconfigdir |
---cflags | --libs``: print where the installed wheel's C/C++ SDK is, for build scripts::
+--manifest | --cflags | --libs``: print where the installed wheel's C/C++ SDK is, for build scripts::
 
     cmake -S . -B build -Ddlpack_helpers_DIR="$(python -m dlpack_helpers --cmakedir)"
     cc -shared ext.c $(python -m dlpack_helpers --cflags --libs) ...
@@ -26,6 +26,8 @@ _OPTIONS = {
                    lambda: [_sdk.get_cmake_dir()]),
     "--pkgconfigdir": ("the directory of dlpack_helpers.pc (PKG_CONFIG_PATH)",
                        lambda: [_sdk.get_pkgconfig_dir()]),
+    "--manifest": ("the specification's manifest abi.toml (functions, parameters, statuses, structs, "
+                   "constants), for binding generators", lambda: [_sdk.get_manifest_path()]),
     "--cflags": ("compiler flags: -I<includedir>", _sdk.cflags),
     "--libs": ("linker flags: -L<libdir> -Wl,-rpath,<libdir> -ldlpack_helpers", _sdk.libs),
 }

@@ -9,6 +9,9 @@ The wheel lays the SDK out inside the package directory::
     dlpack_helpers/lib/libdlpack_helpers.so             (a linker script naming it, for -l)
     dlpack_helpers/lib/cmake/dlpack_helpers/*.cmake     (find_package(dlpack_helpers CONFIG))
     dlpack_helpers/lib/pkgconfig/dlpack_helpers.pc
+    dlpack_helpers/share/dlpack_helpers/abi.toml        (the specification's manifest: every
+                                                         function, parameter, status, struct and
+                                                         constant, for binding generators)
 
 Each locator returns an absolute path (a ``str``) to a directory that holds the file it is for,
 and raises :class:`SDKNotFoundError` (a ``FileNotFoundError``) naming what is missing and how to
@@ -22,7 +25,7 @@ import sys
 from pathlib import Path
 
 __all__ = ["get_include", "get_library_dir", "get_library_path", "get_cmake_dir", "get_pkgconfig_dir",
-           "SDKNotFoundError"]
+           "get_manifest_path", "SDKNotFoundError"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -113,6 +116,17 @@ def get_pkgconfig_dir() -> str:
     ``SDKNotFoundError`` when the package has no SDK."""
     return _dir_with(str(Path("lib", "pkgconfig")), ("dlpack_helpers.pc",),
                      "the pkg-config file dlpack_helpers.pc")
+
+
+def get_manifest_path() -> str:
+    """The specification's manifest file, ``abi.toml`` (TOML; read it with ``tomllib``): every
+    exported function with its profile, prototype, parameters (direction, nullability,
+    ownership), statuses, requirement IDs and thread-safety level, every struct layout, typedef,
+    callback and constant, for generators of bindings in other languages. It describes the
+    library of this wheel. ``SDKNotFoundError`` when the package has no SDK."""
+    d = Path(_dir_with(str(Path("share", "dlpack_helpers")), ("abi.toml",),
+                       "the specification's manifest share/dlpack_helpers/abi.toml"))
+    return str(d / "abi.toml")
 
 
 def cflags() -> list[str]:

@@ -1,7 +1,7 @@
 # The Python package as the C/C++ SDK (issue 11): the package, installed into a fresh venv, answers
 # `python -m dlpack_helpers --includedir | --libdir | --cmakedir | --pkgconfigdir | --cflags |
 # --libs` with directories that hold the header, the shared library, the CMake package and the
-# pkg-config file; then the example extension examples/python_extension (C, scikit-build-core,
+# pkg-config file, and --manifest with the specification's manifest (spec/abi.toml); then the example extension examples/python_extension (C, scikit-build-core,
 # find_package(dlpack_helpers CONFIG REQUIRED) with -Ddlpack_helpers_DIR from --cmakedir) is
 # built against it with pip and its tests run on NumPy, PyArrow (and JAX on CPU when the project
 # venv has it) in that venv.
@@ -57,7 +57,7 @@ else
     && cmake --install "$WORK/cmake" >>"$WORK/cmake.log" 2>&1 || { cat "$WORK/cmake.log"; fail "cmake install"; }
   cp -r python/dlpack_helpers "$SITE/"
   rm -rf "$SITE/dlpack_helpers/__pycache__"
-  cp -a "$WORK/prefix/include" "$WORK/prefix/lib" "$SITE/dlpack_helpers/"
+  cp -a "$WORK/prefix/include" "$WORK/prefix/lib" "$WORK/prefix/share" "$SITE/dlpack_helpers/"
   # the ctypes package loads the library next to it: the same file as lib/ (one copy per process)
   ln -s lib/libdlpack_helpers.so "$SITE/dlpack_helpers/libdlpack_helpers.so"
 fi
@@ -89,6 +89,8 @@ case "$INC$LIBD$CMD$PCD" in *"$ROOT"*) fail "an SDK directory points into the so
 [ -f "$CMD/dlpack_helpersConfig.cmake" ] || fail "no dlpack_helpersConfig.cmake in $CMD"
 [ -f "$PCD/dlpack_helpers.pc" ] || fail "no dlpack_helpers.pc in $PCD"
 [ "$(ask --includedir --libdir)" = "$INC $LIBD" ] || fail "several options are not answered in order on one line"
+MAN="$(ask --manifest)"; echo "manifest $MAN"
+cmp -s "$MAN" "$ROOT/spec/abi.toml" || fail "--manifest is not spec/abi.toml: $MAN"
 LIBF="$(ask --library)"; echo "library $LIBF"
 [ "$(dirname "$LIBF")" = "$LIBD" ] && [ "$(head -c4 "$LIBF" | tail -c3)" = "ELF" ] || fail "--library is not the ELF file in $LIBD: $LIBF"
 "$VPY" -c "
@@ -148,8 +150,9 @@ PY
 echo "== a package without the SDK says so"
 mkdir -p "$TMP/bare"
 cp -r "$SITE/dlpack_helpers" "$TMP/bare/"
-rm -rf "$TMP/bare/dlpack_helpers/include" "$TMP/bare/dlpack_helpers/lib/cmake" "$TMP/bare/dlpack_helpers/lib/pkgconfig"
-for opt in --includedir --cmakedir --pkgconfigdir --cflags; do
+rm -rf "$TMP/bare/dlpack_helpers/include" "$TMP/bare/dlpack_helpers/lib/cmake" "$TMP/bare/dlpack_helpers/lib/pkgconfig" \
+  "$TMP/bare/dlpack_helpers/share"
+for opt in --includedir --cmakedir --pkgconfigdir --manifest --cflags; do
   if out="$(PYTHONPATH="$TMP/bare" "$VPY" -m dlpack_helpers "$opt" 2>&1)"; then fail "$opt succeeded without the SDK: $out"; fi
   case "$out" in *"has no C/C++ SDK"*"pip install ."*) ;; *) fail "unclear message for $opt: $out";; esac
 done

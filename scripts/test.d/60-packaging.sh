@@ -108,6 +108,19 @@ expect_probe() {
   echo "ok: find_package(dlpack_helpers $1) -> $got"
 }
 expect_probe "$MAJOR.$MINOR" 1
+
+# ---- the specification's manifest: installed, found by pkg-config and CMake, true of the tree ----
+MANIFEST="$PREFIX/share/dlpack_helpers/abi.toml"
+cmp -s "$MANIFEST" spec/abi.toml || fail "share/dlpack_helpers/abi.toml is missing or differs from spec/abi.toml"
+[ "$(pkg-config --variable=manifest dlpack_helpers)" -ef "$MANIFEST" ] \
+  || fail "pkg-config --variable=manifest is '$(pkg-config --variable=manifest dlpack_helpers)', not $MANIFEST"
+got="$(cmake -S tests/cmake-consumer/version-probe -B "$WORK/probe-manifest" -DREQUEST="$MAJOR.$MINOR" \
+  -DCMAKE_PREFIX_PATH="$PREFIX" 2>&1 | sed -n 's/.*probe: manifest=//p')"
+[ -n "$got" ] && [ "$got" -ef "$MANIFEST" ] || fail "find_package sets dlpack_helpers_MANIFEST to '$got', not $MANIFEST"
+python3 scripts/spec.py check --manifest-only --manifest "$MANIFEST" --header "$HEADER" \
+  --lib "$LIB/libdlpack_helpers.so.$VERSION" >"$WORK/manifest.log" 2>&1 \
+  || { cat "$WORK/manifest.log"; fail "the installed manifest does not describe the installed library and header"; }
+echo "ok: share/dlpack_helpers/abi.toml installed (pkg-config manifest, CMake dlpack_helpers_MANIFEST), true of the installed library and header"
 expect_probe "$MAJOR.$((MINOR + 1))" 0
 expect_probe "$((MAJOR + 1)).0" 0
 if [ "$MAJOR" = 0 ]; then

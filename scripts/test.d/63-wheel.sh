@@ -67,6 +67,10 @@ for f in "${elves[@]}"; do
   echo "   $f: $(stat -c %s "$b") bytes, stripped, debug file $link; newest glibc symbol version $newest" \
        "($(objdump -T "$b" | awk -v v="$newest" '$0 ~ v"[ )]" {print $NF}' | sort -u | paste -sd, -))"
 done
+# The specification's manifest travels with the SDK, as committed.
+cmp -s "$X/dlpack_helpers/share/dlpack_helpers/abi.toml" "$ROOT/spec/abi.toml" \
+  || fail "the wheel does not carry share/dlpack_helpers/abi.toml as spec/abi.toml"
+echo "ok: dlpack_helpers/share/dlpack_helpers/abi.toml is spec/abi.toml"
 # The license travels with the package: LICENSE, as committed, in the wheel's .dist-info.
 lic="$(cd "$X" && find . -path './*.dist-info/*' -name 'LICENSE' | head -n1)"
 [ -n "$lic" ] && cmp -s "$X/$lic" "$ROOT/LICENSE" || fail "the wheel's .dist-info does not carry LICENSE as committed"
@@ -153,7 +157,7 @@ tracked = set(subprocess.run(["git", "-C", root, "ls-files", "--cached", "--othe
 extra = sorted(files - tracked - {"PKG-INFO"})
 assert not extra, f"the sdist holds files that are not the project's sources: {extra[:10]}"
 need = {"pyproject.toml", "LICENSE", "CMakeLists.txt", "Cargo.toml", "Cargo.lock", "clib/Cargo.toml", "clib/build.rs", "scripts/build",
-        "scripts/native-static-libs", "abi/dlpack_helpers.map", "include/dlpack_helpers.h",
+        "scripts/native-static-libs", "abi/dlpack_helpers.map", "include/dlpack_helpers.h", "spec/abi.toml",
         "python/native/Cargo.lock", "python/native/Cargo.toml", "python/dlpack_helpers/_sdk.py",
         "src/lib.rs", "cmake/dlpack_helpersConfig.cmake.in", "tests-py/conftest.py"}
 assert need <= files, f"the sdist lacks {sorted(need - files)}"

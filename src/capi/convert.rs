@@ -43,7 +43,9 @@ enum Source {
     Versioned(*mut DLManagedTensorVersioned),
     /// The tensor's data buffer is in the block itself (`dlpack_tensor_alloc`): `bytes` bytes
     /// at `ALLOC_ALIGNMENT` after the arrays; nothing else to release.
-    Owned { bytes: usize },
+    Owned {
+        bytes: usize,
+    },
 }
 
 /// One allocation: the struct handed out (offset 0, so its pointer is the block's), what to
@@ -532,7 +534,23 @@ pub unsafe extern "C" fn dlpack_tensor_create_with_error(
     err: *mut dlpack_helpers_error,
 ) -> dlpack_helpers_status {
     // SAFETY: the caller's contract of `dlpack_tensor_create` and of `err`.
-    unsafe { boundary::with_error(err, || dlpack_tensor_create(data, device, ndim, shape, strides, dtype, byte_offset, flags, release, release_ctx, out_tensor)) }
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_tensor_create(
+                data,
+                device,
+                ndim,
+                shape,
+                strides,
+                dtype,
+                byte_offset,
+                flags,
+                release,
+                release_ctx,
+                out_tensor,
+            )
+        })
+    }
 }
 
 /// Alignment in bytes of the data buffer `dlpack_tensor_alloc` allocates: `data` is a multiple
@@ -565,9 +583,10 @@ const _: () = assert!(DLPACK_HELPERS_ALLOC_ALIGNMENT == layout::ALLOC_ALIGNMENT)
 ///
 /// Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER` (`out_tensor`, or `shape` with
 /// `ndim > 0`); `INVALID_FLAGS`; `UNSUPPORTED_DEVICE` (any device other than `(kDLCPU, 0)`);
-/// `INVALID_NDIM`; `INVALID_SHAPE`; `INVALID_DTYPE`; `OVERFLOW` when the element count, a byte
+/// `INVALID_NDIM`; `INVALID_DTYPE`; `INVALID_SHAPE`; `OVERFLOW` when the element count, a byte
 /// offset or the buffer's size does not fit in `int64_t` or one allocation (never a wrapped
-/// size); `OUT_OF_MEMORY`. Checks in that order; nothing is allocated on failure.
+/// size); `OUT_OF_MEMORY`. Checks in that order (spec: `dlpack_tensor_alloc`); nothing is
+/// allocated on failure.
 /// Thread-safe: no shared state. One allocation.
 ///
 /// @retval DLPACK_HELPERS_STATUS_OK on success: the caller owns the new tensor
@@ -708,7 +727,11 @@ pub unsafe extern "C" fn dlpack_tensor_alloc_with_error(
     err: *mut dlpack_helpers_error,
 ) -> dlpack_helpers_status {
     // SAFETY: the caller's contract of `dlpack_tensor_alloc` and of `err`.
-    unsafe { boundary::with_error(err, || dlpack_tensor_alloc(device, ndim, shape, strides, dtype, flags, out_tensor)) }
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_tensor_alloc(device, ndim, shape, strides, dtype, flags, out_tensor)
+        })
+    }
 }
 
 /// Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data. The
@@ -807,7 +830,11 @@ pub unsafe extern "C" fn dlpack_legacy_to_versioned_with_error(
     err: *mut dlpack_helpers_error,
 ) -> dlpack_helpers_status {
     // SAFETY: the caller's contract of `dlpack_legacy_to_versioned` and of `err`.
-    unsafe { boundary::with_error(err, || dlpack_legacy_to_versioned(legacy, flags, out_tensor)) }
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_legacy_to_versioned(legacy, flags, out_tensor)
+        })
+    }
 }
 
 /// Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data, saying
@@ -1024,5 +1051,9 @@ pub unsafe extern "C" fn dlpack_versioned_to_legacy_with_error(
     err: *mut dlpack_helpers_error,
 ) -> dlpack_helpers_status {
     // SAFETY: the caller's contract of `dlpack_versioned_to_legacy` and of `err`.
-    unsafe { boundary::with_error(err, || dlpack_versioned_to_legacy(tensor, options, out_dropped_flags, out_tensor)) }
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_versioned_to_legacy(tensor, options, out_dropped_flags, out_tensor)
+        })
+    }
 }

@@ -102,7 +102,8 @@ pub const DLPACK_HELPERS_STATUS_INVALID_STREAM: dlpack_helpers_status = 40;
 /// `BufferError`).
 pub const DLPACK_HELPERS_STATUS_COPY_FORBIDDEN: dlpack_helpers_status = 41;
 /// The requested `dl_device` cannot be served: only the tensor's own device and `(kDLCPU, 0)`
-/// are (the array API's `BufferError`).
+/// are (the array API's `BufferError`); or `dlpack_tensor_alloc` was asked for memory on a
+/// device other than `(kDLCPU, 0)`, the only one it allocates on.
 pub const DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE: dlpack_helpers_status = 42;
 /// No stream backend for the device type: the CUDA driver (`libcuda.so.1`) or HIP runtime
 /// (`libamdhip64.so`) could not be loaded or initialized, or no backend is registered for the
@@ -495,6 +496,47 @@ mod tests {
         for &n in &cuts {
             assert!(core::str::from_utf8(&s[..n]).is_ok());
         }
+    }
+
+    #[test]
+    fn fill_error_copies_the_threads_message_cut_on_a_character_boundary() {
+        // 300 two-byte characters: 600 bytes, more than the 511 the buffer holds.
+        let long = "é".repeat(300);
+        set_last_error(&long);
+        let mut err = core::mem::MaybeUninit::<dlpack_helpers_error>::zeroed();
+        // SAFETY: a whole, writable object.
+        let err = unsafe {
+            fill_error(err.as_mut_ptr(), DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+            err.assume_init()
+        };
+        assert_eq!(err.struct_size, ERROR_MIN_SIZE);
+        assert_eq!(err.status, DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+        assert_eq!(err.reserved, 0);
+        assert_eq!(err.message_length, 600);
+        let bytes: Vec<u8> = err.message.iter().map(|&c| c as u8).collect();
+        let end = bytes.iter().position(|&b| b == 0).unwrap();
+        // 511 would split the 256th character: the cut is after 255 whole ones.
+        assert_eq!(end, 510);
+        assert_eq!(
+            core::str::from_utf8(&bytes[..end]).unwrap(),
+            "é".repeat(255)
+        );
+        // A short message is copied whole, its length exact.
+        set_last_error("short");
+        let mut err2 = core::mem::MaybeUninit::<dlpack_helpers_error>::zeroed();
+        // SAFETY: as above.
+        let err2 = unsafe {
+            fill_error(err2.as_mut_ptr(), DLPACK_HELPERS_STATUS_NULL_POINTER);
+            err2.assume_init()
+        };
+        assert_eq!(err2.message_length, 5);
+        assert_eq!(
+            &err2.message[..6]
+                .iter()
+                .map(|&c| c as u8)
+                .collect::<Vec<_>>(),
+            b"short\0"
+        );
     }
 
     #[test]

@@ -354,5 +354,9 @@ pub unsafe extern "C" fn dlpack_tensor_check_version_or_delete_with_error(
     err: *mut dlpack_helpers_error,
 ) -> dlpack_helpers_status {
     // SAFETY: the caller's contract of `dlpack_tensor_check_version_or_delete` and of `err`.
-    unsafe { boundary::with_error(err, || dlpack_tensor_check_version_or_delete(tensor, out_compat)) }
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_tensor_check_version_or_delete(tensor, out_compat)
+        })
+    }
 }

@@ -614,7 +614,11 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_validate_with_error(
     err: *mut dlpack_helpers_error,
 ) -> dlpack_helpers_status {
     // SAFETY: the caller's contract of `dlpack_legacy_tensor_validate` and of `err`.
-    unsafe { boundary::with_error(err, || dlpack_legacy_tensor_validate(tensor, options, out_layout)) }
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_legacy_tensor_validate(tensor, options, out_layout)
+        })
+    }
 }
 
 /// `dlpack_tensor_validate` for a bare `DLTensor` (for example one filled by
@@ -746,5 +750,9 @@ pub unsafe extern "C" fn dlpack_dltensor_validate_with_error(
     err: *mut dlpack_helpers_error,
 ) -> dlpack_helpers_status {
     // SAFETY: the caller's contract of `dlpack_dltensor_validate` and of `err`.
-    unsafe { boundary::with_error(err, || dlpack_dltensor_validate(tensor, version, flags, options, out_layout)) }
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_dltensor_validate(tensor, version, flags, options, out_layout)
+        })
+    }
 }

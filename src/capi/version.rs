@@ -221,7 +221,11 @@ pub unsafe extern "C" fn dlpack_version_negotiate_with_error(
     err: *mut dlpack_helpers_error,
 ) -> dlpack_helpers_status {
     // SAFETY: the caller's contract of `dlpack_version_negotiate` and of `err`.
-    unsafe { boundary::with_error(err, || dlpack_version_negotiate(producer_version, producer_flags, max_version, out_choice)) }
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_version_negotiate(producer_version, producer_flags, max_version, out_choice)
+        })
+    }
 }
 
 /// The failure path of `dlpack_version_negotiate`: the same body, its error reported. The C ABI

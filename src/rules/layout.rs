@@ -608,7 +608,11 @@ pub struct AllocPlan {
 /// Errors: [`layout`]'s (`InvalidShape`, `InvalidDtype`, `Overflow`), and `Overflow` when the
 /// buffer, rounded up to [`ALLOC_ALIGNMENT`] with room for `overhead` more bytes, would not fit in
 /// `isize::MAX` (the most any allocation can hold): never a wrapped size.
-pub fn alloc_plan(view: &TensorView<'_>, padded: bool, overhead: usize) -> Result<AllocPlan, Error> {
+pub fn alloc_plan(
+    view: &TensorView<'_>,
+    padded: bool,
+    overhead: usize,
+) -> Result<AllocPlan, Error> {
     let at_zero = TensorView {
         data: 0,
         byte_offset: 0,

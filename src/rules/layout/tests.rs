@@ -424,7 +424,16 @@ fn alloc_plan_sizes_compact_strided_negative_and_empty_tensors() {
 fn alloc_plan_refuses_sizes_beyond_one_allocation_as_overflow() {
     // 2^61 float32 elements is 2^63 bytes: the count fits in int64_t, the byte size does not.
     let e = plan(&[1 << 61], None, F32).unwrap_err();
-    assert!(matches!(e, Error::Tensor { fault: Fault::Overflow, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            Error::Tensor {
+                fault: Fault::Overflow,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     // 2^60 float32 elements is 2^62 bytes: fits in int64_t, but not below isize::MAX - 64 - 64.
     let v = TensorView {
         data: 0,
@@ -440,6 +449,18 @@ fn alloc_plan_refuses_sizes_beyond_one_allocation_as_overflow() {
         ..v
     };
     let e = alloc_plan(&v, false, 0).unwrap_err();
-    assert!(matches!(e, Error::Tensor { fault: Fault::Overflow, .. }), "{e:?}");
-    assert!(e.to_string().contains("more than one allocation can hold"), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Tensor {
+                fault: Fault::Overflow,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains("more than one allocation can hold"),
+        "{e}"
+    );
 }
