@@ -42,6 +42,13 @@ class Abi:
         self.functions = self.m["functions"]
         self.callbacks = set(self.m.get("callbacks", {}).values())
         self.callback_names = {k for k in self.m.get("callbacks", {}) if "." not in k}
+        # An array field may be written with its element's pointer type (`char *` of size 512
+        # for `char message[512]`): the size tells them apart on LP64, where a pointer is 8.
+        for s in self.structs.values():
+            for f in s["fields"]:
+                k, v = self.resolve(f["type"])
+                if k == "pointer" and f["size"] != 8 and v in SCALARS:
+                    f["type"] = f"{v}[{f['size'] // SCALARS[v][0]}]"
 
     def resolve(self, t):
         """Classify a C type string: ('scalar', name) | ('struct', name) | ('pointer', pointee)

@@ -72,4 +72,63 @@ fn.dlpack_tensor_delete(t);
 console.log(`(d) deleted; release callback ran ${prod.released} time(s)`);
 koffi.unregister(prod.release);
 koffi.free(prod.buf);
-process.exit(prod.released === 1 ? 0 : 1);
+if (prod.released !== 1) process.exit(1);
+
+// (f) a producer with no callback: the library allocates the buffer and its own deleter frees
+// it; the program fills it through the strides and hands the tensor on.
+const err = { struct_size: koffi.sizeof(S.dlpack_helpers_error) };
+must(fn.dlpack_tensor_alloc_with_error(cpu, 2, [2, 3], null, f32, 0, out, err), 'alloc');
+const a = out[0];
+const ad = koffi.decode(a, S.DLManagedTensorVersioned).dl_tensor;
+const as = Array.from(koffi.decode(ad.strides, 'int64_t', ad.ndim), Number);
+const at = (i, j) => Number(ad.byte_offset) + 4 * (i * as[0] + j * as[1]);
+for (let i = 0; i < 2; i++) for (let j = 0; j < 3; j++) koffi.encode(ad.data, at(i, j), 'float', 10 * (3 * i + j));
+opt.dtype = f32;
+must(fn.dlpack_tensor_validate_with_error(a, opt, layout, err), 'validate');
+console.log(`(f) allocated and filled a 2x3 float32 tensor with no callback: valid (numel ${layout.numel}, ` +
+  `${layout.nbytes} bytes), t[1][2] = ${koffi.decode(ad.data, at(1, 2), 'float')}, data aligned to ` +
+  `${C.DLPACK_HELPERS_ALLOC_ALIGNMENT}: ${koffi.address(ad.data) % BigInt(C.DLPACK_HELPERS_ALLOC_ALIGNMENT) === 0n}`);
+const gpu = { device_type: C.kDLCUDA, device_id: 0 };
+const st2 = fn.dlpack_tensor_alloc_with_error(gpu, 2, [2, 3], null, f32, 0, [null], err);
+console.log(`(f) alloc on cuda:0: status ${st2} ${fn.dlpack_status_string(st2)} (error object: status ${err.status}): ${err.message}`);
+
+// (g) the error path from 8 concurrent chains of koffi async calls, which run on libuv's worker
+// threads: the two-call path reads dlpack_last_error_message() afterwards on the main thread,
+// another OS thread than the failing call's; the error object carries the message with it.
+const THREADS = 8, CALLS = 20000;
+const refuse = (k) => ({ struct_size: opt.struct_size, flags: C.DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE,
+  dtype: { code: C.kDLInt, bits: 64, lanes: k + 1 } });
+const expected = [];
+for (let k = 0; k < THREADS; k++) {
+  const e = { struct_size: err.struct_size };
+  if (fn.dlpack_tensor_validate_with_error(a, refuse(k), null, e) === C.DLPACK_HELPERS_STATUS_OK) process.exit(1);
+  expected.push(e.message);
+}
+const call = (f, args) => new Promise((ok, bad) => f.async(...args, (e, r) => (e ? bad(e) : ok(r))));
+async function chain(k, twoCall) {
+  const o = refuse(k);
+  let wrong = 0;
+  for (let i = 0; i < CALLS; i++) {
+    let msg;
+    if (twoCall) {
+      if (await call(fn.dlpack_tensor_validate, [a, o, null]) === C.DLPACK_HELPERS_STATUS_OK) process.exit(1);
+      msg = fn.dlpack_last_error_message();
+    } else {
+      const e = { struct_size: err.struct_size };
+      if (await call(fn.dlpack_tensor_validate_with_error, [a, o, null, e]) === C.DLPACK_HELPERS_STATUS_OK) process.exit(1);
+      msg = e.message;
+    }
+    if (msg !== expected[k]) wrong++;
+  }
+  return wrong;
+}
+const stress = async (twoCall) => (await Promise.all([...Array(THREADS).keys()].map((k) => chain(k, twoCall))))
+  .reduce((x, y) => x + y, 0);
+(async () => {
+  const wrong = await stress(false);
+  console.log(`(g) error object: ${THREADS} threads, ${THREADS * CALLS} failing calls, ${wrong} wrong messages`);
+  console.log(`[figure] two-call thread-local path: ${await stress(true)} wrong messages of ${THREADS * CALLS}`);
+  fn.dlpack_tensor_delete(a);
+  console.log('(h) deleted the allocated tensor');
+  process.exit(wrong === 0 ? 0 : 1);
+})();
