@@ -4,7 +4,9 @@
 // by hand. Build: mcs -unsafe -out:steps.exe Steps.cs DlpackHelpersAbi.cs
 // Run: LD_LIBRARY_PATH=<sdk>/lib mono steps.exe   (DllImport names the SONAME)
 using System;
+using System.Linq;
 using System.Runtime.InteropServices;
+using System.Threading.Tasks;
 using DlpackHelpers;
 using static DlpackHelpers.Abi;
 
@@ -21,7 +23,7 @@ unsafe static class Steps {
     released++;
   }
 
-  static string Str(IntPtr p) { return Marshal.PtrToStringAnsi(p); }
+  internal static string Str(IntPtr p) { return Marshal.PtrToStringAnsi(p); }
 
   static void Must(int st, string what) {
     if (st == DLPACK_HELPERS_STATUS_OK) return;
@@ -84,6 +86,100 @@ unsafe static class Steps {
     dlpack_tensor_delete(t);
     Console.WriteLine("(d) deleted; release callback ran " + released + " time(s)");
     GC.KeepAlive(release);
-    return released == 1 ? 0 : 1;
+    if (released != 1) return 1;
+
+    // (f) a producer with no callback: the library allocates the buffer and its own deleter
+    // frees it; the program fills it through the strides and hands the tensor on.
+    DLManagedTensorVersioned* a;
+    var err = new dlpack_helpers_error { struct_size = (ulong)sizeof(dlpack_helpers_error) };
+    Must(dlpack_tensor_alloc_with_error(cpu, 2, shape, null, f32, 0, &a, &err), "alloc");
+    DLTensor* ad = &a->dl_tensor;
+    float* abase = (float*)((byte*)(void*)ad->data + ad->byte_offset);
+    for (int i = 0; i < 2; i++)
+      for (int j = 0; j < 3; j++) abase[i * ad->strides[0] + j * ad->strides[1]] = 10 * (3 * i + j);
+    opt.dtype = f32;
+    Must(dlpack_tensor_validate_with_error(a, &opt, &layout, &err), "validate");
+    Console.WriteLine("(f) allocated and filled a 2x3 float32 tensor with no callback: valid (numel " + layout.numel +
+        ", " + layout.nbytes + " bytes), t[1][2] = " + abase[1 * ad->strides[0] + 2 * ad->strides[1]] +
+        ", data aligned to " + DLPACK_HELPERS_ALLOC_ALIGNMENT + ": " + ((ulong)ad->data % DLPACK_HELPERS_ALLOC_ALIGNMENT == 0));
+    var gpu = new DLDevice { device_type = kDLCUDA, device_id = 0 };
+    DLManagedTensorVersioned* refused;
+    int st2 = dlpack_tensor_alloc_with_error(gpu, 2, shape, null, f32, 0, &refused, &err);
+    Console.WriteLine("(f) alloc on cuda:0: status " + st2 + " " + Str(dlpack_status_string(st2)) +
+        " (error object: status " + err.status + "): " + Str((IntPtr)err.message));
+
+    // (g) the error path from 8 async chains (stress below), on the allocated tensor
+    stressTensor = (IntPtr)a;
+    const int Threads = ErrorStress.Threads, Calls = ErrorStress.Calls;
+    var expected = ErrorStress.expected;
+    for (int k = 0; k < Threads; k++) {
+      IntPtr e = NewError();
+      if (ValidateWithError(k, e) == DLPACK_HELPERS_STATUS_OK) return 1;
+      expected[k] = ErrorMessage(e);
+      Marshal.FreeHGlobal(e);
+    }
+    long wrong = ErrorStress.Run(false);
+    Console.WriteLine("(g) error object: " + Threads + " threads, " + Threads * Calls + " failing calls, " + wrong + " wrong messages");
+    Console.WriteLine("[figure] two-call thread-local path: " + ErrorStress.Run(true) + " wrong messages of " + Threads * Calls);
+    dlpack_tensor_delete(a);
+    Console.WriteLine("(h) deleted the allocated tensor");
+    return wrong == 0 ? 0 : 1;
+  }
+
+  // (g) helpers of ErrorStress (await is not allowed in an unsafe class)
+  static IntPtr stressTensor;
+
+  internal static dlpack_helpers_validate_options Refuse(int k) {
+    return new dlpack_helpers_validate_options {
+      struct_size = (ulong)sizeof(dlpack_helpers_validate_options), flags = DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE,
+      dtype = new DLDataType { code = (byte)kDLInt, bits = 64, lanes = (ushort)(k + 1) } };
+  }
+  internal static IntPtr NewError() {
+    IntPtr e = Marshal.AllocHGlobal(sizeof(dlpack_helpers_error));
+    ((dlpack_helpers_error*)e)->struct_size = (ulong)sizeof(dlpack_helpers_error);
+    return e;
+  }
+  internal static int Validate(int k) {
+    var o = Refuse(k);
+    return dlpack_tensor_validate((DLManagedTensorVersioned*)stressTensor, &o, null);
+  }
+  internal static int ValidateWithError(int k, IntPtr e) {
+    var o = Refuse(k);
+    return dlpack_tensor_validate_with_error((DLManagedTensorVersioned*)stressTensor, &o, null, (dlpack_helpers_error*)e);
+  }
+  internal static string ErrorMessage(IntPtr e) { return Str((IntPtr)((dlpack_helpers_error*)e)->message); }
+
+}
+
+// (g) Each chain awaits Task.Run(failing call) and reads the message in its continuation, which
+// .NET may run on another thread-pool thread than the call's: the two-call path then reads
+// another thread's last error; the error object (unmanaged memory, owned by the chain) carries
+// the call's own message.
+static class ErrorStress {
+  internal const int Threads = 8, Calls = 20000;
+  internal static readonly string[] expected = new string[Threads];
+
+  static async Task<long> Chain(int k, bool twoCall) {
+    long wrong = 0;
+    IntPtr e = Steps.NewError();
+    for (int i = 0; i < Calls; i++) {
+      string msg;
+      if (twoCall) {
+        if (await Task.Run(() => Steps.Validate(k)) == Abi.DLPACK_HELPERS_STATUS_OK) Environment.Exit(1);
+        msg = Steps.Str(Abi.dlpack_last_error_message());
+      } else {
+        if (await Task.Run(() => Steps.ValidateWithError(k, e)) == Abi.DLPACK_HELPERS_STATUS_OK) Environment.Exit(1);
+        msg = Steps.ErrorMessage(e);
+      }
+      if (msg != expected[k]) wrong++;
+    }
+    Marshal.FreeHGlobal(e);
+    return wrong;
+  }
+
+  internal static long Run(bool twoCall) {
+    var chains = Enumerable.Range(0, Threads).Select(k => Chain(k, twoCall)).ToArray();
+    Task.WaitAll(chains);
+    return chains.Sum(c => c.Result);
   }
 }
