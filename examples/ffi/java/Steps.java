@@ -106,8 +106,99 @@ public class Steps {
       dlpack_tensor_delete.H.invokeExact(t);
       System.out.println("(d) deleted; release callback ran " + released + " time(s)");
       producer.close();
+      if (released != 1) System.exit(1);
+
+      // (f) a producer with no callback: the library allocates the buffer and its own deleter
+      // frees it; the program fills it through the strides and hands the tensor on.
+      MemorySegment err = newError(call);
+      must((int) dlpack_tensor_alloc_with_error.H.invokeExact(cpu, 2, shape, MemorySegment.NULL, f32, 0L, out, err), "alloc");
+      MemorySegment a = out.get(ADDRESS, 0).reinterpret(DLManagedTensorVersioned.byteSize());
+      MemorySegment ad = a.asSlice(off(DLManagedTensorVersioned, "dl_tensor"), DLTensor.byteSize());
+      MemorySegment as = ad.get(ADDRESS, off(DLTensor, "strides")).reinterpret(16);
+      long aoff = ad.get(JAVA_LONG, off(DLTensor, "byte_offset"));
+      MemorySegment adata = ad.get(ADDRESS, off(DLTensor, "data"));
+      MemorySegment abuf = adata.reinterpret(aoff + 4 * (as.getAtIndex(JAVA_LONG, 0) + 2 * as.getAtIndex(JAVA_LONG, 1)) + 4);
+      for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+          abuf.set(JAVA_FLOAT, aoff + 4 * (i * as.getAtIndex(JAVA_LONG, 0) + j * as.getAtIndex(JAVA_LONG, 1)), 10 * (3 * i + j));
+      MemorySegment.copy(f32, 0, opt, off(dlpack_helpers_validate_options, "dtype"), DLDataType.byteSize());
+      must((int) dlpack_tensor_validate_with_error.H.invokeExact(a, opt, layout, err), "validate");
+      System.out.println("(f) allocated and filled a 2x3 float32 tensor with no callback: valid (numel "
+          + layout.get(JAVA_LONG, off(dlpack_helpers_layout, "numel")) + ", "
+          + layout.get(JAVA_LONG, off(dlpack_helpers_layout, "nbytes")) + " bytes), t[1][2] = "
+          + abuf.get(JAVA_FLOAT, aoff + 4 * (as.getAtIndex(JAVA_LONG, 0) + 2 * as.getAtIndex(JAVA_LONG, 1)))
+          + ", data aligned to " + DLPACK_HELPERS_ALLOC_ALIGNMENT + ": " + (adata.address() % DLPACK_HELPERS_ALLOC_ALIGNMENT == 0));
+      MemorySegment gpu = call.allocate(DLDevice);
+      gpu.set(JAVA_INT, off(DLDevice, "device_type"), kDLCUDA);
+      int st2 = (int) dlpack_tensor_alloc_with_error.H.invokeExact(gpu, 2, shape, MemorySegment.NULL, f32, 0L, call.allocate(ADDRESS), err);
+      System.out.println("(f) alloc on cuda:0: status " + st2 + " " + str((MemorySegment) dlpack_status_string.H.invokeExact(st2))
+          + " (error object: status " + err.get(JAVA_INT, off(dlpack_helpers_error, "status")) + "): "
+          + err.getString(off(dlpack_helpers_error, "message")));
+
+      // (g) the error path from 8 virtual threads, on the allocated tensor
+      String[] expected = new String[THREADS];
+      for (int k = 0; k < THREADS; k++) {
+        MemorySegment o = refuse(call, k);
+        if ((int) dlpack_tensor_validate_with_error.H.invokeExact(a, o, MemorySegment.NULL, err) == DLPACK_HELPERS_STATUS_OK) System.exit(1);
+        expected[k] = err.getString(off(dlpack_helpers_error, "message"));
+      }
+      long wrong = stress(a, expected, false);
+      System.out.println("(g) error object: " + THREADS + " threads, " + THREADS * CALLS + " failing calls, " + wrong + " wrong messages");
+      System.out.println("[figure] two-call thread-local path: " + stress(a, expected, true) + " wrong messages of " + THREADS * CALLS);
+      dlpack_tensor_delete.H.invokeExact(a);
+      System.out.println("(h) deleted the allocated tensor");
+      System.exit(wrong == 0 ? 0 : 1);
     }
-    System.exit(released == 1 ? 0 : 1);
+  }
+
+  // (g) Virtual threads run on a few carrier OS threads and may move between them between two
+  // downcalls: the two-call path (status, then the thread-local dlpack_last_error_message())
+  // can read another call's message; the error object carries the call's own.
+  static final int THREADS = 8, CALLS = 20000;
+
+  static MemorySegment newError(Arena a) {
+    MemorySegment e = a.allocate(dlpack_helpers_error);
+    e.set(JAVA_LONG, off(dlpack_helpers_error, "struct_size"), dlpack_helpers_error.byteSize());
+    return e;
+  }
+
+  static MemorySegment refuse(Arena a, int k) {
+    MemorySegment o = a.allocate(dlpack_helpers_validate_options);
+    o.set(JAVA_LONG, off(dlpack_helpers_validate_options, "struct_size"), dlpack_helpers_validate_options.byteSize());
+    o.set(JAVA_INT, off(dlpack_helpers_validate_options, "flags"), DLPACK_HELPERS_VALIDATE_REQUIRE_DTYPE);
+    MemorySegment d = dtype(a, kDLInt, 64);
+    d.set(JAVA_SHORT, off(DLDataType, "lanes"), (short) (k + 1));
+    MemorySegment.copy(d, 0, o, off(dlpack_helpers_validate_options, "dtype"), DLDataType.byteSize());
+    return o;
+  }
+
+  static long stress(MemorySegment t, String[] expected, boolean twoCall) throws Exception {
+    long[] wrong = new long[THREADS];
+    Thread[] th = new Thread[THREADS];
+    for (int k = 0; k < THREADS; k++) {
+      final int kk = k;
+      th[k] = Thread.ofVirtual().start(() -> {
+        try (Arena a = Arena.ofConfined()) {
+          MemorySegment o = refuse(a, kk), e = newError(a);
+          for (int i = 0; i < CALLS; i++) {
+            String msg;
+            if (twoCall) {
+              if ((int) dlpack_tensor_validate.H.invokeExact(t, o, MemorySegment.NULL) == DLPACK_HELPERS_STATUS_OK) System.exit(1);
+              msg = str((MemorySegment) dlpack_last_error_message.H.invokeExact());
+            } else {
+              if ((int) dlpack_tensor_validate_with_error.H.invokeExact(t, o, MemorySegment.NULL, e) == DLPACK_HELPERS_STATUS_OK) System.exit(1);
+              msg = e.getString(off(dlpack_helpers_error, "message"));
+            }
+            if (!msg.equals(expected[kk])) wrong[kk]++;
+          }
+        } catch (Throwable x) {
+          throw new RuntimeException(x);
+        }
+      });
+    }
+    long total = 0;
+    for (int k = 0; k < THREADS; k++) { th[k].join(); total += wrong[k]; }
+    return total;
   }
 
   static MemorySegment dtype(Arena a, int code, int bits) {
