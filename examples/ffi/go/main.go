@@ -1,9 +1,9 @@
 // The steps of examples/ffi/c/steps.c from Go through cgo: the header is read as is, nothing
-// is restated. Build: CGO_CFLAGS=-I<sdk>/include CGO_LDFLAGS="-L<sdk>/lib -Wl,-rpath,<sdk>/lib" go build
+// is restated. Build: PKG_CONFIG_PATH=<sdk>/lib/pkgconfig CGO_LDFLAGS=-Wl,-rpath,<sdk>/lib go build
 package main
 
 /*
-#cgo LDFLAGS: -ldlpack_helpers
+#cgo pkg-config: dlpack_helpers
 #include <stdlib.h>
 #include <dlpack_helpers.h>
 
