@@ -80,6 +80,17 @@ class Abi:
             return ("struct", t)
         raise SystemExit(f"bindgen: unknown C type {t!r}")
 
+    def release_signature(self):
+        """(return type, [parameter types]) of the release callback dlpack_tensor_create takes,
+        read from its parameter's type in the manifest (for example `void(*)(void*)`)."""
+        t = next(p["type"] for p in self.functions["dlpack_tensor_create"]["params"]
+                 if p["name"] == "release")
+        m = re.match(r"^\s*([\w ]+?)\s*\(\*\w*\)\((.*)\)\s*$", t)
+        if not m:
+            raise SystemExit(f"bindgen: cannot read the release callback type {t!r}")
+        args = [a.strip() for a in m.group(2).split(",") if a.strip()]
+        return m.group(1).strip(), [re.sub(r"\s*\*", " *", a) for a in args]
+
     def struct_order(self):
         """Structs in dependency order (a struct after the structs it embeds by value)."""
         done, out = set(), []
@@ -192,7 +203,7 @@ def gen_js(abi):
     o += ["};", "", "// Function pointer types (koffi.register(fn, koffi.pointer(<proto>)) gives a",
           "// pointer to pass; unregister it only after the library will never call it again).",
           "const callbacks = {",
-          "  release: koffi.proto('void dlpack_helpers_release_fn(void *ctx)'),",
+          f"  release: koffi.proto({js_release(abi)!r}),",
           "};", "", "// Prototypes: [name, return type, [parameter types]]", "const prototypes = ["]
     for name, f in sorted(abi.functions.items()):
         params = ", ".join(js_q(js_type(abi, p["type"], p["direction"])) for p in f["params"])
@@ -217,6 +228,11 @@ def gen_js(abi):
     o += ["  return lines;", "}", "",
           "module.exports = { SONAME, structs, constants, callbacks, prototypes, load, layoutFacts };"]
     return "\n".join(o) + "\n"
+
+
+def js_release(abi):
+    ret, args = abi.release_signature()
+    return f"{ret} dlpack_helpers_release_fn({', '.join(args)})"
 
 
 def js_q(s):
@@ -309,8 +325,12 @@ def gen_java(abi):
         else:
             d = f"FunctionDescriptor.of({java_layout(abi, f['returns'])}{', ' if args else ''}{args})"
         o.append(f"  public static final class {name} {{ public static final MethodHandle H = h(\"{name}\", {d}); }}")
-    o += ["", "  /** The release callback type of dlpack_tensor_create: void (*)(void *ctx). */",
-          "  public static final FunctionDescriptor RELEASE_FN = FunctionDescriptor.ofVoid(ADDRESS);", "",
+    ret, args = abi.release_signature()
+    rargs = ", ".join(java_layout(abi, a) for a in args)
+    rdesc = (f"FunctionDescriptor.ofVoid({rargs})" if ret == "void"
+             else f"FunctionDescriptor.of({java_layout(abi, ret)}, {rargs})")
+    o += ["", "  /** The release callback type of dlpack_tensor_create (an upcall stub's descriptor). */",
+          f"  public static final FunctionDescriptor RELEASE_FN = {rdesc};", "",
           "  /** One line per struct size and field offset, as these layouts place them. */",
           "  public static java.util.List<String> layoutFacts() {",
           "    var l = new java.util.ArrayList<String>();"]
@@ -373,9 +393,12 @@ def gen_csharp(abi):
         o.append(f"    public const {ct} {name} = {val};")
     for name, val in abi.string_constants():
         o.append(f"    public const string {name} = \"{val}\";")
+    ret, args = abi.release_signature()
+    rret = "void" if ret == "void" else cs_type(abi, ret)
+    rargs = ", ".join(f"{cs_type(abi, a)} a{i}" for i, a in enumerate(args))
     o += ["", "    /** The release callback type of dlpack_tensor_create (keep the delegate alive). */",
           "    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]",
-          "    public delegate void ReleaseFn(IntPtr ctx);", "",
+          f"    public delegate {rret} ReleaseFn({rargs});", "",
           "    // Functions: `bool` returns and parameters are marshalled as one byte (I1)."]
     for name, f in sorted(abi.functions.items()):
         params = []
