@@ -10,10 +10,12 @@ parameters and their direction), so that a program writes none of them:
     python3 bindgen.py js     spec/abi.toml > dlpack_helpers_abi.js      (Node + koffi)
     python3 bindgen.py java   spec/abi.toml > dlpackhelpers/DlpackHelpersAbi.java   (Java 22+ FFM)
     python3 bindgen.py csharp spec/abi.toml > DlpackHelpersAbi.cs        (C#, Mono or .NET)
+    python3 bindgen.py jna    spec/abi.toml > dlpackhelpers/DlpackHelpersJna.java   (Java 8+ JNA)
     python3 bindgen.py c-layout spec/abi.toml > layout.c                  (the oracle, below)
 
 Every binding carries a layout dump (`layoutFacts`) that prints, from the FFI's own idea of
-each struct (koffi.sizeof/offsetof, MemoryLayout.byteSize/byteOffset, Marshal.SizeOf/OffsetOf),
+each struct (koffi.sizeof/offsetof, MemoryLayout.byteSize/byteOffset, Marshal.SizeOf/OffsetOf,
+JNA's Structure.size/fieldOffset),
 one line per struct size and field offset; `c-layout` writes a C program that prints the same
 lines from the compiled header. scripts/test.d/68-ffi.sh compares them, so a generated mirror
 that disagrees with the header fails the test. Sizes and offsets are LP64 (the manifest's data
@@ -431,15 +433,126 @@ def gen_csharp(abi):
     return "\n".join(o) + "\n"
 
 
+# ---------------------------------------------------------------- Java (JNA)
+JNA_SCALAR = {1: "byte", 2: "short", 4: "int", 8: "long"}
+# Struct pointers that stay opaque `Pointer`s: tensors and tables the library or a producer owns.
+JNA_OPAQUE = ("DLManagedTensor", "DLManagedTensorVersioned", "DLTensor", "DLPackExchangeAPI",
+              "DLPackExchangeAPIHeader", "dlpack_helpers_stream_backend",
+              "dlpack_helpers_stream_backend_ex")
+
+
+def jna_field(abi, t):
+    k, v = abi.resolve(t)
+    if k == "scalar":
+        return JNA_SCALAR[SCALARS[v][0]], ""
+    if k == "struct":
+        return v, f" = new {v}()"
+    if k in ("pointer", "fnptr"):
+        return "Pointer", ""
+    if k == "array":
+        e = JNA_SCALAR[SCALARS[abi.resolve(v[0])[1]][0]]
+        return f"{e}[]", f" = new {e}[{v[1]}]"
+    raise SystemExit(f"bindgen jna: {t}")
+
+
+def jna_param(abi, p, fname):
+    t = p["type"]
+    k, v = abi.resolve(t)
+    if k == "scalar":
+        return JNA_SCALAR[SCALARS[v][0]]
+    if k == "struct":
+        return f"{v}.ByValue"
+    if k == "fnptr":
+        return "ReleaseFn" if (fname, p["name"]) == ("dlpack_tensor_create", "release") else "Pointer"
+    if k == "pointer":
+        if v == "void":
+            return "Pointer"
+        pk, pv = abi.resolve(v)
+        if pk == "scalar":
+            if pv == "char":
+                return "String" if t.strip().startswith("const") else "byte[]"
+            return JNA_SCALAR[SCALARS[pv][0]] + "[]"  # one value or an array: copied back after the call
+        if pk == "struct":
+            return "Pointer" if pv in JNA_OPAQUE else pv  # a Structure argument: by reference, read back
+        if pk in ("pointer", "fnptr", "void"):
+            return "PointerByReference" if p["direction"] == "out" else "Pointer"
+    raise SystemExit(f"bindgen jna: {t}")
+
+
+def gen_jna(abi):
+    o = header("//", abi)
+    o += ["package dlpackhelpers;", "", "import com.sun.jna.*;", "import com.sun.jna.ptr.PointerByReference;", "",
+          "/** The dlpack-helpers ABI for JNA: Structures (C `bool` as `byte`; a Structure argument is",
+          " *  passed by reference and read back, `.ByValue` by value), constants and the Lib interface. */",
+          "public final class DlpackHelpersJna {",
+          "  private DlpackHelpersJna() {}",
+          f"  public static final String SONAME = \"{abi.spec['soname']}\";", ""]
+    for n in abi.struct_order():
+        s = abi.structs[n]
+        names = ", ".join(f'"{f["name"]}"' for f in s["fields"])
+        o.append(f"  @Structure.FieldOrder({{{names}}})")
+        o.append(f"  public static class {n} extends Structure {{")
+        for f in s["fields"]:
+            jt, init = jna_field(abi, f["type"])
+            o.append(f"    public {jt} {f['name']}{init};")
+        o.append(f"    public {n}() {{}}")
+        o.append(f"    public {n}(Pointer p) {{ super(p); read(); }}")
+        o.append(f"    public static class ByValue extends {n} implements Structure.ByValue {{}}")
+        o.append(f"    public static class ByReference extends {n} implements Structure.ByReference {{}}")
+        o.append("    public int offsetOf(String field) { return fieldOffset(field); }")
+        o.append("  }")
+    o += ["", "  // Constants (64-bit unsigned values are Java longs with the same bits)."]
+    for name, base, val in abi.numeric_constants():
+        if SCALARS[base][0] == 8:
+            o.append(f"  public static final long {name} = {val - (1 << 64) if val >= (1 << 63) else val}L;")
+        else:
+            o.append(f"  public static final int {name} = {val};")
+    for name, val in abi.string_constants():
+        o.append(f"  public static final String {name} = \"{val}\";")
+    ret, args = abi.release_signature()
+    rargs = ", ".join(f"Pointer a{i}" for i, _ in enumerate(args))
+    o += ["", "  /** The release callback of dlpack_tensor_create: keep a strong reference to it until the",
+          "   *  tensor's deleter has run (a collected Callback's native stub is freed). */",
+          f"  public interface ReleaseFn extends Callback {{ {'void' if ret == 'void' else 'int'} invoke({rargs}); }}",
+          "", "  /** Every function. `bool` returns are `byte` (one byte, spec ABI-BOOL-2). */",
+          "  public interface Lib extends Library {"]
+    for name, f in sorted(abi.functions.items()):
+        params = ", ".join(f"{jna_param(abi, p, name)} {p['name']}" for p in f["params"])
+        rk, rv = abi.resolve(f["returns"])
+        if rk == "void":
+            r = "void"
+        elif rk == "scalar":
+            r = JNA_SCALAR[SCALARS[rv][0]]
+        elif rk == "pointer":
+            r = "String" if rv == "char" else "Pointer"
+        else:
+            raise SystemExit(f"bindgen jna: return {f['returns']}")
+        o.append(f"    {r} {name}({params});")
+    o += ["  }", "",
+          "  /** Load the library: a path, or null for the SONAME (found on jna.library.path or the",
+          "   *  dynamic loader's search). */",
+          "  public static Lib load(String path) { return Native.load(path != null ? path : SONAME, Lib.class); }", "",
+          "  /** One line per struct size and field offset, as JNA lays the Structures out. */",
+          "  public static java.util.List<String> layoutFacts() {",
+          "    var l = new java.util.ArrayList<String>();"]
+    for n in abi.struct_order():
+        o.append(f"    {{ var s = new {n}(); l.add(\"{n} size \" + s.size());")
+        for f in abi.structs[n]["fields"]:
+            o.append(f"      l.add(\"{n}.{f['name']} \" + s.offsetOf(\"{f['name']}\"));")
+        o.append("    }")
+    o += ["    return l;", "  }", "}"]
+    return "\n".join(o) + "\n"
+
+
 def cs_name(n):
     return "@" + n if n in ("params", "out", "ref", "in", "object", "string", "base", "event", "lock") else n
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("js", "java", "csharp", "c-layout"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("js", "java", "csharp", "jna", "c-layout"):
         sys.exit(__doc__)
     abi = Abi(sys.argv[2])
-    gen = {"js": gen_js, "java": gen_java, "csharp": gen_csharp, "c-layout": gen_c_layout}
+    gen = {"js": gen_js, "java": gen_java, "csharp": gen_csharp, "jna": gen_jna, "c-layout": gen_c_layout}
     sys.stdout.write(gen[sys.argv[1]](abi))
 
 

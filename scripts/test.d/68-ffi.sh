@@ -1,16 +1,17 @@
 # FFI from other languages (issue 35): examples/ffi/<language>/ in Go (cgo), Zig (translate-c),
-# JavaScript (Node + koffi), Java (FFM, JDK 22+) and C# (Mono) run against the sdk/ that
+# JavaScript (Node + koffi), Java (FFM, JDK 22+; JNA) and C# (Mono) run against the sdk/ that
 # scripts/build lays out, and each one's output must equal the C reference's
 # (examples/ffi/c/steps.c), after normalising number and boolean formatting only (`5.0` -> `5`,
 # `True` -> `true`). Lines marked `[figure]` (the two-call last-error path under threads) are
-# printed, not compared. The koffi, FFM and C# bindings are generated from the SDK's manifest
+# printed, not compared. The koffi, FFM, JNA and C# bindings are generated from the SDK's manifest
 # (share/dlpack_helpers/abi.toml) by examples/ffi/bindgen.py; each generated layout must give
 # the struct sizes and field offsets of the compiled header (a C program generated from the same
 # manifest prints them), and a mutated manifest must make that comparison fail.
 # Toolchains come from the registries into project folders where possible (.cache/ffi: Zig from
-# PyPI `ziglang` in a venv, koffi from npm); Debian `golang-go`, `mono-mcs`, `mono-runtime` are
-# installed with apt-get when missing and running as root (CI). A language whose toolchain
-# cannot be had is skipped with the reason printed (DLPACK_HELPERS_FFI_STRICT=1: a skip fails).
+# PyPI `ziglang` in a venv, koffi from npm); Debian `golang-go`, `mono-mcs`, `mono-runtime` and
+# `libjna-java` are installed with apt-get when missing and running as root (CI). A language whose
+# toolchain cannot be had is skipped with the reason printed (DLPACK_HELPERS_FFI_STRICT=1: a skip
+# fails).
 # needs: release
 source "$(dirname "$0")/../common.sh"
 need cc "a C compiler"
@@ -174,6 +175,33 @@ if [ -n "$JAVA_BIN" ] && [ "$best" -ge 22 ]; then
   compare java "$WORK/java.out"
 else
   skip java "no JDK 22 or newer in /usr/lib/jvm or JAVA_HOME (newest: ${best:-none}; Debian 12 ships 17)"
+fi
+
+# ---- Java: JNA (Debian libjna-java, JNA 5.13), with the JDK on PATH (Debian's 17) or the one above
+JNA_JAR=/usr/share/java/jna.jar
+JNA_JDK=""
+if command -v javac >/dev/null 2>&1; then JNA_JDK="$(dirname "$(readlink -f "$(command -v javac)")")"; else JNA_JDK="$JAVA_BIN"; fi
+if [ -z "$JNA_JDK" ]; then
+  skip jna "no JDK (javac) on PATH or in /usr/lib/jvm"
+elif [ -f "$JNA_JAR" ] || { echo "== apt-get install libjna-java"; apt_get libjna-java; }; then
+  jna_facts() {  # MANIFEST DIR
+    mkdir -p "$2/dlpackhelpers"
+    "${BINDGEN[@]}" jna "$1" >"$2/dlpackhelpers/DlpackHelpersJna.java"
+    printf 'public class Facts { public static void main(String[] a) { dlpackhelpers.DlpackHelpersJna.layoutFacts().forEach(System.out::println); } }\n' >"$2/Facts.java"
+    "$JNA_JDK/javac" -cp "$JNA_JAR" -d "$2/out" "$2/dlpackhelpers/DlpackHelpersJna.java" "$2/Facts.java" \
+      && "$JNA_JDK/java" -cp "$2/out:$JNA_JAR" Facts
+  }
+  jna_facts "$MANIFEST" "$WORK/jna" >"$WORK/jna.layout.txt" && layout_check jna "$WORK/jna.layout.txt"
+  jna_facts "$WORK/abi.mutated.toml" "$WORK/jna-mutated" >"$WORK/jna.mutated.txt" || true
+  mutant_check jna "$WORK/jna.mutated.txt"
+  cp "$EX/jna/Steps.java" "$WORK/jna/"
+  (cd "$WORK/jna" && timed "$JNA_JDK/javac" -cp "$JNA_JAR" -d out Steps.java dlpackhelpers/DlpackHelpersJna.java) \
+    || fail "jna: javac"
+  echo "   jna: $("$JNA_JDK/java" -version 2>&1 | head -n1), $(basename "$(readlink -f "$JNA_JAR")")"
+  "$JNA_JDK/java" -cp "$WORK/jna/out:$JNA_JAR" Steps >"$WORK/jna.out" || { cat "$WORK/jna.out"; fail "jna: the program failed"; }
+  compare jna "$WORK/jna.out"
+else
+  skip jna "libjna-java could not be installed (not root, or apt-get failed)"
 fi
 
 # ---- C#: Mono (Debian mono-mcs, mono-runtime)
