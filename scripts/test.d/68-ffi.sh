@@ -48,7 +48,7 @@ apt_get() {
 }
 
 # Only number and boolean formatting differs between languages; [figure] lines are not compared.
-normalise() { grep -v '^\[figure\]' "$1" | sed -E 's/\bTrue\b/true/g; s/\bFalse\b/false/g; s/\b([0-9]+)\.0\b/\1/g'; }
+normalise() { grep -v '^\[figure\]' "$1" | sed -E 's/\bTrue\b/true/g; s/\bFalse\b/false/g; s/(^|[^.0-9])([0-9]+)\.0\b/\1\2/g'; }
 
 # compare LANGUAGE OUTPUT: the language's output against the C reference's.
 compare() {
