@@ -226,7 +226,12 @@ class Facts:
          self.scalar_typedefs) = parse_header_full(header)
         afuncs, astructs, atypedefs, aconsts, self.callbacks = abi.parse_header()
         self.protos = afuncs  # normalized (types only), as abi/baseline.txt writes them
-        consts = sorted(set(aconsts) | set(self.enumerators))
+        # Every numeric macro (abi.py's list leaves out all DLPACK_HELPERS_VERSION_* names, the
+        # version-comparison results DLPACK_HELPERS_VERSION_EXACT/OLDER_MINOR/NEWER_MINOR too).
+        text = abi.strip_comments(abi.c_branch(header.read_text()))
+        macros = [m.group(1) for m in re.finditer(r"^#define\s+(DLPACK_\w+)[ \t]+([^\n]+)$", text, re.M)
+                  if not m.group(2).strip().startswith('"')]
+        consts = sorted(set(aconsts) | set(macros) | set(self.enumerators))
         self.const_names = [c for c in consts if not SKIP_CONST.match(c) and c not in self.strings]
         work = tempfile.mkdtemp()
         try:
