@@ -2948,6 +2948,7 @@ dlpack_helpers_status dlpack_tensor_create_with_error(void *data,
  * allocated on failure.
  * Thread-safe: no shared state. One allocation.
  *
+ * @param[in] strides May be NULL.
  * @retval DLPACK_HELPERS_STATUS_OK on success: the caller owns the new tensor
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_tensor` is NULL, or `shape` is NULL and
  *   `ndim > 0`
@@ -2985,6 +2986,7 @@ dlpack_helpers_status dlpack_tensor_alloc(DLDevice device,
  *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
  *   written. No allocation beyond the base function's; one compare more on success.
  *
+ * @param[in] strides May be NULL.
  * @param[in,out] err May be NULL.
  * @retval DLPACK_HELPERS_STATUS_OK on success: the caller owns the new tensor
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_tensor` is NULL, or `shape` is NULL and

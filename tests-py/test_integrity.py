@@ -808,3 +808,27 @@ def test_defined_flags_still_import_and_re_export_unchanged():
             t.__dlpack__(max_version=(1, 3))
     gc.collect()
     assert c.calls == 3 and not c.live
+
+
+def test_case_54_negative_requested_device_id_never_reaches_the_producer():
+    """Spec PY-OBJECT-IMPORT-4: a request whose dl_device has a negative id is INVALID_DEVICE
+    before __dlpack__ is called (it was passed to the producer as dl_device=(1, -1) before)."""
+    seen = []
+
+    class P:
+        def __dlpack__(self, **kw):
+            seen.append(kw)
+            return np.arange(3.0).__dlpack__(**{k: v for k, v in kw.items() if k != "dl_device"})
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    for dev in ((1, -1), (2, -5)):
+        req = _lib.ImportRequest()
+        req.has_dl_device = True
+        req.dl_device = _lib.DLDevice(*dev)
+        out, how = PV(), c_uint32()
+        s = lib.dlpack_object_import(P(), byref(req), byref(out), byref(how))
+        assert lib.dlpack_status_string(s) == b"INVALID_DEVICE", (dev, message())
+        assert not out, "out written on failure"
+    assert seen == []

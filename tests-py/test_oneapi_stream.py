@@ -111,3 +111,40 @@ def test_host_access_is_answered_per_tensor():
     t3, c3 = _on_device(ONEAPI)
     with t3:
         assert t3.host_access() == "unknown"
+
+
+def test_case_54_negative_device_id_is_refused_before_the_object():
+    """Spec PY-PYTHON-STREAM-DECODE-4: a negative device id is INVALID_DEVICE whatever the
+    object (it decoded OK before)."""
+    q = SyclQueueLike(ctypes.addressof(ctypes.create_string_buffer(16)))
+    for obj in (None, 1, 7, q):
+        for dt in (1, CUDA, 10, ONEAPI):
+            s = _lib.Stream()
+            st = lib.dlpack_python_stream_decode(obj, _lib.DLDevice(dt, -1), 0, byref(s))
+            assert st == status("INVALID_DEVICE"), (obj, dt, lib.dlpack_last_error_message())
+    assert q.calls == 0
+
+
+def test_keyboard_interrupt_from_index_is_never_swallowed():
+    """Spec PY-PYTHON-STREAM-DECODE-10: an exception not deriving from Exception raised by the
+    object's __index__ stays set (PYTHON_ERROR_SET); an ordinary one is a refusal of the value.
+    The KeyboardInterrupt was cleared and the object then tried as a queue before."""
+    class Interrupting:
+        def __index__(self):
+            raise KeyboardInterrupt("stop")
+
+    class Raising:
+        def __index__(self):
+            raise ValueError("no")
+
+    pylib = ctypes.PyDLL(lib._name)
+    fn = pylib.dlpack_python_stream_decode
+    fn.argtypes = [ctypes.py_object, _lib.DLDevice, ctypes.c_uint32, ctypes.POINTER(_lib.Stream)]
+    fn.restype = ctypes.c_int32
+    s = _lib.Stream()
+    with pytest.raises(KeyboardInterrupt):
+        # ctypes raises the exception the call left set once the call returns.
+        st = fn(Interrupting(), _lib.DLDevice(CUDA, 0), 0, byref(s))
+        pytest.fail(f"returned {st} with no exception set")
+    st = fn(Raising(), _lib.DLDevice(CUDA, 0), 0, byref(s))
+    assert st == status("INVALID_STREAM_TYPE"), lib.dlpack_last_error_message()

@@ -181,3 +181,27 @@ fn case_53_current_work_stream_failures() {
         );
     }
 }
+
+/// A negative device id is refused with `INVALID_DEVICE` before the table is called (peer
+/// case 54; spec EXCH-EXCHANGE-API-CURRENT-WORK-STREAM-3): it reached the table and came back
+/// OK before.
+#[test]
+fn case_54_negative_device_id_never_reaches_the_table() {
+    let t = table((1, 3), true);
+    for device in [(2, -1), (1, -1), (10, i32::MIN)] {
+        ASKED.set(usize::MAX);
+        let (st, kind, handle) = ask(&t, device, 0, 0x1234);
+        assert_eq!(
+            st,
+            DLPACK_HELPERS_STATUS_INVALID_DEVICE,
+            "{device:?}: {}",
+            last_error()
+        );
+        assert_eq!(ASKED.get(), usize::MAX, "{device:?}: the table was called");
+        assert_eq!(
+            (kind, handle),
+            (-7, 0x77),
+            "{device:?}: out_stream written on failure"
+        );
+    }
+}

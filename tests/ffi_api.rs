@@ -126,10 +126,9 @@ fn every_variant_returns_the_base_status_and_fills_the_object_only_on_failure() 
     let shape = [2i64, 3];
     let mut t: *mut DLManagedTensorVersioned = core::ptr::null_mut();
     // SAFETY: valid arguments.
-    assert_eq!(
-        unsafe { dlpack_tensor_alloc(CPU, 2, shape.as_ptr(), core::ptr::null(), F32, 0, &mut t) },
-        DLPACK_HELPERS_STATUS_OK
-    );
+    let s =
+        unsafe { dlpack_tensor_alloc(CPU, 2, shape.as_ptr(), core::ptr::null(), F32, 0, &mut t) };
+    assert_eq!(s, DLPACK_HELPERS_STATUS_OK);
     for lanes in [1u16, 0] {
         // SAFETY: `t` is live.
         unsafe { (*t).dl_tensor.dtype.lanes = lanes };

@@ -795,3 +795,31 @@ fn case_49_validation_and_layout_refuse_implied_strides_that_do_not_fit() {
         }
     }
 }
+
+/// Spec ABI-STRUCT-1: an options `struct_size` that ends inside a field leaves that field at
+/// its default; only whole fields are read. A size of 9 to 11 applied part of `flags` before
+/// (a REQUIRE_C_CONTIGUOUS bit in its first byte refused a Fortran-ordered tensor).
+#[test]
+fn options_struct_size_reads_only_whole_fields() {
+    let mut buf = [0f32; 6];
+    let mut shape = [2i64, 3];
+    let mut strides = [1i64, 2]; // column-major: not C-contiguous
+    let dl = tensor(buf.as_mut_ptr().cast(), &mut shape, Some(&mut strides), F32);
+    let mut o = dlpack_helpers_validate_options {
+        struct_size: core::mem::size_of::<dlpack_helpers_validate_options>(),
+        flags: DLPACK_HELPERS_VALIDATE_REQUIRE_C_CONTIGUOUS,
+        ..Default::default()
+    };
+    let v = DLPackVersion { major: 1, minor: 3 };
+    let validate = |o: &dlpack_helpers_validate_options| {
+        // SAFETY: a live tensor and options struct.
+        unsafe { dlpack_dltensor_validate(&dl, v, 0, o, core::ptr::null_mut()) }
+    };
+    assert_eq!(validate(&o), DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS);
+    for size in 8..12 {
+        o.struct_size = size;
+        assert_eq!(validate(&o), DLPACK_HELPERS_STATUS_OK, "struct_size {size}");
+    }
+    o.struct_size = 12;
+    assert_eq!(validate(&o), DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS);
+}

@@ -171,6 +171,41 @@ fn case_52_cpu_release_is_immediate_and_null_is_ok() {
     }
 }
 
+/// A negative device id is no device (peer case 54; spec STREAMS-TENSOR-DELETE-AFTER-STREAM-2):
+/// refused with `INVALID_DEVICE` before anything else, the tensor still the caller's (its
+/// deleter has not run), on every device family. It released a `(kDLCPU, -1)` tensor before.
+#[test]
+fn case_54_negative_device_id_is_refused_and_the_tensor_kept() {
+    let (_f, _g) = fake();
+    for dt in [
+        DLDeviceType::kDLCPU,
+        DLDeviceType::kDLCUDA,
+        DLDeviceType(10),
+        DLDeviceType(99),
+    ] {
+        let base = released::runs();
+        let t = released::new();
+        // SAFETY: `t` is live; the refusal leaves it with the caller, released below.
+        unsafe {
+            assert_eq!(
+                dlpack_tensor_delete_after_stream(t, dev(dt, -1), std::ptr::null_mut()),
+                DLPACK_HELPERS_STATUS_INVALID_DEVICE,
+                "device type {}",
+                dt.0
+            );
+            assert_eq!(
+                released::runs(),
+                base,
+                "released on a refusal (device type {})",
+                dt.0
+            );
+            assert!(last_error().contains("device_id"), "{}", last_error());
+            dlpack_helpers::capi::tensor::dlpack_tensor_delete(t);
+        }
+        assert_eq!(released::runs(), base + 1);
+    }
+}
+
 /// A process that exits while a release waits for its stream does not crash, and the deleter
 /// is not run during exit (the stream's work never ran). Checked in a child process: this test
 /// runs itself with `DLPACK_RELEASE_CHILD` set.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap as _mmap
+import threading
 
 PAGE = _mmap.PAGESIZE
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -26,10 +27,28 @@ DEVICE_TYPES = sorted(set(range(-3, 32)) | {-(1 << 31), (1 << 31) - 1, 64, 99, 2
 DEVICE_IDS = (0, 1, 7, -1, -(1 << 31), (1 << 31) - 1)
 
 
+_RING, _RING_SIZE, _ring_next = [], 1024, [0]
+_ring_lock = threading.Lock()
+
+
 def pages(n: int, prot=PROT_RW) -> int:
-    p = _libc.mmap(None, n * PAGE, PROT_RW, MAP_PRIVATE_ANON, -1, 0)
-    if p in (None, ctypes.c_void_p(-1).value):
-        raise RuntimeError("mmap failed")
+    """`n` (at most 3) fresh read-write pages, then protected `prot`. They come from a ring of
+    reused mappings (a process has a limited number of mappings): what a case places there is
+    valid until 1024 more calls, long enough for one call of the function under test."""
+    if n > 3:
+        raise ValueError("pages(n): n <= 3")
+    with _ring_lock:
+        i = _ring_next[0] % _RING_SIZE
+        _ring_next[0] += 1
+        if i == len(_RING):
+            p = _libc.mmap(None, 3 * PAGE, PROT_RW, MAP_PRIVATE_ANON, -1, 0)
+            if p in (None, ctypes.c_void_p(-1).value):
+                _ring_next[0] -= 1
+                raise RuntimeError("mmap failed")
+            _RING.append(p)
+        p = _RING[i]
+    protect(p, 3 * PAGE, PROT_RW)
+    ctypes.memset(p, 0, 3 * PAGE)
     if prot != PROT_RW:
         protect(p, n * PAGE, prot)
     return p
@@ -162,21 +181,20 @@ def as_u8_fn(ctx, name, argtypes):
     return ctypes.CFUNCTYPE(ctypes.c_uint8, *argtypes)(addr)
 
 
-def lib_ranges(path: str):
-    """The address ranges where the library `path` is mapped in this process (its file
-    mappings and the anonymous mapping right after them, its .bss)."""
-    import os
-    real = os.path.realpath(path)
+def static_ranges():
+    """Address ranges of every loaded object's image: its file mappings and the anonymous
+    mapping right after them (its .bss). Static storage of a library (and of a library it
+    depends on) lies there; heap, stacks and mmap'ed memory do not."""
     out, extend = [], False
     with open("/proc/self/maps") as f:
         for line in f:
             parts = line.split()
             lo, hi = (int(x, 16) for x in parts[0].split("-"))
             named = len(parts) >= 6 and parts[5].startswith("/")
-            if named and os.path.realpath(parts[5]) == real:
+            if named and ".so" in parts[5]:
                 out.append((lo, hi))
                 extend = True
-            elif extend and not named and out and out[-1][1] == lo:
+            elif extend and len(parts) < 6 and out and out[-1][1] == lo:
                 out.append((lo, hi))
                 extend = False
             else:
@@ -184,6 +202,11 @@ def lib_ranges(path: str):
     return out
 
 
+_ranges = {}
+
+
 def in_library(ctx, addr: int) -> bool:
-    """True when `addr` lies in the mapping of the library under test (static storage)."""
-    return any(lo <= addr < hi for lo, hi in lib_ranges(ctx.lib_path))
+    """True when `addr` lies in a loaded shared object's image (static storage)."""
+    if "ranges" not in _ranges:
+        _ranges["ranges"] = static_ranges()
+    return any(lo <= addr < hi for lo, hi in _ranges["ranges"])

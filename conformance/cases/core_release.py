@@ -68,7 +68,7 @@ def _(ctx):
 
 
 @case("core.tensor_delete.keeps_last_error", profile="core",
-      covers=["CORE-TENSOR-DELETE-7", "ABI-ERROR-3"])
+      covers=["CORE-TENSOR-DELETE-7", "CORE-LAST-ERROR-MESSAGE-4"])
 def _(ctx):
     st = ctx.f.dlpack_get_device(None, None)
     ctx.expect(st, "NULL_POINTER")
@@ -114,3 +114,72 @@ def _(ctx):
     p, rec = ctx.make_legacy(deleter=False)
     ctx.f.dlpack_legacy_tensor_delete(ctx.lptr(p))
     ctx.check(ctx.calls(rec) == 0, "something was called")
+
+
+@case("core.legacy_tensor_delete.null_deleter", profile="core",
+      covers=["CORE-LEGACY-TENSOR-DELETE-3", "ABI-NULL-3"])
+def _(ctx):
+    # A read-only tensor whose deleter is NULL: nothing is called and nothing written.
+    from cases._common import bytes_of, fenced
+    L = ctx.T.DLManagedTensor
+    t = L()
+    rec = ctx.fx.fx_record_new()
+    t.manager_ctx = rec
+    t.deleter = None
+    p = fenced(bytes_of(t))
+    ctx.f.dlpack_legacy_tensor_delete(ctx.lptr(p))
+    ctx.check(ctypes.string_at(p, ctypes.sizeof(L)) == bytes_of(t), "the tensor was written")
+    ctx.check(ctx.calls(rec) == 0, "something was called")
+
+
+@case("core.legacy_tensor_delete.reads_only_the_deleter", profile="core",
+      covers=["CORE-LEGACY-TENSOR-DELETE-4", "CORE-LEGACY-TENSOR-DELETE-5"])
+def _(ctx):
+    # The deleter is the struct's last member: every byte before it lies in a PROT_NONE page and
+    # the page holding it is read-only, so reading dl_tensor or manager_ctx, or writing, faults.
+    # The deleter is a callback that records its argument (it needs no manager_ctx).
+    from cases._common import bytes_of, fenced
+    L = ctx.T.DLManagedTensor
+    DEL = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+    seen = []
+    cb = DEL(lambda self: seen.append(self))
+    for ndim in (0, 3, -1):
+        seen.clear()
+        t = L()
+        t.deleter = ctypes.cast(cb, ctypes.c_void_p).value
+        t.dl_tensor.ndim = ndim
+        p = fenced(bytes_of(t), lo=L.deleter.offset)
+        ctx.f.dlpack_legacy_tensor_delete(ctx.lptr(p))
+        ctx.check(seen == [p], f"the deleter was called {len(seen)} times, or with another pointer")
+
+
+@case("core.legacy_tensor_delete.nothing_after_deleter", profile="core",
+      covers=["CORE-LEGACY-TENSOR-DELETE-6", "CORE-LEGACY-TENSOR-DELETE-8"])
+def _(ctx):
+    # The fixture deleter makes the struct, shape, strides and data PROT_NONE.
+    for _ in range(3):
+        p, rec = ctx.make_legacy(poison=True)
+        ctx.f.dlpack_legacy_tensor_delete(ctx.lptr(p))
+        ctx.check(ctx.calls(rec) == 1, "the deleter did not run once")
+        ctx.check(ctx.deleter_thread(rec) == ctx.fx.fx_gettid(), "the deleter ran on another thread")
+
+
+@case("core.legacy_tensor_delete.keeps_last_error", profile="core", covers=["CORE-LEGACY-TENSOR-DELETE-7"])
+def _(ctx):
+    from cases._common import unchanged_message
+    with unchanged_message(ctx, "dlpack_legacy_tensor_delete"):
+        for deleter in (True, False):
+            p, rec = ctx.make_legacy(deleter=deleter)
+            ctx.f.dlpack_legacy_tensor_delete(ctx.lptr(p))
+        ctx.f.dlpack_legacy_tensor_delete(None)
+    # Calls the deleter makes can change it: a deleter that fails a call leaves its message.
+    DEL = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+    def deleter(_self):
+        ctx.f.dlpack_version_check(ctx.T.DLPackVersion(9, 8080808), None)
+
+    cb = DEL(deleter)
+    t = ctx.T.DLManagedTensor()
+    t.deleter = ctypes.cast(cb, ctypes.c_void_p).value
+    ctx.f.dlpack_legacy_tensor_delete(ctypes.pointer(t))
+    ctx.check(b"8080808" in ctx.last_error(), "the deleter's own failing call did not set the message")

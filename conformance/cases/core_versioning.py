@@ -9,8 +9,7 @@ import ctypes
 
 from harness.registry import case
 
-from cases._common import (bytes_of, expect_fail, fenced, msg_ptr, noaccess, out_slot, prime, ro,
-                           pages, unchanged_message)
+from cases._common import bytes_of, expect_fail, fenced, out_slot, unchanged_message
 
 U32 = 0xFFFFFFFF
 MAJORS_BAD = (0, 2, 3, 7, 1000, U32)

@@ -107,6 +107,8 @@ class Context:
             self.pyhandle = ctypes.PyDLL(self.lib_path, mode=mode)
             self.f = Functions(self, self.handle)
             self.pf = Functions(self, self.pyhandle)
+        if self.exchange:
+            self._load_exchange(self.exchange)
         from harness import build
         paths = build.fixtures()
         self.fixture_paths = paths
@@ -130,6 +132,65 @@ class Context:
         self.RELEASE_CTX = fx.fx_release_ctx_address()
         self._check_fixture_layout()
         self.case = None
+
+    # -- exchange mode (--exchange MODULE:TYPE) ------------------------------------------------
+    def _load_exchange(self, spec: str):
+        """The type's `__dlpack_c_exchange_api__` table, read through the manifest's layout.
+
+        ctx.cls: the type; ctx.capsule: the attribute's value; ctx.api: the table (a ctypes
+        DLPackExchangeAPI at the capsule's pointer, or None when the capsule is not one);
+        ctx.slot(name): the table's function as a Python callable (GIL held; PyObject arguments
+        as ctypes.py_object), or None for a NULL slot."""
+        import importlib
+        mod, _, name = spec.partition(":")
+        if not mod or not name:
+            raise Fail(f"--exchange {spec!r}: expected MODULE:TYPE")
+        obj = importlib.import_module(mod)
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        self.cls = obj
+        self.capsule = getattr(obj, "__dlpack_c_exchange_api__", None)
+        self.api = None
+        api = ctypes.pythonapi
+        api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+        if self.capsule is not None and api.PyCapsule_IsValid(self.capsule, b"dlpack_exchange_api"):
+            p = api.PyCapsule_GetPointer(self.capsule, b"dlpack_exchange_api")
+            self.api_address = p
+            self.api = self.m.struct("DLPackExchangeAPI").from_address(p)
+        V = ctypes.POINTER(self.m.struct("DLManagedTensorVersioned"))
+        D = ctypes.POINTER(self.m.struct("DLTensor"))
+        P = ctypes.PYFUNCTYPE
+        self.SETERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+        self._slot_types = {
+            "managed_tensor_allocator": P(ctypes.c_int, D, ctypes.POINTER(V), ctypes.c_void_p, ctypes.c_void_p),
+            "managed_tensor_from_py_object_no_sync": P(ctypes.c_int, ctypes.py_object, ctypes.POINTER(V)),
+            "managed_tensor_to_py_object_no_sync": P(ctypes.c_int, V, ctypes.POINTER(ctypes.c_void_p)),
+            "dltensor_from_py_object_no_sync": P(ctypes.c_int, ctypes.py_object, D),
+            "current_work_stream": P(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)),
+        }
+        # The allocator may be called without the GIL (EXCH-TABLE-23): a CFUNCTYPE variant.
+        self._slot_types_nogil = {
+            "managed_tensor_allocator": ctypes.CFUNCTYPE(ctypes.c_int, D, ctypes.POINTER(V), ctypes.c_void_p, ctypes.c_void_p),
+        }
+
+    def slot(self, name: str, gil: bool = True):
+        if self.api is None:
+            raise Fail("the type has no valid __dlpack_c_exchange_api__ capsule")
+        addr = ctypes.cast(getattr(self.api, name), ctypes.c_void_p).value if getattr(self.api, name) else None
+        if not addr:
+            return None
+        types = self._slot_types if gil else self._slot_types_nogil
+        return types[name](addr)
+
+    def pyobject_from(self, address: int):
+        """The object behind a new reference returned through a `void **` (the reference is
+        taken over: released when the returned Python object dies)."""
+        obj = ctypes.cast(address, ctypes.py_object).value
+        ctypes.pythonapi.Py_DecRef.argtypes = [ctypes.c_void_p]
+        ctypes.pythonapi.Py_DecRef(address)
+        return obj
 
     def _check_fixture_layout(self):
         T = self.T

@@ -11,7 +11,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-PROFILES = ("core", "streams", "python", "exchange")
+PROFILES = ("core", "streams", "python", "exchange", "table")
+# "table" is not a profile of a library: it holds the EXCH-TABLE-* requirements of
+# spec/profiles/exchange.md, which bind any producer's DLPackExchangeAPI table and are tested
+# with `--exchange MODULE:TYPE` (exchange_cases/), not with `--lib`.
 ID_RE = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+-[0-9]+$")
 
 
@@ -32,13 +35,17 @@ class Case:
     module: str
     needs: tuple = field(default_factory=tuple)
     timeout: float = 30.0
+    advisory: bool = False
 
 
 CASES: dict[str, Case] = {}
 
 
-def case(case_id: str, *, covers, profile: str, needs=(), timeout: float = 30.0):
-    """Register `fn` as case `case_id` (unique, stable) covering requirement IDs `covers`."""
+def case(case_id: str, *, covers, profile: str, needs=(), timeout: float = 30.0, advisory=False):
+    """Register `fn` as case `case_id` (unique, stable) covering requirement IDs `covers`.
+
+    `advisory`: the case checks only SHOULD requirements (a recommendation): its failure is
+    reported as a warning ("warn") and does not make the implementation non-conforming."""
     covers = tuple(covers)
     if not covers:
         raise ValueError(f"case {case_id} covers no requirement")
@@ -51,7 +58,8 @@ def case(case_id: str, *, covers, profile: str, needs=(), timeout: float = 30.0)
     def register(fn):
         if case_id in CASES:
             raise ValueError(f"case {case_id} is defined twice")
-        CASES[case_id] = Case(case_id, covers, profile, fn, fn.__module__, tuple(needs), timeout)
+        CASES[case_id] = Case(case_id, covers, profile, fn, fn.__module__, tuple(needs), timeout,
+                              advisory)
         return fn
 
     return register

@@ -203,7 +203,7 @@ def main(argv=None) -> int:
             return 2
     else:
         lib = None
-        profiles = ["exchange"]
+        profiles = ["table"]
     for p in profiles:
         if p not in registry.PROFILES:
             ap.error(f"unknown profile {p!r}")
@@ -229,9 +229,11 @@ def main(argv=None) -> int:
         res = run_group(gspec, [c.id for c in group], {c.id: c.timeout for c in group})
         for c in group:
             r = res.get(c.id, {"outcome": "fail", "detail": "no result"})
+            if c.advisory and r["outcome"] == "fail":
+                r = dict(r, outcome="warn")
             results[c.id] = r
             if r["outcome"] == "fail" or not a.quiet:
-                mark = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}[r["outcome"]]
+                mark = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP", "warn": "WARN"}[r["outcome"]]
                 extra = f"  ({r['detail']})" if r["detail"] else ""
                 print(f"{mark} {c.id}{extra}", flush=True)
 
@@ -252,12 +254,14 @@ def main(argv=None) -> int:
             per_req[rid] = "uncovered" if rid in uncovered else "not run"
         elif "fail" in outs:
             per_req[rid] = "fail"
+        elif "warn" in outs:
+            per_req[rid] = "warn (SHOULD not met)"
         elif "pass" in outs:
             per_req[rid] = "pass"
         else:
             per_req[rid] = "skip"
 
-    n = {k: sum(1 for r in results.values() if r["outcome"] == k) for k in ("pass", "fail", "skip")}
+    n = {k: sum(1 for r in results.values() if r["outcome"] == k) for k in ("pass", "fail", "skip", "warn")}
     elapsed = time.monotonic() - t0
     name = a.name or (info.get("version") and f"{Path(lib).name} {info.get('version')}") or \
         (a.exchange or Path(lib).name)
@@ -286,7 +290,7 @@ def main(argv=None) -> int:
         Path(a.statement).write_text(statement(report, requirements))
     whole = not a.case and not a.covers
     ok = n["fail"] == 0 and not unknown_ids and (a.no_coverage or not whole or not uncovered)
-    print(f"\n{name}: {n['pass']} passed, {n['fail']} failed, {n['skip']} skipped "
+    print(f"\n{name}: {n['pass']} passed, {n['fail']} failed, {n['skip']} skipped, {n['warn']} warnings "
           f"({len(results)} cases, profiles {', '.join(profiles)}, {elapsed:.1f} s); "
           f"requirements covered {len(testable) - len(uncovered)}/{len(testable)}")
     if unknown_ids:
@@ -304,7 +308,8 @@ def statement(report: dict, requirements) -> str:
              f"- Suite: {report['suite_version']}",
              f"- Profiles claimed: {', '.join(report['profiles']['claimed']) or 'none'}; tested: "
              f"{', '.join(report['profiles']['tested'])}",
-             f"- Cases: {s['pass']} passed, {s['fail']} failed, {s['skip']} skipped",
+             f"- Cases: {s['pass']} passed, {s['fail']} failed, {s['skip']} skipped, "
+             f"{s['warn']} warnings (a SHOULD not met)",
              f"- Testable requirements covered: {s['requirements_covered']}/{s['requirements_testable']}",
              "", "| requirement | result |", "|---|---|"]
     for rid, res in report["requirements"].items():

@@ -40,5 +40,7 @@ def requirements(spec_dir: Path) -> dict[str, Requirement]:
                 continue
             rid, tag, text = m.groups()
             prof = PREFIX_PROFILE.get(rid.split("-", 1)[0], "core")
+            if rid.startswith("EXCH-TABLE-"):
+                prof = "table"
             out.setdefault(rid, Requirement(rid, tag, text, str(path.relative_to(spec_dir)), prof))
     return out

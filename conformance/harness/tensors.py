@@ -50,7 +50,7 @@ def resolved(ctx, d: dict) -> dict:
         r["data"] = poison_page(ctx)
     for k in ("shape", "strides"):
         if r[k] == "poison":
-            r[k] = None if k == "strides" else [1] * max(r["ndim"], 0)
+            r[k] = None if k == "strides" else [1] * (r["ndim"] if 0 <= r["ndim"] <= 1024 else 0)
         elif r[k] is not None:
             r[k] = list(r[k])
     return r

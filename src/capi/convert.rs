@@ -589,6 +589,7 @@ const _: () = assert!(DLPACK_HELPERS_ALLOC_ALIGNMENT == layout::ALLOC_ALIGNMENT)
 /// allocated on failure.
 /// Thread-safe: no shared state. One allocation.
 ///
+/// @param[in] strides May be NULL.
 /// @retval DLPACK_HELPERS_STATUS_OK on success: the caller owns the new tensor
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_tensor` is NULL, or `shape` is NULL and
 ///   `ndim > 0`
@@ -699,6 +700,7 @@ pub unsafe extern "C" fn dlpack_tensor_alloc(
 ///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
 ///   written. No allocation beyond the base function's; one compare more on success.
 ///
+/// @param[in] strides May be NULL.
 /// @param[in,out] err May be NULL.
 /// @retval DLPACK_HELPERS_STATUS_OK on success: the caller owns the new tensor
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_tensor` is NULL, or `shape` is NULL and

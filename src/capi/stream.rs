@@ -1138,6 +1138,8 @@ pub unsafe extern "C" fn dlpack_tensor_delete_after_stream(
         if tensor.is_null() {
             return Ok(());
         }
+        // A negative id is no device: refused with the tensor still the caller's (peer case 54).
+        crate::rules::device::check_id(device, "device")?;
         let fam = stream::family(device.device_type);
         if fam == Family::Cpu {
             // SAFETY: the caller hands the tensor over (its contract); no streams to wait for.

@@ -122,14 +122,24 @@ pub(crate) unsafe fn read_options(
         unsafe { p.read() }
     } else {
         let mut o = dlpack_helpers_validate_options::default();
-        // SAFETY: the caller's struct holds `size` bytes; `o` more. Fields beyond `size` keep
-        // their zero default (only whole fields are defined in any header version).
+        // Only whole fields count (spec ABI-STRUCT-1): a `struct_size` ending inside a field
+        // leaves that field at its zero default, never half of the caller's bytes.
+        type O = dlpack_helpers_validate_options;
+        let whole = [
+            core::mem::offset_of!(O, flags) + size_of::<u32>(),
+            core::mem::offset_of!(O, max_ndim) + size_of::<u32>(),
+            core::mem::offset_of!(O, data_alignment) + size_of::<u64>(),
+            core::mem::offset_of!(O, first_element_alignment) + size_of::<u64>(),
+            core::mem::offset_of!(O, dtype) + size_of::<crate::abi::DLDataType>(),
+        ]
+        .into_iter()
+        .filter(|&end| end <= size)
+        .max()
+        .unwrap_or(size_of::<usize>());
+        // SAFETY: the caller's struct holds `size >= whole` bytes; `o` more. Fields beyond
+        // `whole` keep their zero default.
         unsafe {
-            core::ptr::copy_nonoverlapping(
-                p.cast::<u8>(),
-                (&mut o as *mut dlpack_helpers_validate_options).cast::<u8>(),
-                size,
-            )
+            core::ptr::copy_nonoverlapping(p.cast::<u8>(), (&mut o as *mut O).cast::<u8>(), whole)
         };
         o
     };

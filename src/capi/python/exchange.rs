@@ -1324,6 +1324,8 @@ pub unsafe extern "C" fn dlpack_exchange_api_current_work_stream(
                 supported: 1,
             });
         }
+        // A negative id is no device: refused before the table is called (peer case 54).
+        crate::rules::device::check_id(device, "device")?;
         // SAFETY: a major-1 table; GIL per the caller contract.
         let s = unsafe {
             work_stream(

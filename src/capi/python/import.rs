@@ -560,6 +560,10 @@ pub(crate) fn import_ordered(
             req.flags
         )));
     }
+    if req.has_dl_device {
+        // A negative id is no device: never passed on to the producer (peer case 54).
+        crate::rules::device::check_id(req.dl_device, "request->dl_device")?;
+    }
     let keep = req.flags & DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR != 0;
     // The table exports a versioned (major 1) tensor: a request whose `max_version` is below
     // 1.0 asks for the legacy struct, which only `__dlpack__` gives (issue 26, new-user run).

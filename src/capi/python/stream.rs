@@ -67,7 +67,7 @@ pub(crate) fn decode_object(
     // SAFETY: GIL held, `obj` live.
     } else if unsafe { api.is_bool(obj) } {
         return Err(type_error(device, "a bool"));
-    } else if let Some(int) = as_index(api, obj) {
+    } else if let Some(int) = as_index(api, obj)? {
         // SAFETY: GIL held; an int.
         let v = unsafe { (api.PyLong_AsLongLong)(int.as_ptr()) };
         // SAFETY: GIL held.
@@ -93,15 +93,17 @@ pub(crate) fn decode_object(
 }
 
 /// `operator.index(obj)` for an `int` or an integer-like object (`__index__`, for example a
-/// NumPy integer), `None` (error cleared) for anything else.
-fn as_index(api: &'static Api, obj: *mut PyObject) -> Option<Owned> {
+/// NumPy integer), `Ok(None)` (its ordinary exception cleared) for anything else. An exception
+/// that does not derive from `Exception` (a `KeyboardInterrupt` raised by `__index__`) is never
+/// swallowed: it stays set and the answer is `Err(PythonErrorSet)`.
+fn as_index(api: &'static Api, obj: *mut PyObject) -> Result<Option<Owned>, Error> {
     // SAFETY: GIL held (caller contract), `obj` live.
     let r = Owned::new(api, unsafe { (api.PyNumber_Index)(obj) });
     if r.is_none() {
-        // SAFETY: GIL held, an exception (TypeError) is set.
-        unsafe { (api.PyErr_Clear)() };
+        // SAFETY: GIL held, an exception (normally TypeError) is set.
+        unsafe { api.take_error() }?;
     }
-    r
+    Ok(r)
 }
 
 /// A oneAPI queue object: `obj.addressof_ref()` must return the queue's address as an int
@@ -227,6 +229,7 @@ pub unsafe extern "C" fn dlpack_python_stream_decode(
                 flags & !DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM
             )));
         }
+        crate::rules::device::check_id(device, "device")?;
         let api = cpython::require("dlpack_python_stream_decode")?;
         let opts = DecodeOptions {
             lenient_cpu: flags & DLPACK_HELPERS_PRODUCER_LENIENT_CPU_STREAM != 0,
