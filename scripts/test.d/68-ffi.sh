@@ -83,6 +83,29 @@ mutant_check() {  # LANGUAGE FACTS_FILE_FROM_THE_MUTATED_MANIFEST
   echo "ok: $1: a manifest with spec_version moved gives a layout the check refuses"
 }
 
+# ---- What a user writes: code lines (not blank, not comment-only) per program, and the lines that
+# restate the ABI by hand (struct layouts, prototypes, library loading), which must be none: the
+# header (cgo, Zig) or the binding generated from the manifest (the others) says all of it.
+code_lines() { cat "$@" | grep -vE '^[[:space:]]*($|//|/\*|\*)' ; }
+by_hand_check() {  # LANGUAGE PATTERN FILE...
+  local lang="$1" pat="$2"; shift 2
+  local n; n="$(code_lines "$@" | grep -cE "$pat" || true)"
+  [ "$n" = 0 ] || { code_lines "$@" | grep -nE "$pat"; fail "$lang: $n line(s) restate the ABI by hand"; }
+  echo "ok: $lang: $(cat "$@" | wc -l) lines, $(code_lines "$@" | wc -l) code lines, 0 restating the ABI by hand"
+}
+by_hand_check c '^[[:space:]]*(typedef|struct[[:space:]]+DL)' "$EX/c/steps.c"
+by_hand_check go '^[[:space:]]*(typedef\b|struct[[:space:]]+\w+[[:space:]]*\{|[a-z_]+[[:space:]]+\*?(dlpack|DL)\w*\()' "$EX"/go/*.go
+by_hand_check zig 'extern fn (dlpack|DL)|extern struct' "$EX/zig/steps.zig"
+by_hand_check js 'koffi\.(struct|proto|func|load)\(|lib\.func\(' "$EX/js/steps.js"
+by_hand_check java 'structLayout\(|FunctionDescriptor\.|downcallHandle\(|libraryLookup\(' "$EX/java/Steps.java"
+by_hand_check jna 'extends (Structure|Library)|Native\.load\(|FieldOrder' "$EX/jna/Steps.java"
+by_hand_check csharp 'DllImport|StructLayout|FieldOffset|UnmanagedFunctionPointer' "$EX/csharp/Steps.cs"
+# The count can fail: a program with one hand-written prototype is refused.
+printf '// a comment naming [DllImport] is fine\n  [DllImport("libdlpack_helpers.so.0.1")] static extern int dlpack_get_info(IntPtr p);\n' >"$WORK/by-hand.cs"
+if (by_hand_check csharp 'DllImport' "$WORK/by-hand.cs") >/dev/null 2>&1; then
+  fail "a hand-written prototype was not counted"
+fi
+
 # ---- C: the reference output, and the layout oracle
 CFLAGS_SDK=($(pkg-config --cflags dlpack_helpers)) LIBS_SDK=($(pkg-config --libs dlpack_helpers))
 cc -std=c11 -Wall -Wextra -Wpedantic -Werror "${CFLAGS_SDK[@]}" "$EX/c/steps.c" -o "$WORK/c-steps" \
