@@ -229,6 +229,12 @@ struct DLPackExchangeAPI;
 
 
 /**
+ * Capacity of `dlpack_helpers_error.message` in bytes, its terminating NUL included: a message
+ * of up to 511 bytes is stored whole.
+ */
+#define DLPACK_HELPERS_ERROR_MESSAGE_CAPACITY 512
+
+/**
  * Option bit of `dlpack_device_check`: accept a device type DLPack 1.3 does not assign (the
  * consumer rule: a consumer passes unknown types through).
  */
@@ -501,6 +507,12 @@ struct DLPackExchangeAPI;
 #define DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE 9223372036854775808ull
 
 /**
+ * Alignment in bytes of the data buffer `dlpack_tensor_alloc` allocates: `data` is a multiple
+ * of 64 (a cache line; enough for every dtype and for 512-bit vector loads).
+ */
+#define DLPACK_HELPERS_ALLOC_ALIGNMENT 64
+
+/**
  * Backend bit of `dlpack_helpers_pointer_info`: the CUDA driver.
  */
 #define DLPACK_HELPERS_BACKEND_CUDA 1
@@ -693,6 +705,52 @@ typedef struct dlpack_helpers_info {
  * `DLPACK_HELPERS_VERSION_*` values.
  */
 typedef int32_t dlpack_helpers_version_compat;
+
+/**
+ * A caller-owned error object: the status and message of one failing call, for callers whose
+ * threads move between OS threads (Go goroutines, Java virtual threads, .NET async, coroutines),
+ * where `dlpack_last_error_message()` read in a second call may belong to another OS thread and
+ * so to another call. Passed as the last argument of the `*_with_error` variants, which fill it
+ * when they fail and leave it untouched when they succeed (like every out-parameter, it is
+ * written only when it has something to say: the returned status is authoritative).
+ *
+ * Extensible (`struct_size` rule, spec `ABI-STRUCT-*`): set `struct_size` to
+ * `sizeof(dlpack_helpers_error)` before the first call and zero the rest, e.g.
+ * `dlpack_helpers_error err = { sizeof err };`. The object can be reused for any number of
+ * calls; a call that fills it sets every field below. Layout on LP64 platforms: 536 bytes,
+ * `struct_size` at 0, `status` at 8, `reserved` at 12, `message_length` at 16, `message` at 24;
+ * no implicit padding.
+ *
+ * Nothing in it is allocated or owned by the library: there is nothing to free.
+ */
+typedef struct dlpack_helpers_error {
+  /**
+   * In: the size of the caller's object in bytes (at least `sizeof(dlpack_helpers_error)` of
+   * this header, 536 on LP64). Out, when the object is filled: the bytes filled (this
+   * library's `sizeof(dlpack_helpers_error)`).
+   */
+  size_t struct_size;
+  /**
+   * The failing call's status, the value it returned (never `DLPACK_HELPERS_STATUS_OK`).
+   */
+  dlpack_helpers_status status;
+  /**
+   * Written 0. Explicit, so that every FFI sees the same layout without implicit padding.
+   */
+  uint32_t reserved;
+  /**
+   * The length in bytes of the whole message, without its NUL, even when `message` holds a
+   * truncated copy: the message was truncated exactly when `message_length >=
+   * DLPACK_HELPERS_ERROR_MESSAGE_CAPACITY`.
+   */
+  size_t message_length;
+  /**
+   * The message, the same text `dlpack_last_error_message()` returns on the failing call's
+   * thread: NUL-terminated UTF-8. A message longer than 511 bytes is cut at the last whole
+   * UTF-8 character that fits in 511 bytes, so the copy is always valid UTF-8.
+   */
+  char message[DLPACK_HELPERS_ERROR_MESSAGE_CAPACITY];
+} dlpack_helpers_error;
 
 /**
  * Which struct a producer exports: one of the `DLPACK_HELPERS_EXPORT_*` values.
@@ -1250,7 +1308,8 @@ typedef struct dlpack_helpers_import_request {
 
 /**
  * The requested `dl_device` cannot be served: only the tensor's own device and `(kDLCPU, 0)`
- * are (the array API's `BufferError`).
+ * are (the array API's `BufferError`); or `dlpack_tensor_alloc` was asked for memory on a
+ * device other than `(kDLCPU, 0)`, the only one it allocates on.
  */
 #define DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE 42
 
@@ -1799,6 +1858,34 @@ dlpack_helpers_status dlpack_tensor_check_version(const struct DLManagedTensorVe
                                                   dlpack_helpers_version_compat *out_compat);
 
 /**
+ * `dlpack_tensor_check_version` with a caller-owned error object: the same call, and when it fails, its status
+ * and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+ * (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+ * later `dlpack_last_error_message()` call may read another call's message).
+ *
+ * - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+ *   those of `dlpack_tensor_check_version`, and a failure sets the thread's last error message as it does.
+ * - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+ *   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+ *   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+ *   written). On any other failing status `*err` receives that status, the full message
+ *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+ *   written. No allocation beyond the base function's; one compare more on success.
+ *
+ * @param[out] out_compat May be NULL.
+ * @param[in,out] err May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when the major version is 1
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the major version is not 1 (the caller
+ *   still owns the tensor)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+ *   is below `sizeof(dlpack_helpers_error)` (nothing done)
+ */
+dlpack_helpers_status dlpack_tensor_check_version_with_error(const struct DLManagedTensorVersioned *tensor,
+                                                             dlpack_helpers_version_compat *out_compat,
+                                                             struct dlpack_helpers_error *err);
+
+/**
  * Accept a received versioned tensor, or refuse and release it in one step.
  *
  * Like `dlpack_tensor_check_version`, but when the major version is not 1 the tensor's
@@ -1821,6 +1908,34 @@ dlpack_helpers_status dlpack_tensor_check_version_or_delete(struct DLManagedTens
                                                             dlpack_helpers_version_compat *out_compat);
 
 /**
+ * `dlpack_tensor_check_version_or_delete` with a caller-owned error object: the same call, and when it fails, its status
+ * and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+ * (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+ * later `dlpack_last_error_message()` call may read another call's message).
+ *
+ * - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+ *   those of `dlpack_tensor_check_version_or_delete`, and a failure sets the thread's last error message as it does.
+ * - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+ *   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+ *   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+ *   written). On any other failing status `*err` receives that status, the full message
+ *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+ *   written. No allocation beyond the base function's; one compare more on success.
+ *
+ * @param[out] out_compat May be NULL.
+ * @param[in,out] err May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when the major version is 1 (the caller still owns the tensor)
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` (nothing done) is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the major version is not 1: the tensor
+ *   was released through its deleter
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+ *   is below `sizeof(dlpack_helpers_error)` (nothing done)
+ */
+dlpack_helpers_status dlpack_tensor_check_version_or_delete_with_error(struct DLManagedTensorVersioned *tensor,
+                                                                       dlpack_helpers_version_compat *out_compat,
+                                                                       struct dlpack_helpers_error *err);
+
+/**
  * Check a DLPack version against the one this library reads.
  *
  * - `version`: for example a received tensor's `version` field, or an exchange API header's.
@@ -1836,6 +1951,32 @@ dlpack_helpers_status dlpack_tensor_check_version_or_delete(struct DLManagedTens
  */
 dlpack_helpers_status dlpack_version_check(DLPackVersion version,
                                            dlpack_helpers_version_compat *out_compat);
+
+/**
+ * `dlpack_version_check` with a caller-owned error object: the same call, and when it fails, its status
+ * and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+ * (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+ * later `dlpack_last_error_message()` call may read another call's message).
+ *
+ * - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+ *   those of `dlpack_version_check`, and a failure sets the thread's last error message as it does.
+ * - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+ *   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+ *   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+ *   written). On any other failing status `*err` receives that status, the full message
+ *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+ *   written. No allocation beyond the base function's; one compare more on success.
+ *
+ * @param[out] out_compat May be NULL.
+ * @param[in,out] err May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when the major version is 1
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the major version is not 1
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+ *   is below `sizeof(dlpack_helpers_error)` (nothing done)
+ */
+dlpack_helpers_status dlpack_version_check_with_error(DLPackVersion version,
+                                                      dlpack_helpers_version_compat *out_compat,
+                                                      struct dlpack_helpers_error *err);
 
 /**
  * Producer side of `__dlpack__(max_version=…)`: which struct and version to export, following
@@ -1873,6 +2014,39 @@ dlpack_helpers_status dlpack_version_negotiate(DLPackVersion producer_version,
                                                uint32_t producer_flags,
                                                const DLPackVersion *max_version,
                                                struct dlpack_helpers_version_choice *out_choice);
+
+/**
+ * `dlpack_version_negotiate` with a caller-owned error object: the same call, and when it fails, its status
+ * and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+ * (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+ * later `dlpack_last_error_message()` call may read another call's message).
+ *
+ * - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+ *   those of `dlpack_version_negotiate`, and a failure sets the thread's last error message as it does.
+ * - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+ *   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+ *   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+ *   written). On any other failing status `*err` receives that status, the full message
+ *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+ *   written. No allocation beyond the base function's; one compare more on success.
+ *
+ * @param[in] max_version May be NULL.
+ * @param[in,out] err May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_choice` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `producer_flags` has unknown bits;
+ *   or when `err` is non-NULL and `err->struct_size` is below
+ *   `sizeof(dlpack_helpers_error)` (nothing done)
+ * @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION when the producer can export no struct the
+ *   consumer accepts (`BufferError`)
+ * @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD when `max_version` is given to a producer
+ *   flagged `DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD` (`TypeError`)
+ */
+dlpack_helpers_status dlpack_version_negotiate_with_error(DLPackVersion producer_version,
+                                                          uint32_t producer_flags,
+                                                          const DLPackVersion *max_version,
+                                                          struct dlpack_helpers_version_choice *out_choice,
+                                                          struct dlpack_helpers_error *err);
 
 /**
  * Read `tensor->flags` after checking the major version.
@@ -2194,6 +2368,33 @@ dlpack_helpers_status dlpack_dtype_format(DLDataType dtype,
 dlpack_helpers_status dlpack_dtype_parse(const char *name, DLDataType *out_dtype);
 
 /**
+ * `dlpack_dtype_parse` with a caller-owned error object: the same call, and when it fails, its status
+ * and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+ * (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+ * later `dlpack_last_error_message()` call may read another call's message).
+ *
+ * - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+ *   those of `dlpack_dtype_parse`, and a failure sets the thread's last error message as it does.
+ * - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+ *   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+ *   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+ *   written). On any other failing status `*err` receives that status, the full message
+ *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+ *   written. No allocation beyond the base function's; one compare more on success.
+ *
+ * @param[in,out] err May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `name` or `out_dtype` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNKNOWN_NAME when `name` is not a name `dlpack_dtype_format`
+ *   writes
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+ *   is below `sizeof(dlpack_helpers_error)` (nothing done)
+ */
+dlpack_helpers_status dlpack_dtype_parse_with_error(const char *name,
+                                                    DLDataType *out_dtype,
+                                                    struct dlpack_helpers_error *err);
+
+/**
  * Write a device as `"<type>:<id>"` into `buf`, always with the id: `"cpu:0"`, `"cuda:1"`,
  * `"cuda_host:0"` (pinned host memory, kDLCUDAHost; peer case 10), `"cuda_managed:0"`,
  * `"rocm:0"`, `"rocm_host:0"`, `"opencl:0"`, `"vulkan:0"`, `"metal:0"`, `"vpi:0"`,
@@ -2231,6 +2432,33 @@ dlpack_helpers_status dlpack_device_format(DLDevice device,
  *   known type and a valid id
  */
 dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device);
+
+/**
+ * `dlpack_device_parse` with a caller-owned error object: the same call, and when it fails, its status
+ * and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+ * (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+ * later `dlpack_last_error_message()` call may read another call's message).
+ *
+ * - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+ *   those of `dlpack_device_parse`, and a failure sets the thread's last error message as it does.
+ * - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+ *   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+ *   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+ *   written). On any other failing status `*err` receives that status, the full message
+ *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+ *   written. No allocation beyond the base function's; one compare more on success.
+ *
+ * @param[in,out] err May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `name` or `out_device` is NULL
+ * @retval DLPACK_HELPERS_STATUS_UNKNOWN_NAME when `name` is not `<type>` or `<type>:<id>` with a
+ *   known type and a valid id
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+ *   is below `sizeof(dlpack_helpers_error)` (nothing done)
+ */
+dlpack_helpers_status dlpack_device_parse_with_error(const char *name,
+                                                     DLDevice *out_device,
+                                                     struct dlpack_helpers_error *err);
 
 /**
  * Validate a received versioned managed tensor against every DLPack rule and the caller's
@@ -2315,6 +2543,67 @@ dlpack_helpers_status dlpack_tensor_validate(const struct DLManagedTensorVersion
                                              struct dlpack_helpers_layout *out_layout);
 
 /**
+ * `dlpack_tensor_validate` with a caller-owned error object: the same call, and when it fails, its status
+ * and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+ * (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+ * later `dlpack_last_error_message()` call may read another call's message).
+ *
+ * - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+ *   those of `dlpack_tensor_validate`, and a failure sets the thread's last error message as it does.
+ * - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+ *   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+ *   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+ *   written). On any other failing status `*err` receives that status, the full message
+ *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+ *   written. No allocation beyond the base function's; one compare more on success.
+ *
+ * @param[in] options May be NULL.
+ * @param[out] out_layout May be NULL.
+ * @param[in,out] err May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when every rule and requirement holds
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` is malformed: `struct_size` too
+ *   small, unknown bits, an alignment that is not a power of two, negative `max_ndim`;
+ *   or when `err` is non-NULL and `err->struct_size` is below
+ *   `sizeof(dlpack_helpers_error)` (nothing done)
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+ *   (nothing past `version` is read)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+ *   define
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_NULL_STRIDES when `strides` is NULL, `ndim != 0` and the version
+ *   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
+ *   dtype
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
+ * @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
+ *   device is not host-accessible
+ * @retval DLPACK_HELPERS_STATUS_MISALIGNED when an alignment option is not met
+ * @retval DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS when a contiguity option is not met
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES when `REJECT_BROADCAST` or
+ *   `REJECT_NEGATIVE_STRIDES` refuses the strides
+ * @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
+ *   read-only (or legacy without `LEGACY_WRITABLE`)
+ * @retval DLPACK_HELPERS_STATUS_COPIED_REJECTED when `REJECT_COPIED` is set and the tensor's
+ *   flags have `DLPACK_FLAG_BITMASK_IS_COPIED`
+ */
+dlpack_helpers_status dlpack_tensor_validate_with_error(const struct DLManagedTensorVersioned *tensor,
+                                                        const struct dlpack_helpers_validate_options *options,
+                                                        struct dlpack_helpers_layout *out_layout,
+                                                        struct dlpack_helpers_error *err);
+
+/**
  * `dlpack_tensor_validate` for a legacy `DLManagedTensor`: no version or flags, so NULL
  * strides always mean compact row-major, sub-byte dtypes are packed, and writability is
  * unknown (`REQUIRE_WRITABLE` fails unless `LEGACY_WRITABLE` is set). Same statuses.
@@ -2352,6 +2641,59 @@ dlpack_helpers_status dlpack_tensor_validate(const struct DLManagedTensorVersion
 dlpack_helpers_status dlpack_legacy_tensor_validate(const DLManagedTensor *tensor,
                                                     const struct dlpack_helpers_validate_options *options,
                                                     struct dlpack_helpers_layout *out_layout);
+
+/**
+ * `dlpack_legacy_tensor_validate` with a caller-owned error object: the same call, and when it fails, its status
+ * and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+ * (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+ * later `dlpack_last_error_message()` call may read another call's message).
+ *
+ * - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+ *   those of `dlpack_legacy_tensor_validate`, and a failure sets the thread's last error message as it does.
+ * - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+ *   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+ *   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+ *   written). On any other failing status `*err` receives that status, the full message
+ *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+ *   written. No allocation beyond the base function's; one compare more on success.
+ *
+ * @param[in] options May be NULL.
+ * @param[out] out_layout May be NULL.
+ * @param[in,out] err May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when every rule and requirement holds
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` is malformed: `struct_size` too
+ *   small, unknown bits, an alignment that is not a power of two, negative `max_ndim`;
+ *   or when `err` is non-NULL and `err->struct_size` is below
+ *   `sizeof(dlpack_helpers_error)` (nothing done)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
+ *   dtype
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
+ * @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
+ *   device is not host-accessible
+ * @retval DLPACK_HELPERS_STATUS_MISALIGNED when an alignment option is not met
+ * @retval DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS when a contiguity option is not met
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES when `REJECT_BROADCAST` or
+ *   `REJECT_NEGATIVE_STRIDES` refuses the strides
+ * @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
+ *   read-only (or legacy without `LEGACY_WRITABLE`)
+ */
+dlpack_helpers_status dlpack_legacy_tensor_validate_with_error(const DLManagedTensor *tensor,
+                                                               const struct dlpack_helpers_validate_options *options,
+                                                               struct dlpack_helpers_layout *out_layout,
+                                                               struct dlpack_helpers_error *err);
 
 /**
  * `dlpack_tensor_validate` for a bare `DLTensor` (for example one filled by
@@ -2402,6 +2744,69 @@ dlpack_helpers_status dlpack_dltensor_validate(const DLTensor *tensor,
                                                uint64_t flags,
                                                const struct dlpack_helpers_validate_options *options,
                                                struct dlpack_helpers_layout *out_layout);
+
+/**
+ * `dlpack_dltensor_validate` with a caller-owned error object: the same call, and when it fails, its status
+ * and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+ * (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+ * later `dlpack_last_error_message()` call may read another call's message).
+ *
+ * - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+ *   those of `dlpack_dltensor_validate`, and a failure sets the thread's last error message as it does.
+ * - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+ *   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+ *   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+ *   written). On any other failing status `*err` receives that status, the full message
+ *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+ *   written. No allocation beyond the base function's; one compare more on success.
+ *
+ * @param[in] options May be NULL.
+ * @param[out] out_layout May be NULL.
+ * @param[in,out] err May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when every rule and requirement holds
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` is malformed: `struct_size` too
+ *   small, unknown bits, an alignment that is not a power of two, negative `max_ndim`;
+ *   or when `err` is non-NULL and `err->struct_size` is below
+ *   `sizeof(dlpack_helpers_error)` (nothing done)
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+ *   (nothing past `version` is read)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+ *   define
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_NULL_STRIDES when `strides` is NULL, `ndim != 0` and the version
+ *   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+ *   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+ *   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
+ *   dtype
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
+ * @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
+ *   device is not host-accessible
+ * @retval DLPACK_HELPERS_STATUS_MISALIGNED when an alignment option is not met
+ * @retval DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS when a contiguity option is not met
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES when `REJECT_BROADCAST` or
+ *   `REJECT_NEGATIVE_STRIDES` refuses the strides
+ * @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
+ *   read-only (or legacy without `LEGACY_WRITABLE`)
+ * @retval DLPACK_HELPERS_STATUS_COPIED_REJECTED when `REJECT_COPIED` is set and `flags` has
+ *   `DLPACK_FLAG_BITMASK_IS_COPIED`
+ */
+dlpack_helpers_status dlpack_dltensor_validate_with_error(const DLTensor *tensor,
+                                                          DLPackVersion version,
+                                                          uint64_t flags,
+                                                          const struct dlpack_helpers_validate_options *options,
+                                                          struct dlpack_helpers_layout *out_layout,
+                                                          struct dlpack_helpers_error *err);
 
 /**
  * Create an owned DLPack 1.3 versioned managed tensor describing the caller's own buffer, for a
@@ -2464,6 +2869,155 @@ dlpack_helpers_status dlpack_tensor_create(void *data,
                                            struct DLManagedTensorVersioned **out_tensor);
 
 /**
+ * `dlpack_tensor_create` with a caller-owned error object: the same call, and when it fails, its status
+ * and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+ * (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+ * later `dlpack_last_error_message()` call may read another call's message).
+ *
+ * - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+ *   those of `dlpack_tensor_create`, and a failure sets the thread's last error message as it does.
+ * - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+ *   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+ *   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+ *   written). On any other failing status `*err` receives that status, the full message
+ *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+ *   written. No allocation beyond the base function's; one compare more on success.
+ *
+ * @param[in] data May be NULL.
+ * @param[in] strides May be NULL.
+ * @param[in] release May be NULL.
+ * @param[in] release_ctx May be NULL.
+ * @param[in,out] err May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_tensor` is NULL, or `shape` is NULL while
+ *   `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the tensor cannot be allocated
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative, or the device
+ *   type is not one DLPack 1.3 assigns and `flags` lacks
+ *   `DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE`
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+ *   is below `sizeof(dlpack_helpers_error)` (nothing done)
+ */
+dlpack_helpers_status dlpack_tensor_create_with_error(void *data,
+                                                      DLDevice device,
+                                                      int32_t ndim,
+                                                      const int64_t *shape,
+                                                      const int64_t *strides,
+                                                      DLDataType dtype,
+                                                      uint64_t byte_offset,
+                                                      uint64_t flags,
+                                                      void (*release)(void *ctx),
+                                                      void *release_ctx,
+                                                      struct DLManagedTensorVersioned **out_tensor,
+                                                      struct dlpack_helpers_error *err);
+
+/**
+ * Allocate a new DLPack 1.3 versioned managed tensor on the CPU with its own zeroed data
+ * buffer, for a producer that cannot keep its memory or a callback alive (a garbage-collected
+ * language): the caller fills the elements through `data` and hands the tensor on; whoever
+ * holds it last calls its deleter (for example `dlpack_tensor_delete`), which frees the buffer
+ * and the metadata together. No callback, nothing to keep alive.
+ *
+ * - `device`: must be `(kDLCPU, 0)`: the buffer is ordinary host memory.
+ * - `ndim`, `shape`: `shape` holds `ndim` extents (copied); NULL only when `ndim` is 0.
+ * - `strides`: NULL for compact row-major strides (stored explicitly, DLPack 1.2), or `ndim`
+ *   strides in elements (copied; gaps, zero and negative strides allowed: the buffer spans
+ *   every element they reach).
+ * - `dtype`: a valid DLPack 1.3 dtype (as `dlpack_tensor_validate` checks it).
+ * - `flags`: `DLPACK_FLAG_BITMASK_*` bits of DLPack 1.3, stored in the tensor (`READ_ONLY`
+ *   states what consumers may do; the caller may still fill the buffer before handing it on;
+ *   `IS_SUBBYTE_TYPE_PADDED` sizes sub-byte elements one byte each).
+ * - `out_tensor`: receives the tensor on OK. Its `data` is non-NULL, a multiple of
+ *   `DLPACK_HELPERS_ALLOC_ALIGNMENT` (64), and points to the buffer: every byte an element
+ *   touches is zero; element `[0, …, 0]` is at `data + byte_offset`, where `byte_offset` is 0
+ *   unless a stride is negative (then the buffer starts below element 0). An empty tensor (an
+ *   extent 0) has a buffer of 0 bytes (still a non-NULL, aligned `data`). `manager_ctx` is
+ *   NULL; `version` 1.3; the deleter is this library's and frees everything in one `free`.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER` (`out_tensor`, or `shape` with
+ * `ndim > 0`); `INVALID_FLAGS`; `UNSUPPORTED_DEVICE` (any device other than `(kDLCPU, 0)`);
+ * `INVALID_NDIM`; `INVALID_DTYPE`; `INVALID_SHAPE`; `OVERFLOW` when the element count, a byte
+ * offset or the buffer's size does not fit in `int64_t` or one allocation (never a wrapped
+ * size); `OUT_OF_MEMORY`. Checks in that order (spec: `dlpack_tensor_alloc`); nothing is
+ * allocated on failure.
+ * Thread-safe: no shared state. One allocation.
+ *
+ * @param[in] strides May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success: the caller owns the new tensor
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_tensor` is NULL, or `shape` is NULL and
+ *   `ndim > 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits DLPack 1.3 does not define
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `device` is not `(kDLCPU, 0)`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, a byte offset or the buffer's
+ *   size does not fit in `int64_t` or in one allocation
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the allocation fails
+ */
+dlpack_helpers_status dlpack_tensor_alloc(DLDevice device,
+                                          int32_t ndim,
+                                          const int64_t *shape,
+                                          const int64_t *strides,
+                                          DLDataType dtype,
+                                          uint64_t flags,
+                                          struct DLManagedTensorVersioned **out_tensor);
+
+/**
+ * `dlpack_tensor_alloc` with a caller-owned error object: the same call, and when it fails, its status
+ * and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+ * (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+ * later `dlpack_last_error_message()` call may read another call's message).
+ *
+ * - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+ *   those of `dlpack_tensor_alloc`, and a failure sets the thread's last error message as it does.
+ * - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+ *   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+ *   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+ *   written). On any other failing status `*err` receives that status, the full message
+ *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+ *   written. No allocation beyond the base function's; one compare more on success.
+ *
+ * @param[in] strides May be NULL.
+ * @param[in,out] err May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK on success: the caller owns the new tensor
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_tensor` is NULL, or `shape` is NULL and
+ *   `ndim > 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits DLPack 1.3 does not define
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `device` is not `(kDLCPU, 0)`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, a byte offset or the buffer's
+ *   size does not fit in `int64_t` or in one allocation
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the allocation fails
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+ *   is below `sizeof(dlpack_helpers_error)` (nothing done)
+ */
+dlpack_helpers_status dlpack_tensor_alloc_with_error(DLDevice device,
+                                                     int32_t ndim,
+                                                     const int64_t *shape,
+                                                     const int64_t *strides,
+                                                     DLDataType dtype,
+                                                     uint64_t flags,
+                                                     struct DLManagedTensorVersioned **out_tensor,
+                                                     struct dlpack_helpers_error *err);
+
+/**
  * Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data. The
  * result is always read-only: it is `dlpack_legacy_tensor_wrap(legacy, flags, 0, out_tensor)`.
  *
@@ -2509,6 +3063,45 @@ dlpack_helpers_status dlpack_tensor_create(void *data,
 dlpack_helpers_status dlpack_legacy_to_versioned(DLManagedTensor *legacy,
                                                  uint64_t flags,
                                                  struct DLManagedTensorVersioned **out_tensor);
+
+/**
+ * `dlpack_legacy_to_versioned` with a caller-owned error object: the same call, and when it fails, its status
+ * and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+ * (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+ * later `dlpack_last_error_message()` call may read another call's message).
+ *
+ * - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+ *   those of `dlpack_legacy_to_versioned`, and a failure sets the thread's last error message as it does.
+ * - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+ *   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+ *   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+ *   written). On any other failing status `*err` receives that status, the full message
+ *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+ *   written. No allocation beyond the base function's; one compare more on success.
+ *
+ * @param[in,out] err May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when the wrapper now owns `legacy`
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `legacy` or `out_tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+ *   is below `sizeof(dlpack_helpers_error)` (nothing done)
+ */
+dlpack_helpers_status dlpack_legacy_to_versioned_with_error(DLManagedTensor *legacy,
+                                                            uint64_t flags,
+                                                            struct DLManagedTensorVersioned **out_tensor,
+                                                            struct dlpack_helpers_error *err);
 
 /**
  * Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data, saying
@@ -2598,6 +3191,53 @@ dlpack_helpers_status dlpack_versioned_to_legacy(struct DLManagedTensorVersioned
                                                  uint32_t options,
                                                  uint64_t *out_dropped_flags,
                                                  DLManagedTensor **out_tensor);
+
+/**
+ * `dlpack_versioned_to_legacy` with a caller-owned error object: the same call, and when it fails, its status
+ * and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+ * (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+ * later `dlpack_last_error_message()` call may read another call's message).
+ *
+ * - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+ *   those of `dlpack_versioned_to_legacy`, and a failure sets the thread's last error message as it does.
+ * - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+ *   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+ *   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+ *   written). On any other failing status `*err` receives that status, the full message
+ *   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+ *   written. No allocation beyond the base function's; one compare more on success.
+ *
+ * @param[out] out_dropped_flags May be NULL.
+ * @param[in,out] err May be NULL.
+ * @retval DLPACK_HELPERS_STATUS_OK when the wrapper now owns `tensor`
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_tensor` is NULL
+ * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` has unknown bits;
+ *   or when `err` is non-NULL and `err->struct_size` is below
+ *   `sizeof(dlpack_helpers_error)` (nothing done)
+ * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+ *   (nothing past `version` is read)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+ *   `byte_offset` does not fit in `int64_t` or the address space
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+ *   `bits` is not allowed for the code
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
+ * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+ *   pointer-addressed device
+ * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+ *   define, or the tensor is padded sub-byte (the legacy form reads it as packed)
+ * @retval DLPACK_HELPERS_STATUS_READ_ONLY when the tensor's producer stated read-only and
+ *   `DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY` is not given
+ */
+dlpack_helpers_status dlpack_versioned_to_legacy_with_error(struct DLManagedTensorVersioned *tensor,
+                                                            uint32_t options,
+                                                            uint64_t *out_dropped_flags,
+                                                            DLManagedTensor **out_tensor,
+                                                            struct dlpack_helpers_error *err);
 
 /**
  * Register the Level Zero context (`ze_context_handle_t`) that pointer queries use when the

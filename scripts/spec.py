@@ -120,6 +120,17 @@ def ctype(t):
     return t.replace("* *", "**").replace("* *", "**")
 
 
+# The element sizes of the inline array fields the header may have (LP64, as the manifest).
+ARRAY_ELEMENT_SIZES = {"char": 1, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4,
+                       "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "size_t": 8}
+
+
+def field_type(t, size):
+    """A field's manifest type: an inline array `T[]` of the header parse becomes `T[N]`, N from
+    the compiler's size of the field."""
+    return f"{t[:-2]}[{size // ARRAY_ELEMENT_SIZES[t[:-2]]}]" if t.endswith("[]") else t
+
+
 def split_decl(p):
     """'const DLTensor *tensor' -> ('const DLTensor *', 'tensor'); function pointers kept whole."""
     p = p.strip()
@@ -155,7 +166,15 @@ def parse_header_full(header):
         for decl in body.split(";"):
             decl = decl.strip()
             if decl:
-                out.append(split_decl(decl))
+                arr = re.search(r"\[[^\]]*\]\s*$", decl)
+                if arr and "(*" not in decl:
+                    # An inline array field (dlpack_helpers_error.message): `T[]` here, the
+                    # element count filled in from the compiler's field size in build(); a
+                    # parameter's array decays to a pointer (split_decl), a field's does not.
+                    m2 = re.match(r"(.*?)(\w+)\s*$", decl[:arr.start()], re.S)
+                    out.append((ctype(m2.group(1)) + "[]", m2.group(2)))
+                else:
+                    out.append(split_decl(decl))
         fields[name] = out
     enums = re.findall(r"typedef\s+enum\s*(?::\s*\w+\s*)?\w*\s*\{[^}]*\}\s*(\w+)\s*;", text)
     enumerators = {}
@@ -606,6 +625,7 @@ def build(args):
         fields = []
         for t, fname in fl:
             off, fsize = facts.layout["field"][f"{s}.{fname}"]
+            t = field_type(t, fsize)
             fields.append({"name": fname, "type": t, "offset": off, "size": fsize})
         structs[s] = {"origin": "dlpack" if DLPACK_OWN.match(s) else "dlpack_helpers", "size": size,
                       "align": align, "extensible": bool(fields) and fields[0]["name"] == "struct_size",
@@ -713,7 +733,8 @@ def check(args, manifest_only):
         if (e.get("size"), e.get("align")) != (size, align):
             problems.append(f"struct {s}: size {size} align {align} in the header, "
                             f"size {e.get('size')} align {e.get('align')} in the manifest")
-        hf = [(ctype(t) if "(*)" not in t else t, n) + facts.layout["field"][f"{s}.{n}"] for t, n in facts.fields[s]]
+        hf = [(field_type(ctype(t), facts.layout["field"][f"{s}.{n}"][1]) if "(*)" not in t else t, n)
+              + facts.layout["field"][f"{s}.{n}"] for t, n in facts.fields[s]]
         mf = [(f.get("type"), f.get("name"), f.get("offset"), f.get("size")) for f in e.get("fields", [])]
         if hf != mf:
             diff = [f"{a} != {b}" for a, b in zip(hf, mf) if a != b] or [f"{len(hf)} fields vs {len(mf)}"]

@@ -30,7 +30,7 @@ STRUCTS = {
     "dlpack_helpers_host_access": c_int32,
     "dlpack_helpers_validate_options": _lib.ValidateOptions, "uint64_t": c_uint64, "size_t": c_size_t,
     "dlpack_helpers_writability": c_int32, "dlpack_helpers_read_only_origin": c_int32,
-    "DLDataType": _lib.DLDataType,
+    "DLDataType": _lib.DLDataType, "dlpack_helpers_error": _lib.Error,
 }
 
 

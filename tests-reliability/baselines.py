@@ -515,6 +515,18 @@ def b_tensor_create(c: Ctx):
     return case
 
 
+def b_tensor_alloc(c: Ctx):
+    out = ctypes.c_void_p()
+
+    def after(s, args):
+        if c.ok(s):
+            dl = DLManagedTensorVersioned.from_address(out.value)
+            assert dl.dl_tensor.data and dl.dl_tensor.data % 64 == 0
+            c.lib.dlpack_tensor_delete(out.value)  # frees buffer and metadata (test_leaks counts)
+    return Case({"device": DLDevice(1, 0), "ndim": 2, "shape": int64s(2, 3), "strides": None,
+                 "dtype": DLDataType(2, 32, 1), "flags": 0, "out_tensor": out}, after)
+
+
 def b_legacy_to_versioned(c: Ctx):
     t = c.tensors.legacy(valid=True)
     out = ctypes.c_void_p()
@@ -620,6 +632,7 @@ BASELINES = {
     "dlpack_version_negotiate": b_version_negotiate,
     # validation, layout, names, flags, conversions
     "dlpack_tensor_create": b_tensor_create,
+    "dlpack_tensor_alloc": b_tensor_alloc,
     "dlpack_legacy_to_versioned": b_legacy_to_versioned,
     "dlpack_versioned_to_legacy": b_versioned_to_legacy,
     "dlpack_tensor_get_flags": lambda c: _b_on_tensor(c, out_flags=ctypes.c_uint64()),
@@ -646,6 +659,26 @@ BASELINES = {
     "dlpack_dltensor_validate": lambda c: _b_on_dltensor(c, version=DLPackVersion(1, 3), flags=0, options=None,
                                                          out_layout=_out_struct()),
 }
+
+# The *_with_error variants (issue 35): the base function's baseline plus a whole error object;
+# test_matrix.call checks the object holds the status and message exactly when the call fails.
+WITH_ERROR = ["dlpack_tensor_validate", "dlpack_legacy_tensor_validate", "dlpack_dltensor_validate",
+              "dlpack_version_check", "dlpack_version_negotiate", "dlpack_tensor_check_version",
+              "dlpack_tensor_check_version_or_delete", "dlpack_dtype_parse", "dlpack_device_parse",
+              "dlpack_tensor_create", "dlpack_tensor_alloc", "dlpack_legacy_to_versioned",
+              "dlpack_versioned_to_legacy"]
+
+
+def _with_error(base):
+    def make(c: Ctx):
+        case = BASELINES[base](c)
+        case.args["err"] = cabi.error_object()
+        return case
+    return make
+
+
+for _base in WITH_ERROR:
+    BASELINES[_base + "_with_error"] = _with_error(_base)
 
 
 def _used_capsule():
@@ -715,6 +748,17 @@ def _shape_huge(cs):
 # Inputs a per-type rule cannot produce: values inside pointed-to structs, zero and maximum sizes.
 # (function, description, modify(case), expected status name)
 VARIANTS = [
+    ("dlpack_tensor_alloc", "device (kDLCUDA, 0)", _arg("device", DLDevice(2, 0)), "UNSUPPORTED_DEVICE"),
+    ("dlpack_tensor_alloc", "device (kDLCPU, 1)", _arg("device", DLDevice(1, 1)), "UNSUPPORTED_DEVICE"),
+    ("dlpack_tensor_alloc", "2^61 float32 (2^63 bytes)", _arg("shape", int64s(2**61, 1)), "OVERFLOW"),
+    ("dlpack_tensor_alloc", "negative extent", _arg("shape", int64s(2, -3)), "INVALID_SHAPE"),
+    ("dlpack_tensor_alloc_with_error", "device (kDLCUDA, 0)", _arg("device", DLDevice(2, 0)), "UNSUPPORTED_DEVICE"),
+    ("dlpack_tensor_validate_with_error", "err struct_size 0", _set("err.struct_size", 0), "INVALID_ARGUMENT"),
+    ("dlpack_dtype_parse_with_error", "err struct_size 535", _set("err.struct_size", 535), "INVALID_ARGUMENT"),
+    ("dlpack_dtype_parse_with_error", "bfloat32", _arg("name", ctypes.create_string_buffer(b"bfloat32")), "UNKNOWN_NAME"),
+    ("dlpack_dtype_parse_with_error", "err struct_size SIZE_MAX", _set("err.struct_size", 2**64 - 1), "OK"),
+    ("dlpack_versioned_to_legacy_with_error", "major 0",
+     lambda cs: setattr(cs.args["tensor"], "version", DLPackVersion(0, 0)), "UNSUPPORTED_VERSION"),
     ("dlpack_get_info", "struct_size 0", _set("out_info.struct_size", 0), "INVALID_ARGUMENT"),
     ("dlpack_get_info", "struct_size 7", _set("out_info.struct_size", 7), "INVALID_ARGUMENT"),
     ("dlpack_get_info", "struct_size 8 (size_t only)", _set("out_info.struct_size", 8), "OK"),

@@ -64,6 +64,20 @@ class VersionChoice(Structure):
     _fields_ = [("kind", c_int32), ("version", DLPackVersion)]
 
 
+class ErrorObject(Structure):
+    """dlpack_helpers_error: the caller-owned error object of the *_with_error variants."""
+    _fields_ = [("struct_size", c_size_t), ("status", c_int32), ("reserved", c_uint32),
+                ("message_length", c_size_t), ("message", ctypes.c_char * 512)]
+
+
+def error_object(fill: int = 0x5A) -> ErrorObject:
+    """A whole error object: struct_size set, every other byte `fill` (to see what a call wrote)."""
+    e = ErrorObject()
+    ctypes.memset(ctypes.addressof(e), fill, ctypes.sizeof(e))
+    e.struct_size = ctypes.sizeof(e)
+    return e
+
+
 WAIT = ctypes.CFUNCTYPE(c_int32, c_void_p, c_int32, c_void_p, c_void_p)
 SYNC = ctypes.CFUNCTYPE(c_int32, c_void_p, c_int32, c_void_p)
 

@@ -79,6 +79,9 @@ def call(f, case, what):
     args = case.args
     outs = _outs(f, args)
     before = _fill(outs, case.inout)
+    err = args.get("err")
+    if isinstance(err, cabi.ErrorObject):
+        err._before = ctypes.string_at(ctypes.addressof(err), ctypes.sizeof(err))
     marker = _mark_error()
     c_args = [_c_arg(f, p, args[p.name], keep) for p in f.params]
     COUNT["calls"] += 1
@@ -101,6 +104,7 @@ def call(f, case, what):
                 assert _untouched(o, before[name]), f"{label}: {name} written although the call failed ({NAMES[r]})"
                 if name not in case.inout:  # `after` reads NULL, not 0xA5
                     ctypes.memset(ctypes.addressof(o), 0, ctypes.sizeof(o))
+        _check_error_object(args.get("err"), r, label)
     else:
         assert cabi.message(LIB) == marker, f"{label}: a call that never fails changed the last error"
         if f.name in STRINGS:
@@ -114,6 +118,23 @@ def call(f, case, what):
             assert f.ret == "void", f"{label}: no rule for return type {f.ret}: add one in test_matrix.py"
     case.after(r if f.fallible else CODES["OK"], args)
     return r
+
+
+def _check_error_object(err, r, label):
+    """A *_with_error call's object (issue 35): on failure it holds the status, the message of the
+    thread's last error and its full length; on OK, or when its own struct_size is refused, it is
+    untouched."""
+    if not isinstance(err, cabi.ErrorObject):
+        return
+    size = ctypes.sizeof(err)
+    if r == CODES["OK"] or err.struct_size < size:
+        assert ctypes.string_at(ctypes.addressof(err), size) == err._before, f"{label}: err written"
+        return
+    msg = cabi.message(LIB).encode()
+    assert err.status == r, f"{label}: err.status {err.status}, returned {r}"
+    assert err.struct_size == size and err.reserved == 0, f"{label}: err.struct_size/reserved"
+    assert err.message_length == len(msg), f"{label}: err.message_length {err.message_length} != {len(msg)}"
+    assert err.message == msg[:511], f"{label}: err.message {err.message!r} != {msg!r}"
 
 
 def test_every_export_has_a_baseline():

@@ -99,6 +99,9 @@ class Manifest:
     def ctype(self, ctype: str):
         t = norm(ctype)
         t = t.replace("const ", "").replace("*const", "*").replace(" const", "")
+        arr = re.match(r"^(.*?)\s*\[(\d+)\]$", t)
+        if arr:  # an inline array field, `T[N]` (dlpack_helpers_error.message)
+            return self.ctype(arr.group(1)) * int(arr.group(2))
         if "(*)" in t:
             return ctypes.c_void_p
         if t.endswith("*"):

@@ -180,6 +180,14 @@ class ValidateOptions(Structure):
     ]
 
 
+class Error(Structure):
+    """dlpack_helpers_error: the caller-owned error object of the *_with_error variants."""
+    _fields_ = [
+        ("struct_size", c_size_t), ("status", c_int32), ("reserved", c_uint32), ("message_length", c_size_t),
+        ("message", ctypes.c_char * 512),
+    ]
+
+
 ReleaseFn = ctypes.CFUNCTYPE(None, c_void_p)
 
 P = POINTER
@@ -273,7 +281,17 @@ PROTOTYPES = {
     "dlpack_tensor_host_access": (status_t, (PV, c_void_p, P(c_int32))),
     "dlpack_legacy_tensor_host_access": (status_t, (PL, c_void_p, P(c_int32))),
     "dlpack_python_stream_decode": (status_t, (py_object, DLDevice, c_uint32, P(Stream))),
+    # issue 35: a producer with no callback
+    "dlpack_tensor_alloc": (status_t, (DLDevice, c_int32, P(ctypes.c_int64), P(ctypes.c_int64), DLDataType, c_uint64,
+                                       P(PV))),
 }
+
+# issue 35: each *_with_error variant is its base function with a last `dlpack_helpers_error *`.
+for _base in ("dlpack_tensor_validate", "dlpack_legacy_tensor_validate", "dlpack_dltensor_validate",
+              "dlpack_version_check", "dlpack_tensor_check_version", "dlpack_tensor_check_version_or_delete",
+              "dlpack_version_negotiate", "dlpack_dtype_parse", "dlpack_device_parse", "dlpack_tensor_create",
+              "dlpack_tensor_alloc", "dlpack_legacy_to_versioned", "dlpack_versioned_to_legacy"):
+    PROTOTYPES[_base + "_with_error"] = (PROTOTYPES[_base][0], (*PROTOTYPES[_base][1], P(Error)))
 
 # Constants (from the header; tests-py/test_prototypes.py checks them).
 STATUS_OK = 0

@@ -2,7 +2,10 @@
 //! inside becomes `DLPACK_HELPERS_STATUS_PANIC` (or the function's documented fallback value)
 //! with a message, and never unwinds into C.
 
-use crate::capi::error::{DLPACK_HELPERS_STATUS_OK, dlpack_helpers_status, fail};
+use crate::capi::error::{
+    DLPACK_HELPERS_STATUS_OK, ERROR_MIN_SIZE, dlpack_helpers_error, dlpack_helpers_status,
+    error_too_small, fail, fill_error,
+};
 use crate::rules::{Error, Refusal};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -99,6 +102,45 @@ impl From<Fail> for Error {
             Fail::Invalid { message, value } => Error::InvalidArgument(message(value)),
         }
     }
+}
+
+/// Run a `*_with_error` variant: `call` is the base export (which has its own boundary and sets
+/// the thread's last error message when it fails). Before it, a non-NULL `err` whose
+/// `struct_size` is below `sizeof(dlpack_helpers_error)` is refused with
+/// `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` (nothing else done, `err` not written). After it, a
+/// failure fills `err` (when non-NULL) with the status and the message, on the same OS thread in
+/// the same C call; a success leaves `err` untouched. The success path costs a NULL test, one load
+/// and a compare.
+///
+/// # Safety
+/// A non-NULL `err` points to a caller-owned `dlpack_helpers_error` of `err->struct_size` bytes.
+#[inline(always)]
+pub(crate) unsafe fn with_error(
+    err: *mut dlpack_helpers_error,
+    call: impl FnOnce() -> dlpack_helpers_status,
+) -> dlpack_helpers_status {
+    let s = match catch_unwind(AssertUnwindSafe(|| {
+        if !err.is_null() {
+            // SAFETY: caller contract: a non-NULL `err` has its `struct_size` readable.
+            let size = unsafe { core::ptr::addr_of!((*err).struct_size).read() };
+            if size < ERROR_MIN_SIZE {
+                return Err(error_too_small(size));
+            }
+        }
+        test_panic::maybe_panic();
+        Ok(call())
+    })) {
+        Ok(Ok(s)) => s,
+        // The object is too small to be written: only the thread's message has the detail.
+        Ok(Err(s)) => return s,
+        Err(payload) => panic_status(payload),
+    };
+    if s != DLPACK_HELPERS_STATUS_OK && !err.is_null() {
+        // SAFETY: checked above: `err` holds a whole `dlpack_helpers_error`. Filling cannot
+        // panic (fixed-size copies); the boundary is kept anyway so nothing can unwind into C.
+        let _ = catch_unwind(AssertUnwindSafe(|| unsafe { fill_error(err, s) }));
+    }
+    s
 }
 
 /// Run an infallible export body (a query returning a value, or a `void` function): a panic

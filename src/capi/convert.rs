@@ -9,7 +9,7 @@ use crate::abi::{
     DLTensor,
 };
 use crate::capi::boundary::{self, nonnull, out_ptr};
-use crate::capi::error::dlpack_helpers_status;
+use crate::capi::error::{dlpack_helpers_error, dlpack_helpers_status};
 use crate::capi::layout::versioned_parts;
 use crate::capi::tensor::{dlpack_legacy_tensor_delete, dlpack_tensor_delete};
 use crate::capi::validate::checked_view;
@@ -41,6 +41,11 @@ enum Source {
     },
     Legacy(*mut DLManagedTensor),
     Versioned(*mut DLManagedTensorVersioned),
+    /// The tensor's data buffer is in the block itself (`dlpack_tensor_alloc`): `bytes` bytes
+    /// at `ALLOC_ALIGNMENT` after the arrays; nothing else to release.
+    Owned {
+        bytes: usize,
+    },
 }
 
 /// One allocation: the struct handed out (offset 0, so its pointer is the block's), what to
@@ -66,6 +71,25 @@ fn block_layout<T>(ndim: usize) -> Layout {
         .pad_to_align()
 }
 
+/// The layout of a block for `source` and the offset of its data buffer (`Source::Owned`: the
+/// block's layout extended by `bytes` at `ALLOC_ALIGNMENT`; any other source: the block alone,
+/// offset 0). `None` only when `bytes` passes `isize::MAX`, which `alloc_plan` rules out.
+fn source_layout<T>(ndim: usize, source: Source) -> Option<(Layout, usize)> {
+    match source {
+        Source::Owned { bytes } => {
+            let data = Layout::from_size_align(bytes, layout::ALLOC_ALIGNMENT).ok()?;
+            let (l, off) = block_layout::<T>(ndim).extend(data).ok()?;
+            Some((l.pad_to_align(), off))
+        }
+        _ => Some((block_layout::<T>(ndim), 0)),
+    }
+}
+
+/// What a block costs beyond its data buffer at most (the most `ndim` is `MAX_NDIM`): the
+/// room `alloc_plan` keeps free below `isize::MAX`.
+const BLOCK_OVERHEAD: usize =
+    core::mem::size_of::<Block<DLManagedTensorVersioned>>() + 16 * MAX_NDIM as usize + 64;
+
 /// Allocate a block holding `head`, `source`, `shape` and `strides`, and point
 /// `head.dl_tensor.{shape,strides}` (via `fix`) at the copies (NULL for ndim 0).
 fn alloc_block<T>(
@@ -74,13 +98,26 @@ fn alloc_block<T>(
     assumed_read_only: bool,
     shape: &[i64],
     strides: Option<&[i64]>,
-    fix: impl FnOnce(&mut T, *mut i64, *mut i64),
+    fix: impl FnOnce(&mut T, *mut i64, *mut i64, *mut c_void),
 ) -> Result<*mut T, Error> {
     let n = shape.len();
     debug_assert!(n <= MAX_NDIM as usize && strides.is_none_or(|s| s.len() == n));
-    let lay = block_layout::<T>(n);
-    // SAFETY: the layout has a non-zero size (Block is not zero-sized).
-    let b = unsafe { std::alloc::alloc(lay) }.cast::<Block<T>>();
+    let Some((lay, data_offset)) = source_layout::<T>(n, source) else {
+        return Err(Error::fault(
+            Fault::Overflow,
+            "the tensor's buffer does not fit in one allocation",
+        ));
+    };
+    // SAFETY: the layout has a non-zero size (Block is not zero-sized). An owned buffer is
+    // zeroed (its documented initial content); metadata blocks are written whole below.
+    let b = unsafe {
+        if matches!(source, Source::Owned { .. }) {
+            std::alloc::alloc_zeroed(lay)
+        } else {
+            std::alloc::alloc(lay)
+        }
+    }
+    .cast::<Block<T>>();
     if b.is_null() {
         return Err(Error::fault(
             Fault::OutOfMemory,
@@ -122,7 +159,12 @@ fn alloc_block<T>(
             ndim: n,
             assumed_read_only,
         });
-        fix(&mut (*b).head, sp, tp);
+        let data = if matches!(source, Source::Owned { .. }) {
+            b.cast::<u8>().add(data_offset).cast::<c_void>()
+        } else {
+            core::ptr::null_mut()
+        };
+        fix(&mut (*b).head, sp, tp, data);
     }
     Ok(b.cast::<T>())
 }
@@ -135,8 +177,11 @@ unsafe fn free_and_release<T>(p: *mut T) {
     let b = p.cast::<Block<T>>();
     // SAFETY: caller contract: a live block.
     let (source, n) = unsafe { (addr_of!((*b).source).read(), addr_of!((*b).ndim).read()) };
+    let lay = source_layout::<T>(n, source)
+        .expect("the layout alloc_block allocated")
+        .0;
     // SAFETY: allocated with this layout in `alloc_block`.
-    unsafe { std::alloc::dealloc(b.cast::<u8>(), block_layout::<T>(n)) };
+    unsafe { std::alloc::dealloc(b.cast::<u8>(), lay) };
     match source {
         Source::Callback {
             release: Some(f),
@@ -145,7 +190,7 @@ unsafe fn free_and_release<T>(p: *mut T) {
         // SAFETY: the caller's callback receives its own context, once (the block that held it
         // was freed above and is never read again).
         unsafe { f(ctx) },
-        Source::Callback { release: None, .. } => {}
+        Source::Callback { release: None, .. } | Source::Owned { .. } => {}
         // SAFETY: the wrapped tensor is released exactly once, here.
         Source::Legacy(t) => unsafe { dlpack_legacy_tensor_delete(t) },
         // SAFETY: as above.
@@ -316,7 +361,7 @@ pub(crate) fn wrap_legacy(
         assumed,
         view.shape,
         view.strides,
-        |h, s, r| {
+        |h, s, r, _| {
             h.dl_tensor.shape = s;
             h.dl_tensor.strides = r;
         },
@@ -424,7 +469,7 @@ pub unsafe extern "C" fn dlpack_tensor_create(
             false,
             view.shape,
             view.strides,
-            |h, s, r| {
+            |h, s, r, _| {
                 h.dl_tensor.shape = s;
                 h.dl_tensor.strides = r;
             },
@@ -433,6 +478,262 @@ pub unsafe extern "C" fn dlpack_tensor_create(
         unsafe { out.write(p) };
         Ok(())
     })
+}
+
+/// `dlpack_tensor_create` with a caller-owned error object: the same call, and when it fails, its status
+/// and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+/// (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+/// later `dlpack_last_error_message()` call may read another call's message).
+///
+/// - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+///   those of `dlpack_tensor_create`, and a failure sets the thread's last error message as it does.
+/// - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+///   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+///   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+///   written). On any other failing status `*err` receives that status, the full message
+///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+///   written. No allocation beyond the base function's; one compare more on success.
+///
+/// @param[in] data May be NULL.
+/// @param[in] strides May be NULL.
+/// @param[in] release May be NULL.
+/// @param[in] release_ctx May be NULL.
+/// @param[in,out] err May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_tensor` is NULL, or `shape` is NULL while
+///   `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the tensor cannot be allocated
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative, or the device
+///   type is not one DLPack 1.3 assigns and `flags` lacks
+///   `DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE`
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+///   is below `sizeof(dlpack_helpers_error)` (nothing done)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_create_with_error(
+    data: *mut c_void,
+    device: DLDevice,
+    ndim: i32,
+    shape: *const i64,
+    strides: *const i64,
+    dtype: DLDataType,
+    byte_offset: u64,
+    flags: u64,
+    release: Option<unsafe extern "C" fn(ctx: *mut c_void)>,
+    release_ctx: *mut c_void,
+    out_tensor: *mut *mut DLManagedTensorVersioned,
+    err: *mut dlpack_helpers_error,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller's contract of `dlpack_tensor_create` and of `err`.
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_tensor_create(
+                data,
+                device,
+                ndim,
+                shape,
+                strides,
+                dtype,
+                byte_offset,
+                flags,
+                release,
+                release_ctx,
+                out_tensor,
+            )
+        })
+    }
+}
+
+/// Alignment in bytes of the data buffer `dlpack_tensor_alloc` allocates: `data` is a multiple
+/// of 64 (a cache line; enough for every dtype and for 512-bit vector loads).
+pub const DLPACK_HELPERS_ALLOC_ALIGNMENT: usize = 64;
+
+const _: () = assert!(DLPACK_HELPERS_ALLOC_ALIGNMENT == layout::ALLOC_ALIGNMENT);
+
+/// Allocate a new DLPack 1.3 versioned managed tensor on the CPU with its own zeroed data
+/// buffer, for a producer that cannot keep its memory or a callback alive (a garbage-collected
+/// language): the caller fills the elements through `data` and hands the tensor on; whoever
+/// holds it last calls its deleter (for example `dlpack_tensor_delete`), which frees the buffer
+/// and the metadata together. No callback, nothing to keep alive.
+///
+/// - `device`: must be `(kDLCPU, 0)`: the buffer is ordinary host memory.
+/// - `ndim`, `shape`: `shape` holds `ndim` extents (copied); NULL only when `ndim` is 0.
+/// - `strides`: NULL for compact row-major strides (stored explicitly, DLPack 1.2), or `ndim`
+///   strides in elements (copied; gaps, zero and negative strides allowed: the buffer spans
+///   every element they reach).
+/// - `dtype`: a valid DLPack 1.3 dtype (as `dlpack_tensor_validate` checks it).
+/// - `flags`: `DLPACK_FLAG_BITMASK_*` bits of DLPack 1.3, stored in the tensor (`READ_ONLY`
+///   states what consumers may do; the caller may still fill the buffer before handing it on;
+///   `IS_SUBBYTE_TYPE_PADDED` sizes sub-byte elements one byte each).
+/// - `out_tensor`: receives the tensor on OK. Its `data` is non-NULL, a multiple of
+///   `DLPACK_HELPERS_ALLOC_ALIGNMENT` (64), and points to the buffer: every byte an element
+///   touches is zero; element `[0, …, 0]` is at `data + byte_offset`, where `byte_offset` is 0
+///   unless a stride is negative (then the buffer starts below element 0). An empty tensor (an
+///   extent 0) has a buffer of 0 bytes (still a non-NULL, aligned `data`). `manager_ctx` is
+///   NULL; `version` 1.3; the deleter is this library's and frees everything in one `free`.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER` (`out_tensor`, or `shape` with
+/// `ndim > 0`); `INVALID_FLAGS`; `UNSUPPORTED_DEVICE` (any device other than `(kDLCPU, 0)`);
+/// `INVALID_NDIM`; `INVALID_DTYPE`; `INVALID_SHAPE`; `OVERFLOW` when the element count, a byte
+/// offset or the buffer's size does not fit in `int64_t` or one allocation (never a wrapped
+/// size); `OUT_OF_MEMORY`. Checks in that order (spec: `dlpack_tensor_alloc`); nothing is
+/// allocated on failure.
+/// Thread-safe: no shared state. One allocation.
+///
+/// @param[in] strides May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success: the caller owns the new tensor
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_tensor` is NULL, or `shape` is NULL and
+///   `ndim > 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits DLPack 1.3 does not define
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `device` is not `(kDLCPU, 0)`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, a byte offset or the buffer's
+///   size does not fit in `int64_t` or in one allocation
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the allocation fails
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_alloc(
+    device: DLDevice,
+    ndim: i32,
+    shape: *const i64,
+    strides: *const i64,
+    dtype: DLDataType,
+    flags: u64,
+    out_tensor: *mut *mut DLManagedTensorVersioned,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        let out = out_ptr(out_tensor, "out_tensor")?;
+        if shape.is_null() && ndim > 0 {
+            return Err(Error::NullPointer("shape"));
+        }
+        check_known(flags, "flags")?;
+        if device.device_type != crate::abi::DLDeviceType::kDLCPU || device.device_id != 0 {
+            return Err(Error::UnsupportedDevice(format!(
+                "device is ({}, {}); dlpack_tensor_alloc allocates host memory only, for device \
+                 (kDLCPU, 0) = (1, 0)",
+                device.device_type.0, device.device_id
+            )));
+        }
+        let n = layout::check_ndim_named(ndim, 0, "ndim")?;
+        // SAFETY: caller contract: non-NULL `shape`/`strides` hold `ndim` elements; n == 0
+        // forms empty slices without reading.
+        let (shape, strides) = unsafe {
+            (
+                if n == 0 {
+                    &[][..]
+                } else {
+                    core::slice::from_raw_parts(shape, n)
+                },
+                if strides.is_null() || n == 0 {
+                    None
+                } else {
+                    Some(core::slice::from_raw_parts(strides, n))
+                },
+            )
+        };
+        let view = layout::TensorView {
+            data: 0,
+            device,
+            dtype,
+            shape,
+            strides,
+            byte_offset: 0,
+        };
+        let padded = flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED != 0;
+        let plan = layout::alloc_plan(&view, padded, BLOCK_OVERHEAD)?;
+        let head = DLManagedTensorVersioned {
+            version: DLPackVersion::CURRENT,
+            manager_ctx: core::ptr::null_mut(),
+            deleter: Some(versioned_deleter),
+            flags,
+            dl_tensor: DLTensor {
+                data: core::ptr::null_mut(),
+                device,
+                ndim,
+                dtype,
+                shape: core::ptr::null_mut(),
+                strides: core::ptr::null_mut(),
+                byte_offset: plan.byte_offset,
+            },
+        };
+        let p = alloc_block(
+            head,
+            Source::Owned { bytes: plan.bytes },
+            false,
+            shape,
+            strides,
+            |h, s, r, d| {
+                h.dl_tensor.shape = s;
+                h.dl_tensor.strides = r;
+                h.dl_tensor.data = d;
+            },
+        )?;
+        // SAFETY: non-NULL caller storage.
+        unsafe { out.write(p) };
+        Ok(())
+    })
+}
+
+/// `dlpack_tensor_alloc` with a caller-owned error object: the same call, and when it fails, its status
+/// and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+/// (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+/// later `dlpack_last_error_message()` call may read another call's message).
+///
+/// - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+///   those of `dlpack_tensor_alloc`, and a failure sets the thread's last error message as it does.
+/// - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+///   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+///   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+///   written). On any other failing status `*err` receives that status, the full message
+///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+///   written. No allocation beyond the base function's; one compare more on success.
+///
+/// @param[in] strides May be NULL.
+/// @param[in,out] err May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success: the caller owns the new tensor
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_tensor` is NULL, or `shape` is NULL and
+///   `ndim > 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits DLPack 1.3 does not define
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `device` is not `(kDLCPU, 0)`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, a byte offset or the buffer's
+///   size does not fit in `int64_t` or in one allocation
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the allocation fails
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+///   is below `sizeof(dlpack_helpers_error)` (nothing done)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_alloc_with_error(
+    device: DLDevice,
+    ndim: i32,
+    shape: *const i64,
+    strides: *const i64,
+    dtype: DLDataType,
+    flags: u64,
+    out_tensor: *mut *mut DLManagedTensorVersioned,
+    err: *mut dlpack_helpers_error,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller's contract of `dlpack_tensor_alloc` and of `err`.
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_tensor_alloc(device, ndim, shape, strides, dtype, flags, out_tensor)
+        })
+    }
 }
 
 /// Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data. The
@@ -489,6 +790,53 @@ pub unsafe extern "C" fn dlpack_legacy_to_versioned(
         unsafe { out.write(p) };
         Ok(())
     })
+}
+
+/// `dlpack_legacy_to_versioned` with a caller-owned error object: the same call, and when it fails, its status
+/// and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+/// (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+/// later `dlpack_last_error_message()` call may read another call's message).
+///
+/// - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+///   those of `dlpack_legacy_to_versioned`, and a failure sets the thread's last error message as it does.
+/// - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+///   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+///   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+///   written). On any other failing status `*err` receives that status, the full message
+///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+///   written. No allocation beyond the base function's; one compare more on success.
+///
+/// @param[in,out] err May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when the wrapper now owns `legacy`
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `legacy` or `out_tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits outside DLPack 1.3's
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+///   is below `sizeof(dlpack_helpers_error)` (nothing done)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_legacy_to_versioned_with_error(
+    legacy: *mut DLManagedTensor,
+    flags: u64,
+    out_tensor: *mut *mut DLManagedTensorVersioned,
+    err: *mut dlpack_helpers_error,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller's contract of `dlpack_legacy_to_versioned` and of `err`.
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_legacy_to_versioned(legacy, flags, out_tensor)
+        })
+    }
 }
 
 /// Wrap a legacy managed tensor as a DLPack 1.3 versioned one, without copying data, saying
@@ -641,7 +989,7 @@ pub unsafe extern "C" fn dlpack_versioned_to_legacy(
             false,
             view.shape,
             view.strides,
-            |h, s, r| {
+            |h, s, r, _| {
                 h.dl_tensor.shape = s;
                 h.dl_tensor.strides = r;
             },
@@ -655,4 +1003,59 @@ pub unsafe extern "C" fn dlpack_versioned_to_legacy(
         }
         Ok(())
     })
+}
+
+/// `dlpack_versioned_to_legacy` with a caller-owned error object: the same call, and when it fails, its status
+/// and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+/// (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+/// later `dlpack_last_error_message()` call may read another call's message).
+///
+/// - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+///   those of `dlpack_versioned_to_legacy`, and a failure sets the thread's last error message as it does.
+/// - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+///   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+///   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+///   written). On any other failing status `*err` receives that status, the full message
+///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+///   written. No allocation beyond the base function's; one compare more on success.
+///
+/// @param[out] out_dropped_flags May be NULL.
+/// @param[in,out] err May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when the wrapper now owns `tensor`
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` or `out_tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` has unknown bits;
+///   or when `err` is non-NULL and `err->struct_size` is below
+///   `sizeof(dlpack_helpers_error)` (nothing done)
+/// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when the wrapper cannot be allocated
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+///   (nothing past `version` is read)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+///   define, or the tensor is padded sub-byte (the legacy form reads it as packed)
+/// @retval DLPACK_HELPERS_STATUS_READ_ONLY when the tensor's producer stated read-only and
+///   `DLPACK_HELPERS_TO_LEGACY_ALLOW_READ_ONLY` is not given
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_versioned_to_legacy_with_error(
+    tensor: *mut DLManagedTensorVersioned,
+    options: u32,
+    out_dropped_flags: *mut u64,
+    out_tensor: *mut *mut DLManagedTensor,
+    err: *mut dlpack_helpers_error,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller's contract of `dlpack_versioned_to_legacy` and of `err`.
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_versioned_to_legacy(tensor, options, out_dropped_flags, out_tensor)
+        })
+    }
 }

@@ -102,7 +102,8 @@ pub const DLPACK_HELPERS_STATUS_INVALID_STREAM: dlpack_helpers_status = 40;
 /// `BufferError`).
 pub const DLPACK_HELPERS_STATUS_COPY_FORBIDDEN: dlpack_helpers_status = 41;
 /// The requested `dl_device` cannot be served: only the tensor's own device and `(kDLCPU, 0)`
-/// are (the array API's `BufferError`).
+/// are (the array API's `BufferError`); or `dlpack_tensor_alloc` was asked for memory on a
+/// device other than `(kDLCPU, 0)`, the only one it allocates on.
 pub const DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE: dlpack_helpers_status = 42;
 /// No stream backend for the device type: the CUDA driver (`libcuda.so.1`) or HIP runtime
 /// (`libamdhip64.so`) could not be loaded or initialized, or no backend is registered for the
@@ -346,6 +347,115 @@ pub extern "C" fn dlpack_last_error_message() -> *const c_char {
     })
 }
 
+/// Capacity of `dlpack_helpers_error.message` in bytes, its terminating NUL included: a message
+/// of up to 511 bytes is stored whole.
+pub const DLPACK_HELPERS_ERROR_MESSAGE_CAPACITY: usize = 512;
+
+/// A caller-owned error object: the status and message of one failing call, for callers whose
+/// threads move between OS threads (Go goroutines, Java virtual threads, .NET async, coroutines),
+/// where `dlpack_last_error_message()` read in a second call may belong to another OS thread and
+/// so to another call. Passed as the last argument of the `*_with_error` variants, which fill it
+/// when they fail and leave it untouched when they succeed (like every out-parameter, it is
+/// written only when it has something to say: the returned status is authoritative).
+///
+/// Extensible (`struct_size` rule, spec `ABI-STRUCT-*`): set `struct_size` to
+/// `sizeof(dlpack_helpers_error)` before the first call and zero the rest, e.g.
+/// `dlpack_helpers_error err = { sizeof err };`. The object can be reused for any number of
+/// calls; a call that fills it sets every field below. Layout on LP64 platforms: 536 bytes,
+/// `struct_size` at 0, `status` at 8, `reserved` at 12, `message_length` at 16, `message` at 24;
+/// no implicit padding.
+///
+/// Nothing in it is allocated or owned by the library: there is nothing to free.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct dlpack_helpers_error {
+    /// In: the size of the caller's object in bytes (at least `sizeof(dlpack_helpers_error)` of
+    /// this header, 536 on LP64). Out, when the object is filled: the bytes filled (this
+    /// library's `sizeof(dlpack_helpers_error)`).
+    pub struct_size: usize,
+    /// The failing call's status, the value it returned (never `DLPACK_HELPERS_STATUS_OK`).
+    pub status: dlpack_helpers_status,
+    /// Written 0. Explicit, so that every FFI sees the same layout without implicit padding.
+    pub reserved: u32,
+    /// The length in bytes of the whole message, without its NUL, even when `message` holds a
+    /// truncated copy: the message was truncated exactly when `message_length >=
+    /// DLPACK_HELPERS_ERROR_MESSAGE_CAPACITY`.
+    pub message_length: usize,
+    /// The message, the same text `dlpack_last_error_message()` returns on the failing call's
+    /// thread: NUL-terminated UTF-8. A message longer than 511 bytes is cut at the last whole
+    /// UTF-8 character that fits in 511 bytes, so the copy is always valid UTF-8.
+    pub message: [c_char; DLPACK_HELPERS_ERROR_MESSAGE_CAPACITY],
+}
+
+/// The smallest `struct_size` a `*_with_error` variant accepts: the end of `message`.
+pub(crate) const ERROR_MIN_SIZE: usize = core::mem::size_of::<dlpack_helpers_error>();
+
+const _: () = assert!(
+    core::mem::offset_of!(dlpack_helpers_error, status) == core::mem::size_of::<usize>()
+        && core::mem::offset_of!(dlpack_helpers_error, message_length)
+            == core::mem::size_of::<usize>() + 8
+        && core::mem::offset_of!(dlpack_helpers_error, message)
+            == 2 * core::mem::size_of::<usize>() + 8
+        && ERROR_MIN_SIZE == 2 * core::mem::size_of::<usize>() + 8 + 512
+);
+
+/// The longest prefix of `bytes` that is at most `max` bytes and ends on a UTF-8 character
+/// boundary (a continuation byte `10xxxxxx` never starts the cut-off part).
+pub(crate) fn utf8_prefix_len(bytes: &[u8], max: usize) -> usize {
+    if bytes.len() <= max {
+        return bytes.len();
+    }
+    let mut n = max;
+    while n > 0 && bytes[n] & 0xC0 == 0x80 {
+        n -= 1;
+    }
+    n
+}
+
+/// Fill a caller's error object with `status` and this thread's last error message (set by the
+/// failing call just before, on this same thread: one C call never changes OS thread).
+///
+/// # Safety
+/// `err` points to a writable `dlpack_helpers_error` of at least `ERROR_MIN_SIZE` bytes.
+#[cold]
+#[inline(never)]
+pub(crate) unsafe fn fill_error(err: *mut dlpack_helpers_error, status: dlpack_helpers_status) {
+    let mut message = [0 as c_char; DLPACK_HELPERS_ERROR_MESSAGE_CAPACITY];
+    let full = LAST_ERROR
+        .try_with(|slot| match slot.try_borrow() {
+            Ok(s) => s.as_ref().map_or(0, |m| {
+                let b = m.to_bytes();
+                let n = utf8_prefix_len(b, DLPACK_HELPERS_ERROR_MESSAGE_CAPACITY - 1);
+                for (d, &c) in message.iter_mut().zip(&b[..n]) {
+                    *d = c as c_char;
+                }
+                b.len()
+            }),
+            Err(_) => 0,
+        })
+        .unwrap_or(0);
+    let value = dlpack_helpers_error {
+        struct_size: ERROR_MIN_SIZE,
+        status,
+        reserved: 0,
+        message_length: full,
+        message,
+    };
+    // SAFETY: caller contract: `err` holds at least a whole `dlpack_helpers_error`.
+    unsafe { err.write(value) };
+}
+
+/// Refuse an error object whose `struct_size` is below `ERROR_MIN_SIZE`: the object is too small
+/// to be written, so only the thread's last error message carries the detail.
+#[cold]
+#[inline(never)]
+pub(crate) fn error_too_small(size: usize) -> dlpack_helpers_status {
+    fail(Error::invalid(format!(
+        "err->struct_size is {size}, below sizeof(dlpack_helpers_error) ({ERROR_MIN_SIZE}): set \
+         it to sizeof(dlpack_helpers_error) before the call; nothing was done"
+    )))
+}
+
 /// The name of a status code, for example `"UNSUPPORTED_VERSION"` for
 /// `DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION`; `"UNKNOWN_STATUS"` for a value that is not a
 /// status of this library version.
@@ -376,6 +486,58 @@ pub extern "C" fn dlpack_status_python_exception(status: dlpack_helpers_status) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utf8_prefix_never_splits_a_character() {
+        // "é" is 2 bytes, "€" 3, "😀" 4: every cut lands before a whole character.
+        let s = "aé€😀".as_bytes();
+        let cuts: Vec<usize> = (0..=s.len()).map(|m| utf8_prefix_len(s, m)).collect();
+        assert_eq!(cuts, vec![0, 1, 1, 3, 3, 3, 6, 6, 6, 6, 10]);
+        for &n in &cuts {
+            assert!(core::str::from_utf8(&s[..n]).is_ok());
+        }
+    }
+
+    #[test]
+    fn fill_error_copies_the_threads_message_cut_on_a_character_boundary() {
+        // 300 two-byte characters: 600 bytes, more than the 511 the buffer holds.
+        let long = "é".repeat(300);
+        set_last_error(&long);
+        let mut err = core::mem::MaybeUninit::<dlpack_helpers_error>::zeroed();
+        // SAFETY: a whole, writable object.
+        let err = unsafe {
+            fill_error(err.as_mut_ptr(), DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+            err.assume_init()
+        };
+        assert_eq!(err.struct_size, ERROR_MIN_SIZE);
+        assert_eq!(err.status, DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+        assert_eq!(err.reserved, 0);
+        assert_eq!(err.message_length, 600);
+        let bytes: Vec<u8> = err.message.iter().map(|&c| c as u8).collect();
+        let end = bytes.iter().position(|&b| b == 0).unwrap();
+        // 511 would split the 256th character: the cut is after 255 whole ones.
+        assert_eq!(end, 510);
+        assert_eq!(
+            core::str::from_utf8(&bytes[..end]).unwrap(),
+            "é".repeat(255)
+        );
+        // A short message is copied whole, its length exact.
+        set_last_error("short");
+        let mut err2 = core::mem::MaybeUninit::<dlpack_helpers_error>::zeroed();
+        // SAFETY: as above.
+        let err2 = unsafe {
+            fill_error(err2.as_mut_ptr(), DLPACK_HELPERS_STATUS_NULL_POINTER);
+            err2.assume_init()
+        };
+        assert_eq!(err2.message_length, 5);
+        assert_eq!(
+            &err2.message[..6]
+                .iter()
+                .map(|&c| c as u8)
+                .collect::<Vec<_>>(),
+            b"short\0"
+        );
+    }
 
     #[test]
     fn status_codes_are_unique_and_named() {

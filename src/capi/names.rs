@@ -2,7 +2,7 @@
 
 use crate::abi::{DLDataType, DLDevice};
 use crate::capi::boundary::{self, out_ptr};
-use crate::capi::error::dlpack_helpers_status;
+use crate::capi::error::{dlpack_helpers_error, dlpack_helpers_status};
 use crate::rules::names::{self, NAME_MAX, Name};
 use crate::rules::{Error, Fault};
 use core::ffi::{CStr, c_char};
@@ -142,6 +142,37 @@ pub unsafe extern "C" fn dlpack_dtype_parse(
     boundary::status(|| unsafe { parse_into(name, out_dtype, "out_dtype", names::parse_dtype) })
 }
 
+/// `dlpack_dtype_parse` with a caller-owned error object: the same call, and when it fails, its status
+/// and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+/// (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+/// later `dlpack_last_error_message()` call may read another call's message).
+///
+/// - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+///   those of `dlpack_dtype_parse`, and a failure sets the thread's last error message as it does.
+/// - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+///   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+///   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+///   written). On any other failing status `*err` receives that status, the full message
+///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+///   written. No allocation beyond the base function's; one compare more on success.
+///
+/// @param[in,out] err May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `name` or `out_dtype` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNKNOWN_NAME when `name` is not a name `dlpack_dtype_format`
+///   writes
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+///   is below `sizeof(dlpack_helpers_error)` (nothing done)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_dtype_parse_with_error(
+    name: *const c_char,
+    out_dtype: *mut DLDataType,
+    err: *mut dlpack_helpers_error,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller's contract of `dlpack_dtype_parse` and of `err`.
+    unsafe { boundary::with_error(err, || dlpack_dtype_parse(name, out_dtype)) }
+}
+
 /// Write a device as `"<type>:<id>"` into `buf`, always with the id: `"cpu:0"`, `"cuda:1"`,
 /// `"cuda_host:0"` (pinned host memory, kDLCUDAHost; peer case 10), `"cuda_managed:0"`,
 /// `"rocm:0"`, `"rocm_host:0"`, `"opencl:0"`, `"vulkan:0"`, `"metal:0"`, `"vpi:0"`,
@@ -191,4 +222,35 @@ pub unsafe extern "C" fn dlpack_device_parse(
 ) -> dlpack_helpers_status {
     // SAFETY: caller contract (NUL-terminated `name`, writable `out_device`).
     boundary::status(|| unsafe { parse_into(name, out_device, "out_device", names::parse_device) })
+}
+
+/// `dlpack_device_parse` with a caller-owned error object: the same call, and when it fails, its status
+/// and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+/// (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+/// later `dlpack_last_error_message()` call may read another call's message).
+///
+/// - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+///   those of `dlpack_device_parse`, and a failure sets the thread's last error message as it does.
+/// - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+///   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+///   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+///   written). On any other failing status `*err` receives that status, the full message
+///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+///   written. No allocation beyond the base function's; one compare more on success.
+///
+/// @param[in,out] err May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `name` or `out_device` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNKNOWN_NAME when `name` is not `<type>` or `<type>:<id>` with a
+///   known type and a valid id
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+///   is below `sizeof(dlpack_helpers_error)` (nothing done)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_device_parse_with_error(
+    name: *const c_char,
+    out_device: *mut DLDevice,
+    err: *mut dlpack_helpers_error,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller's contract of `dlpack_device_parse` and of `err`.
+    unsafe { boundary::with_error(err, || dlpack_device_parse(name, out_device)) }
 }

@@ -2,7 +2,7 @@
 
 use crate::abi::{DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion};
 use crate::capi::boundary::{self, Fail, nonnull, out_ptr};
-use crate::capi::error::dlpack_helpers_status;
+use crate::capi::error::{dlpack_helpers_error, dlpack_helpers_status};
 use crate::capi::version::dlpack_helpers_version_compat;
 use crate::rules::Error;
 use crate::rules::version::{self, Compat};
@@ -239,6 +239,38 @@ pub unsafe extern "C" fn dlpack_tensor_check_version(
     )
 }
 
+/// `dlpack_tensor_check_version` with a caller-owned error object: the same call, and when it fails, its status
+/// and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+/// (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+/// later `dlpack_last_error_message()` call may read another call's message).
+///
+/// - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+///   those of `dlpack_tensor_check_version`, and a failure sets the thread's last error message as it does.
+/// - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+///   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+///   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+///   written). On any other failing status `*err` receives that status, the full message
+///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+///   written. No allocation beyond the base function's; one compare more on success.
+///
+/// @param[out] out_compat May be NULL.
+/// @param[in,out] err May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when the major version is 1
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the major version is not 1 (the caller
+///   still owns the tensor)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+///   is below `sizeof(dlpack_helpers_error)` (nothing done)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_check_version_with_error(
+    tensor: *const DLManagedTensorVersioned,
+    out_compat: *mut dlpack_helpers_version_compat,
+    err: *mut dlpack_helpers_error,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller's contract of `dlpack_tensor_check_version` and of `err`.
+    unsafe { boundary::with_error(err, || dlpack_tensor_check_version(tensor, out_compat)) }
+}
+
 /// The failure path of `dlpack_tensor_check_version`: its body, the refusal reported.
 #[cold]
 #[inline(never)]
@@ -291,4 +323,40 @@ pub unsafe extern "C" fn dlpack_tensor_check_version_or_delete(
             Err(e) => Err(e), // NULL `tensor`: nothing to release
         }
     })
+}
+
+/// `dlpack_tensor_check_version_or_delete` with a caller-owned error object: the same call, and when it fails, its status
+/// and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+/// (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+/// later `dlpack_last_error_message()` call may read another call's message).
+///
+/// - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+///   those of `dlpack_tensor_check_version_or_delete`, and a failure sets the thread's last error message as it does.
+/// - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+///   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+///   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+///   written). On any other failing status `*err` receives that status, the full message
+///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+///   written. No allocation beyond the base function's; one compare more on success.
+///
+/// @param[out] out_compat May be NULL.
+/// @param[in,out] err May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when the major version is 1 (the caller still owns the tensor)
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` (nothing done) is NULL
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the major version is not 1: the tensor
+///   was released through its deleter
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+///   is below `sizeof(dlpack_helpers_error)` (nothing done)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_check_version_or_delete_with_error(
+    tensor: *mut DLManagedTensorVersioned,
+    out_compat: *mut dlpack_helpers_version_compat,
+    err: *mut dlpack_helpers_error,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller's contract of `dlpack_tensor_check_version_or_delete` and of `err`.
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_tensor_check_version_or_delete(tensor, out_compat)
+        })
+    }
 }

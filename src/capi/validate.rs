@@ -2,7 +2,7 @@
 
 use crate::abi::{DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
 use crate::capi::boundary::{self, nonnull};
-use crate::capi::error::dlpack_helpers_status;
+use crate::capi::error::{dlpack_helpers_error, dlpack_helpers_status};
 use crate::capi::layout::{dlpack_helpers_layout, to_c, versioned_parts, view_of};
 use crate::rules::Error;
 use crate::rules::layout::TensorView;
@@ -452,6 +452,71 @@ pub unsafe extern "C" fn dlpack_tensor_validate(
     })
 }
 
+/// `dlpack_tensor_validate` with a caller-owned error object: the same call, and when it fails, its status
+/// and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+/// (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+/// later `dlpack_last_error_message()` call may read another call's message).
+///
+/// - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+///   those of `dlpack_tensor_validate`, and a failure sets the thread's last error message as it does.
+/// - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+///   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+///   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+///   written). On any other failing status `*err` receives that status, the full message
+///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+///   written. No allocation beyond the base function's; one compare more on success.
+///
+/// @param[in] options May be NULL.
+/// @param[out] out_layout May be NULL.
+/// @param[in,out] err May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when every rule and requirement holds
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` is malformed: `struct_size` too
+///   small, unknown bits, an alignment that is not a power of two, negative `max_ndim`;
+///   or when `err` is non-NULL and `err->struct_size` is below
+///   `sizeof(dlpack_helpers_error)` (nothing done)
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+///   (nothing past `version` is read)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+///   define
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_NULL_STRIDES when `strides` is NULL, `ndim != 0` and the version
+///   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+///   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+///   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
+///   dtype
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
+/// @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
+///   device is not host-accessible
+/// @retval DLPACK_HELPERS_STATUS_MISALIGNED when an alignment option is not met
+/// @retval DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS when a contiguity option is not met
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES when `REJECT_BROADCAST` or
+///   `REJECT_NEGATIVE_STRIDES` refuses the strides
+/// @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
+///   read-only (or legacy without `LEGACY_WRITABLE`)
+/// @retval DLPACK_HELPERS_STATUS_COPIED_REJECTED when `REJECT_COPIED` is set and the tensor's
+///   flags have `DLPACK_FLAG_BITMASK_IS_COPIED`
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_tensor_validate_with_error(
+    tensor: *const DLManagedTensorVersioned,
+    options: *const dlpack_helpers_validate_options,
+    out_layout: *mut dlpack_helpers_layout,
+    err: *mut dlpack_helpers_error,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller's contract of `dlpack_tensor_validate` and of `err`.
+    unsafe { boundary::with_error(err, || dlpack_tensor_validate(tensor, options, out_layout)) }
+}
+
 /// `dlpack_tensor_validate` for a legacy `DLManagedTensor`: no version or flags, so NULL
 /// strides always mean compact row-major, sub-byte dtypes are packed, and writability is
 /// unknown (`REQUIRE_WRITABLE` fails unless `LEGACY_WRITABLE` is set). Same statuses.
@@ -507,6 +572,67 @@ pub unsafe extern "C" fn dlpack_legacy_tensor_validate(
             )
         }
     })
+}
+
+/// `dlpack_legacy_tensor_validate` with a caller-owned error object: the same call, and when it fails, its status
+/// and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+/// (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+/// later `dlpack_last_error_message()` call may read another call's message).
+///
+/// - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+///   those of `dlpack_legacy_tensor_validate`, and a failure sets the thread's last error message as it does.
+/// - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+///   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+///   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+///   written). On any other failing status `*err` receives that status, the full message
+///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+///   written. No allocation beyond the base function's; one compare more on success.
+///
+/// @param[in] options May be NULL.
+/// @param[out] out_layout May be NULL.
+/// @param[in,out] err May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when every rule and requirement holds
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` is malformed: `struct_size` too
+///   small, unknown bits, an alignment that is not a power of two, negative `max_ndim`;
+///   or when `err` is non-NULL and `err->struct_size` is below
+///   `sizeof(dlpack_helpers_error)` (nothing done)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+///   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+///   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
+///   dtype
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
+/// @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
+///   device is not host-accessible
+/// @retval DLPACK_HELPERS_STATUS_MISALIGNED when an alignment option is not met
+/// @retval DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS when a contiguity option is not met
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES when `REJECT_BROADCAST` or
+///   `REJECT_NEGATIVE_STRIDES` refuses the strides
+/// @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
+///   read-only (or legacy without `LEGACY_WRITABLE`)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_legacy_tensor_validate_with_error(
+    tensor: *const DLManagedTensor,
+    options: *const dlpack_helpers_validate_options,
+    out_layout: *mut dlpack_helpers_layout,
+    err: *mut dlpack_helpers_error,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller's contract of `dlpack_legacy_tensor_validate` and of `err`.
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_legacy_tensor_validate(tensor, options, out_layout)
+        })
+    }
 }
 
 /// `dlpack_tensor_validate` for a bare `DLTensor` (for example one filled by
@@ -572,4 +698,75 @@ pub unsafe extern "C" fn dlpack_dltensor_validate(
         // SAFETY: caller contract.
         unsafe { run(t, producer, &o, out_layout, resolve_bit(options)) }
     })
+}
+
+/// `dlpack_dltensor_validate` with a caller-owned error object: the same call, and when it fails, its status
+/// and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+/// (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+/// later `dlpack_last_error_message()` call may read another call's message).
+///
+/// - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+///   those of `dlpack_dltensor_validate`, and a failure sets the thread's last error message as it does.
+/// - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+///   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+///   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+///   written). On any other failing status `*err` receives that status, the full message
+///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+///   written. No allocation beyond the base function's; one compare more on success.
+///
+/// @param[in] options May be NULL.
+/// @param[out] out_layout May be NULL.
+/// @param[in,out] err May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when every rule and requirement holds
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `options` is malformed: `struct_size` too
+///   small, unknown bits, an alignment that is not a power of two, negative `max_ndim`;
+///   or when `err` is non-NULL and `err->struct_size` is below
+///   `sizeof(dlpack_helpers_error)` (nothing done)
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor's major version is not 1
+///   (nothing past `version` is read)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when `flags` has bits the declared version does not
+///   define
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_NULL_STRIDES when `strides` is NULL, `ndim != 0` and the version
+///   is 1.2 or newer (unless `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES`)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+/// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
+///   `byte_offset` does not fit in `int64_t` or the address space, or `strides` is NULL and a
+///   compact row-major stride it implies does not fit in `int64_t` (possible only for an empty
+///   tensor: extents of 0 count as 1 in it; the message names the `shape` element)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
+///   `bits` is not allowed for the code
+/// @retval DLPACK_HELPERS_STATUS_DTYPE_MISMATCH when `REJECT_VECTOR` or `REQUIRE_DTYPE` refuses the
+///   dtype
+/// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `device.device_id` is negative
+/// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
+///   pointer-addressed device
+/// @retval DLPACK_HELPERS_STATUS_NOT_CPU_ACCESSIBLE when `REQUIRE_CPU_ACCESSIBLE` is set and the
+///   device is not host-accessible
+/// @retval DLPACK_HELPERS_STATUS_MISALIGNED when an alignment option is not met
+/// @retval DLPACK_HELPERS_STATUS_NOT_CONTIGUOUS when a contiguity option is not met
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_STRIDES when `REJECT_BROADCAST` or
+///   `REJECT_NEGATIVE_STRIDES` refuses the strides
+/// @retval DLPACK_HELPERS_STATUS_READ_ONLY when `REQUIRE_WRITABLE` is set and the tensor is
+///   read-only (or legacy without `LEGACY_WRITABLE`)
+/// @retval DLPACK_HELPERS_STATUS_COPIED_REJECTED when `REJECT_COPIED` is set and `flags` has
+///   `DLPACK_FLAG_BITMASK_IS_COPIED`
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_dltensor_validate_with_error(
+    tensor: *const DLTensor,
+    version: DLPackVersion,
+    flags: u64,
+    options: *const dlpack_helpers_validate_options,
+    out_layout: *mut dlpack_helpers_layout,
+    err: *mut dlpack_helpers_error,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller's contract of `dlpack_dltensor_validate` and of `err`.
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_dltensor_validate(tensor, version, flags, options, out_layout)
+        })
+    }
 }

@@ -2,7 +2,7 @@
 
 use crate::abi::DLPackVersion;
 use crate::capi::boundary::{self, Fail};
-use crate::capi::error::dlpack_helpers_status;
+use crate::capi::error::{dlpack_helpers_error, dlpack_helpers_status};
 use crate::rules::Error;
 use crate::rules::version::{self, Export, Exporter};
 
@@ -96,6 +96,36 @@ pub unsafe extern "C" fn dlpack_version_check(
     )
 }
 
+/// `dlpack_version_check` with a caller-owned error object: the same call, and when it fails, its status
+/// and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+/// (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+/// later `dlpack_last_error_message()` call may read another call's message).
+///
+/// - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+///   those of `dlpack_version_check`, and a failure sets the thread's last error message as it does.
+/// - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+///   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+///   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+///   written). On any other failing status `*err` receives that status, the full message
+///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+///   written. No allocation beyond the base function's; one compare more on success.
+///
+/// @param[out] out_compat May be NULL.
+/// @param[in,out] err May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK when the major version is 1
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the major version is not 1
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `err` is non-NULL and `err->struct_size`
+///   is below `sizeof(dlpack_helpers_error)` (nothing done)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_version_check_with_error(
+    version: DLPackVersion,
+    out_compat: *mut dlpack_helpers_version_compat,
+    err: *mut dlpack_helpers_error,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller's contract of `dlpack_version_check` and of `err`.
+    unsafe { boundary::with_error(err, || dlpack_version_check(version, out_compat)) }
+}
+
 /// The failure path of `dlpack_version_check`: its body, the refusal reported.
 #[cold]
 #[inline(never)]
@@ -155,6 +185,47 @@ pub unsafe extern "C" fn dlpack_version_negotiate(
             negotiate_report(producer_version, producer_flags, max_version, out_choice)
         },
     )
+}
+
+/// `dlpack_version_negotiate` with a caller-owned error object: the same call, and when it fails, its status
+/// and message also in `*err` (`dlpack_helpers_error`), readable from any thread afterwards
+/// (Go goroutines, Java virtual threads and .NET async code move between OS threads, so a
+/// later `dlpack_last_error_message()` call may read another call's message).
+///
+/// - The arguments before `err`, the behaviour, statuses, ownership and thread-safety are
+///   those of `dlpack_version_negotiate`, and a failure sets the thread's last error message as it does.
+/// - `err`: NULL (the call is then exactly the base function), or a caller-owned object whose
+///   `struct_size` is at least `sizeof(dlpack_helpers_error)`; a smaller one is refused with
+///   `DLPACK_HELPERS_STATUS_INVALID_ARGUMENT` before anything else is done (`err` not
+///   written). On any other failing status `*err` receives that status, the full message
+///   length and the message (cut on a UTF-8 character boundary to fit); on OK `*err` is not
+///   written. No allocation beyond the base function's; one compare more on success.
+///
+/// @param[in] max_version May be NULL.
+/// @param[in,out] err May be NULL.
+/// @retval DLPACK_HELPERS_STATUS_OK on success
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `out_choice` is NULL
+/// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `producer_flags` has unknown bits;
+///   or when `err` is non-NULL and `err->struct_size` is below
+///   `sizeof(dlpack_helpers_error)` (nothing done)
+/// @retval DLPACK_HELPERS_STATUS_NO_COMMON_VERSION when the producer can export no struct the
+///   consumer accepts (`BufferError`)
+/// @retval DLPACK_HELPERS_STATUS_KEYWORD_NOT_UNDERSTOOD when `max_version` is given to a producer
+///   flagged `DLPACK_HELPERS_PRODUCER_NO_MAX_VERSION_KEYWORD` (`TypeError`)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_version_negotiate_with_error(
+    producer_version: DLPackVersion,
+    producer_flags: u32,
+    max_version: *const DLPackVersion,
+    out_choice: *mut dlpack_helpers_version_choice,
+    err: *mut dlpack_helpers_error,
+) -> dlpack_helpers_status {
+    // SAFETY: the caller's contract of `dlpack_version_negotiate` and of `err`.
+    unsafe {
+        boundary::with_error(err, || {
+            dlpack_version_negotiate(producer_version, producer_flags, max_version, out_choice)
+        })
+    }
 }
 
 /// The failure path of `dlpack_version_negotiate`: the same body, its error reported. The C ABI

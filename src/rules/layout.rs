@@ -588,5 +588,59 @@ pub fn fits_allocation(
     Ok(lo >= base as i128 && hi <= alloc_end)
 }
 
+/// Alignment in bytes of the buffers [`alloc_plan`] sizes (`dlpack_tensor_alloc`): a cache line,
+/// and enough for every dtype and for 512-bit vector loads.
+pub const ALLOC_ALIGNMENT: usize = 64;
+
+/// The buffer a new tensor of `view`'s shape, strides and dtype needs (`dlpack_tensor_alloc`):
+/// the bytes from the lowest to one past the highest byte an element touches, and the
+/// `byte_offset` that puts element `[0, …, 0]` inside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocPlan {
+    /// Bytes to allocate: 0 for an empty tensor, else `end_byte - lowest_byte` of [`layout`].
+    pub bytes: usize,
+    /// `byte_offset` of the tensor: `-lowest_byte` (0 unless a stride is negative).
+    pub byte_offset: u64,
+}
+
+/// Plan the buffer of a new tensor: `view.data` and `view.byte_offset` are ignored (taken as 0).
+///
+/// Errors: [`layout`]'s (`InvalidShape`, `InvalidDtype`, `Overflow`), and `Overflow` when the
+/// buffer, rounded up to [`ALLOC_ALIGNMENT`] with room for `overhead` more bytes, would not fit in
+/// `isize::MAX` (the most any allocation can hold): never a wrapped size.
+pub fn alloc_plan(
+    view: &TensorView<'_>,
+    padded: bool,
+    overhead: usize,
+) -> Result<AllocPlan, Error> {
+    let at_zero = TensorView {
+        data: 0,
+        byte_offset: 0,
+        ..*view
+    };
+    let l = layout(&at_zero, padded)?;
+    if l.numel == 0 {
+        return Ok(AllocPlan {
+            bytes: 0,
+            byte_offset: 0,
+        });
+    }
+    let bytes = l.end_byte as i128 - l.lowest_byte as i128;
+    let limit = isize::MAX as i128 - ALLOC_ALIGNMENT as i128 - overhead as i128;
+    if bytes > limit {
+        return Err(Error::fault(
+            Fault::Overflow,
+            format!(
+                "the tensor needs {bytes} bytes, more than one allocation can hold ({limit} \
+                 bytes)"
+            ),
+        ));
+    }
+    Ok(AllocPlan {
+        bytes: bytes as usize,
+        byte_offset: (-(l.lowest_byte as i128)) as u64,
+    })
+}
+
 #[cfg(test)]
 mod tests;

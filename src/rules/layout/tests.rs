@@ -385,3 +385,82 @@ proptest! {
         let _ = first_element_alignment(data, byte_offset, DLDeviceType(device_type));
     }
 }
+
+fn plan(shape: &[i64], strides: Option<&[i64]>, dtype: DLDataType) -> Result<AllocPlan, Error> {
+    let v = TensorView {
+        data: 0x1000,
+        device: CPU,
+        dtype,
+        shape,
+        strides,
+        byte_offset: 12345, // ignored: a plan starts at offset 0
+    };
+    alloc_plan(&v, false, 0)
+}
+
+#[test]
+fn alloc_plan_sizes_compact_strided_negative_and_empty_tensors() {
+    // Compact row-major 2x3 float32: 24 bytes, no offset.
+    let p = plan(&[2, 3], None, F32).unwrap();
+    assert_eq!((p.bytes, p.byte_offset), (24, 0));
+    // Column-major strides of the same shape need the same bytes.
+    let p = plan(&[2, 3], Some(&[1, 2]), F32).unwrap();
+    assert_eq!((p.bytes, p.byte_offset), (24, 0));
+    // A gap: rows 8 elements apart, 3 used: (1*8 + 2 + 1) * 4 bytes.
+    let p = plan(&[2, 3], Some(&[8, 1]), F32).unwrap();
+    assert_eq!((p.bytes, p.byte_offset), (44, 0));
+    // Negative stride: element [0] is the highest one, 2 elements above the lowest.
+    let p = plan(&[3], Some(&[-1]), I32).unwrap();
+    assert_eq!((p.bytes, p.byte_offset), (12, 8));
+    // Broadcast: one element's storage.
+    let p = plan(&[4, 5], Some(&[0, 0]), F16).unwrap();
+    assert_eq!((p.bytes, p.byte_offset), (2, 0));
+    // Empty and 0-d tensors.
+    assert_eq!(plan(&[0, 7], None, F32).unwrap().bytes, 0);
+    assert_eq!(plan(&[], None, F32).unwrap().bytes, 4);
+}
+
+#[test]
+fn alloc_plan_refuses_sizes_beyond_one_allocation_as_overflow() {
+    // 2^61 float32 elements is 2^63 bytes: the count fits in int64_t, the byte size does not.
+    let e = plan(&[1 << 61], None, F32).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Tensor {
+                fault: Fault::Overflow,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    // 2^60 float32 elements is 2^62 bytes: fits in int64_t, but not below isize::MAX - 64 - 64.
+    let v = TensorView {
+        data: 0,
+        device: CPU,
+        dtype: F32,
+        shape: &[(1 << 61) / 2 - 8],
+        strides: None,
+        byte_offset: 0,
+    };
+    assert!(alloc_plan(&v, false, 0).is_ok());
+    let v = TensorView {
+        shape: &[(1i64 << 61) - 1],
+        ..v
+    };
+    let e = alloc_plan(&v, false, 0).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Tensor {
+                fault: Fault::Overflow,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains("more than one allocation can hold"),
+        "{e}"
+    );
+}

@@ -1,0 +1,3 @@
+module dlpackhelpers.example/ffi
+
+go 1.19
