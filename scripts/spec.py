@@ -9,8 +9,8 @@
                                          the committed IDs defined nowhere any more retired)
 
 Options (both commands; 07-spec.sh uses them to show that the check fails when it must):
-  --lib SO          the built library (default: sdk/lib/libdlpack_helpers.so when scripts/build
-                    laid it out, else target/release/libdlpack_helpers.so)
+  --lib SO          the built library (default: the newer of sdk/lib/libdlpack_helpers.so, which
+                    scripts/build lays out, and target/release/libdlpack_helpers.so)
   --header H        the header (default include/dlpack_helpers.h)
   --spec DIR        the specification folder (default spec/)
   --manifest FILE   the manifest (default DIR/abi.toml)
@@ -213,7 +213,12 @@ def doc_facts(doc):
 
 def default_lib():
     sdk = ROOT / "sdk" / "lib" / "libdlpack_helpers.so"
-    return sdk if sdk.exists() else ROOT / "target" / "release" / "libdlpack_helpers.so"
+    rel = ROOT / "target" / "release" / "libdlpack_helpers.so"
+    # The newer of the two: a stale sdk/ (scripts/build not rerun) must not hide the build.
+    found = [p for p in (sdk, rel) if p.exists()]
+    if not found:
+        return rel
+    return max(found, key=lambda p: p.resolve().stat().st_mtime)
 
 
 class Facts:
