@@ -10,6 +10,7 @@ the slowest thread. Rounds of 1 and 2 threads alternate, so that a change in the
 touches both; the ratio is taken per pair of rounds, and the median pair is reported.
 """
 import json
+import os
 import statistics
 import sys
 import sysconfig
@@ -84,15 +85,40 @@ def report(ft_path, gil_path):
         "",
         "Speed-up is wall-clock throughput; it can reach 2x only when the machine gives the two threads two "
         "cores (the column before). Per-call CPU efficiency (calls per CPU-second with 2 threads / with 1) "
-        "does not depend on the cores granted: 1.0 means no lock or shared cache line on the hot path.",
+        "does not depend on the cores granted: 1.0 means no lock or shared cache line on the hot path. Both say "
+        "something about contention only when the cores column is well above 1 (the threads really overlapped); "
+        "on a machine busy with other work they mostly took turns.",
     ]
-    print("\n".join(lines))
+    text = "\n".join(lines) + "\n"
+    print(text)
+    return text
+
+
+HEAD = "\n## 8. Free-threaded CPython"
+
+
+def write_section(text, doc_path):
+    """Replace (or append) section 8 of docs/performance.md; benches/bench.py keeps it."""
+    from pathlib import Path
+    out = Path(doc_path)
+    doc = out.read_text() if out.exists() else ""
+    rest = ""
+    if HEAD in doc:
+        start = doc.index(HEAD)
+        nxt = doc.find("\n## ", start + len(HEAD))
+        doc, rest = doc[:start], ("" if nxt < 0 else doc[nxt:])
+    intro = (HEAD.lstrip("\n") + "\n\nWritten by `scripts/bench --free-threaded` (issue 36, benches/free_threaded.py): "
+             f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} when written.\n\n")
+    out.write_text(doc.rstrip("\n") + "\n\n" + intro + text + rest)
 
 
 def main():
     args = sys.argv[1:]
     if args and args[0] == "--report":
-        return report(args[1], args[2])
+        text = report(args[1], args[2])
+        if "--write" in args:
+            write_section(text, args[args.index("--write") + 1])
+        return
     threads = [int(x) for x in (args[args.index("--threads") + 1].split(",") if "--threads" in args else ["1", "2"])]
     n = int(args[args.index("--calls") + 1]) if "--calls" in args else 100_000
     pairs = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 7
