@@ -294,3 +294,43 @@ def test_import_release_loop_on_every_thread_balances():
     gc.collect()
     assert len(deaths.died) == THREADS * 200
     assert len(set(label for label, _ in deaths.died)) == THREADS * 200
+
+
+class _PublishesOurTable:
+    """A Python producer whose class publishes an exchange table (the Tensor type's: it refuses
+    other objects, so every import falls back to ``__dlpack__``) and whose instances have a
+    ``__dict__``: each import first reads the instance dictionary (the per-object override
+    check), on a free-threaded build under the object's critical section."""
+    __dlpack_c_exchange_api__ = dh.Tensor.__dlpack_c_exchange_api__
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kw):
+        return self.a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def test_instance_dict_replaced_while_other_threads_import():
+    """One object imported by THREADS - 1 threads while the last one keeps replacing its whole
+    ``__dict__`` (each old dictionary dies at once): every import reads a live dictionary and
+    gives the right values."""
+    want = np.arange(5.0)
+    p = _PublishesOurTable(want.copy())
+    done = threading.Event()
+
+    def work(i):
+        if i == 0:
+            for _ in range(3000):
+                p.__dict__ = {"a": want.copy()}
+            done.set()
+            return
+        while True:  # at least once, then until the replacing thread is done
+            with dh.import_tensor(p) as t:
+                assert (np.from_dlpack(t) == want).all()
+            if done.is_set():
+                break
+
+    run_threads(THREADS, work)
