@@ -62,9 +62,11 @@ def round_(work, threads, n):
     return threads * n / (max(ends) - start), threads * n / cpu
 
 
-def report(ft_path, gil_path):
-    """A Markdown table of a free-threaded run and a GIL-enabled run (scripts/bench --free-threaded)."""
+def report(ft_path, gil_path, ir_path=None):
+    """A Markdown table of a free-threaded run and a GIL-enabled run (scripts/bench --free-threaded),
+    with callgrind's instructions per call on each interpreter when `ir_path` is given."""
     ft, gil = (json.load(open(p)) for p in (ft_path, gil_path))
+    ir = json.load(open(ir_path)) if ir_path else None
     lines = [
         f"Free-threaded CPython {ft['python']} (GIL enabled after import: {ft['gil_enabled']}) beside CPython "
         f"{gil['python']}; {ft['calls_per_thread']:,} calls per thread, {ft['rounds']} alternating rounds of 1 and 2 "
@@ -81,6 +83,13 @@ def report(ft_path, gil_path):
             f"| `{name}` | {r['1_threads_calls_per_s']:,.0f} | {r['2_threads_calls_per_s']:,.0f} "
             f"| {r['speedup_2_vs_1']:.2f}x ({lo:.2f}-{hi:.2f}) | {r['cores_used_2_threads']:.2f} "
             f"| {r['cpu_efficiency_2_vs_1']:.2f} | {r['ns_per_call_1_thread']:.0f} | {g['ns_per_call_1_thread']:.0f} |")
+    if ir:
+        lines += ["", "Single-thread cost in instructions (callgrind, independent of the machine's load; the loop's "
+                  "own cost included, the interpreter's start-up subtracted):", "",
+                  f"| workload | Ir/call, {ft['python']} | Ir/call, {gil['python']} | ratio |", "|---|---|---|---|"]
+        for name in ft["workloads"]:
+            a, b = ir["free-threaded"][name], ir["gil"][name]
+            lines.append(f"| `{name}` | {a:,.0f} | {b:,.0f} | {a / b:.2f} |")
     lines += [
         "",
         "Speed-up is wall-clock throughput; it can reach 2x only when the machine gives the two threads two "
@@ -114,8 +123,12 @@ def write_section(text, doc_path):
 
 def main():
     args = sys.argv[1:]
+    if args and args[0] == "--loop":  # `--loop N WORKLOAD`: only the calls, for callgrind
+        a = np.arange(16.0)
+        WORKLOADS[args[2]](a, int(args[1]))
+        return
     if args and args[0] == "--report":
-        text = report(args[1], args[2])
+        text = report(args[1], args[2], args[args.index("--ir") + 1] if "--ir" in args else None)
         if "--write" in args:
             write_section(text, args[args.index("--write") + 1])
         return
