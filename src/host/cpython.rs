@@ -151,6 +151,21 @@ python_api! {
     // `torch._C` from `sys.modules` (no import): PyTorch's `_disabled_torch_function_impl` is
     // recognised by identity (`exchange::torch_function_disabled`). Stable ABI since 3.7.
     PyImport_GetModule: unsafe extern "C" fn(*mut PyObject) -> *mut PyObject,
+    // Free-threaded CPython (issue 36). `_Py_MergeZeroLocalRefcount` is exported only by a
+    // build configured with `--disable-gil` (its inline `Py_DECREF` calls it): its presence is
+    // how the library tells that build apart (`Api::free_threaded`); it is never called. The
+    // library reads no object header and no reference count itself (every change goes through
+    // `Py_IncRef`/`Py_DecRef`, the type through `PyObject_Type`), so the header's different
+    // layout there (`ob_tid`, `ob_ref_local`, `ob_ref_shared`) changes nothing it reads.
+    _Py_MergeZeroLocalRefcount: unsafe extern "C" fn(*mut PyObject),
+    // 3.13 on: the per-object lock that CPython's own code takes where the GIL used to order
+    // things (a no-op with the GIL). Taken, in a free-threaded build only, around the read of an
+    // instance's `__dict__` slot and the new reference to it (`exchange::instance_overrides`).
+    PyCriticalSection_Begin: unsafe extern "C" fn(*mut [usize; 2], *mut PyObject),
+    PyCriticalSection_End: unsafe extern "C" fn(*mut [usize; 2]),
+    // 3.13 on: `_PyType_Lookup` with a new reference (the borrowed answer of `_PyType_Lookup`
+    // may be freed by another thread's change of the class in a free-threaded build).
+    _PyType_LookupRef: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
 }
 
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still
@@ -237,6 +252,13 @@ impl Drop for Owned {
 }
 
 impl Api {
+    /// Whether the host is a free-threaded CPython (built with `--disable-gil`; the GIL may be
+    /// off): told by a symbol only that build exports (see `_Py_MergeZeroLocalRefcount`).
+    #[inline]
+    pub fn free_threaded(&self) -> bool {
+        self._Py_MergeZeroLocalRefcount.is_some()
+    }
+
     /// `PyMem_Malloc` and `PyMem_Free` when the host exports both (every CPython does): the
     /// allocator of exported view blocks. One answer for the life of the process (the table is
     /// resolved once), so a block is always freed by the allocator that made it.
@@ -630,8 +652,21 @@ impl Api {
                 return None;
             }
             let p = Box::into_raw(Box::new(names));
-            NAMES.store(p, Ordering::Release);
-            Some(&*p)
+            // Free-threaded CPython (issue 36): two threads may make names at once; the first
+            // published wins, the other releases its own objects (one set for the process).
+            match NAMES.compare_exchange(
+                core::ptr::null_mut(),
+                p,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => Some(&*p),
+                Err(first) => {
+                    drop(Box::from_raw(p));
+                    cleanup(&objs);
+                    (&*first).interp.eq(&interp).then_some(&*first)
+                }
+            }
         }
     }
 }

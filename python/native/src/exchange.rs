@@ -267,8 +267,8 @@ unsafe extern "C" fn from_py_object(
         // `__dlpack__(max_version=(1, 3))`'s in-place view (DLPack: a view, never IS_COPIED)
         // without a capsule: the Tensor is validated once, each view is a copy of its DLTensor.
         let mt = t.managed()?;
-        t.validate_once(mt)?;
-        let owner = t.owner()?;
+        t.validate_once(&mt)?;
+        let owner = t.owner(&mt)?;
         let mut view = null_mut();
         // SAFETY: `mt` validated and owned by this Tensor; owner alive; the caller's view.
         check(unsafe {

@@ -59,8 +59,11 @@ unsafe fn call_with(
 /// The items and length of `kwnames`, read in place: `PyTuple_GetItem`/`PyTuple_Size` are
 /// calls with type and bounds checks (about 11 instructions per name, issue 26) for a value the
 /// vectorcall protocol guarantees to be an exact tuple. The layout read is `PyVarObject`
-/// (limited API) followed by the item array, `PyTupleObject`'s layout in every CPython that can
-/// load an abi3 module (the free-threaded builds, whose object header differs, cannot).
+/// (limited API) followed by the item array, `PyTupleObject`'s layout in every CPython. The
+/// header's size is the build's own: pyo3-ffi's `PyVarObject` carries the free-threaded header
+/// (`ob_tid`, `ob_ref_local`, `ob_ref_shared`, ...) when built for a free-threaded CPython
+/// (`Py_GIL_DISABLED`, the cp313t module), the classic one for abi3. A tuple never changes
+/// size, so reading it unlocked is safe with the GIL off too.
 ///
 /// # Safety
 /// `kwnames` is a live exact tuple, GIL held.

@@ -376,7 +376,10 @@ fn _ffi_mirror_layouts() -> Vec<(&'static str, &'static str, usize)> {
     ffi::mirror_layouts()
 }
 
-#[pymodule]
+// `gil_used = false`: every piece of shared state in this module and the C library is correct
+// with the GIL off (docs/python.md "Free-threaded CPython", issue 36), so importing it on a
+// free-threaded CPython keeps the GIL off. Nothing changes on a GIL-enabled CPython.
+#[pymodule(gil_used = false)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<Tensor>()?;

@@ -9,7 +9,10 @@ use crate::ffi;
 use crate::values::{DType, Device};
 use core::ffi::c_void;
 use core::ptr::null_mut;
-use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering::Relaxed};
+use core::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicUsize,
+    Ordering::{AcqRel, Acquire, Relaxed, Release},
+};
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyTuple};
@@ -31,8 +34,13 @@ const FLAG_IS_COPIED: u64 = 2;
 /// after it; the Tensor itself then refuses access to the data (``ValueError``).
 #[pyclass(frozen, module = "dlpack_helpers", name = "Tensor")]
 pub struct Tensor {
-    /// The managed tensor; NULL once released.
+    /// The managed tensor; NULL once freed (`state` says when it may be read).
     mt: AtomicPtr<DLManagedTensorVersioned>,
+    /// Who is reading `mt` and whether it was released, so that a release on one thread never
+    /// frees what another thread reads (free-threaded CPython, issue 36): `RELEASED` and `FREED`
+    /// bits plus `BORROW` per live [`Held`]. `mt`/`owner` are freed exactly once, by whoever
+    /// moves the state from "released, no borrow" to `FREED` (a compare-exchange).
+    state: AtomicUsize,
     /// NULL, or (after the first export) a `"dltensor_versioned"` capsule made by
     /// `dlpack_capsule_new` that owns `mt` (its destructor calls the deleter); views reference it.
     owner: AtomicPtr<pyo3::ffi::PyObject>,
@@ -55,8 +63,38 @@ pub struct Tensor {
     device: OnceLock<Py<Device>>,
 }
 
-// SAFETY: the raw pointers are only touched with the GIL held (every method and Drop of a
-// pyclass run with it); abi3 builds target GIL-enabled CPython.
+/// `Tensor::state`: `release` was called (no new borrow succeeds).
+const RELEASED: usize = 1;
+/// `Tensor::state`: `mt` and `owner` were freed (set once, by one thread).
+const FREED: usize = 2;
+/// `Tensor::state`: one live [`Held`].
+const BORROW: usize = 4;
+
+/// A borrow of a live Tensor's managed tensor: while it lives, a `release` on any thread
+/// only marks the Tensor released, and the last borrow frees it (issue 36).
+pub struct Held<'a> {
+    t: &'a Tensor,
+    mt: &'a DLManagedTensorVersioned,
+}
+
+impl core::ops::Deref for Held<'_> {
+    type Target = DLManagedTensorVersioned;
+    #[inline(always)]
+    fn deref(&self) -> &DLManagedTensorVersioned {
+        self.mt
+    }
+}
+
+impl Drop for Held<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.t.unborrow();
+    }
+}
+
+// SAFETY: every field is an atomic, a `OnceLock` or immutable after construction; `mt` is read
+// only under a `Held` borrow and freed once (`state`), so any thread may use a Tensor
+// (free-threaded CPython, issue 36). Python objects are touched only while attached.
 unsafe impl Send for Tensor {}
 unsafe impl Sync for Tensor {}
 
@@ -84,6 +122,7 @@ impl Tensor {
         Tensor {
             mt: AtomicPtr::new(mt),
             owner: AtomicPtr::new(null_mut()),
+            state: AtomicUsize::new(0),
             how,
             ready,
             assumed_read_only: AtomicBool::new(false),
@@ -94,7 +133,35 @@ impl Tensor {
         }
     }
 
+    /// Drop this Tensor's hold: mark it released; free now when nothing borrows it, else the
+    /// last borrow frees it. Idempotent, from any thread.
     fn release_hold(&self) {
+        let s = self.state.fetch_or(RELEASED, AcqRel);
+        if s & RELEASED == 0 && s < BORROW {
+            self.try_free();
+        }
+    }
+
+    /// Free once released with no borrow left: exactly one caller wins the compare-exchange.
+    #[cold]
+    fn try_free(&self) {
+        if self
+            .state
+            .compare_exchange(RELEASED, RELEASED | FREED, AcqRel, Relaxed)
+            .is_ok()
+        {
+            self.free();
+        }
+    }
+
+    #[inline(always)]
+    fn unborrow(&self) {
+        if self.state.fetch_sub(BORROW, AcqRel) == RELEASED | BORROW {
+            self.try_free();
+        }
+    }
+
+    fn free(&self) {
         let owner = self.owner.swap(null_mut(), Relaxed);
         let mt = self.mt.swap(null_mut(), Relaxed);
         if !owner.is_null() {
@@ -106,18 +173,23 @@ impl Tensor {
         }
     }
 
-    /// The managed tensor, or `ValueError` once released.
+    /// The managed tensor, borrowed (a [`Held`]: a release meanwhile, on any thread, waits
+    /// for it to end before freeing), or `ValueError` once released.
     #[inline]
-    pub fn managed(&self) -> PyResult<&DLManagedTensorVersioned> {
+    pub fn managed(&self) -> PyResult<Held<'_>> {
+        let s = self.state.fetch_add(BORROW, Acquire);
         let p = self.mt.load(Relaxed);
-        if p.is_null() {
+        if s & RELEASED != 0 || p.is_null() {
+            self.unborrow();
             return Err(PyValueError::new_err(
                 "the tensor was released (arrays exported from it stay valid)",
             ));
         }
-        // SAFETY: valid until release (GIL held; nothing here runs Python code that could
-        // release it while the reference is used).
-        Ok(unsafe { &*p })
+        // SAFETY: not released when the borrow was taken, so not freed until it ends.
+        Ok(Held {
+            t: self,
+            mt: unsafe { &*p },
+        })
     }
 
     /// `DLPACK_HELPERS_READ_ONLY_ORIGIN_*` of the managed tensor (C
@@ -132,7 +204,7 @@ impl Tensor {
         }
         let mut out = -1;
         // SAFETY: the live tensor this object owns; valid out pointer.
-        check(unsafe { ffi::dlpack_tensor_read_only_origin(mt, &mut out) })?;
+        check(unsafe { ffi::dlpack_tensor_read_only_origin(&*mt, &mut out) })?;
         Ok(out)
     }
 
@@ -146,7 +218,7 @@ impl Tensor {
     /// (`dlpack_*_new_view_validated`). `Ok(true)` once it passed; an invalid tensor is an error
     /// on every export, never cached.
     pub fn validate_once(&self, mt: &DLManagedTensorVersioned) -> PyResult<bool> {
-        if self.validated.load(Relaxed) {
+        if self.validated.load(Acquire) {
             return Ok(true);
         }
         let opts = ffi::dlpack_helpers_validate_options {
@@ -156,31 +228,44 @@ impl Tensor {
         };
         // SAFETY: `mt` is the live tensor this object owns; no layout wanted.
         check(unsafe { ffi::dlpack_tensor_validate(mt, &opts, null_mut()) })?;
-        self.validated.store(true, Relaxed);
+        self.validated.store(true, Release);
         Ok(true)
     }
 
-    /// The owner capsule of the managed tensor (made on first use), borrowed.
-    pub fn owner(&self) -> PyResult<*mut pyo3::ffi::PyObject> {
-        let o = self.owner.load(Relaxed);
+    /// The owner capsule of the managed tensor (made on first use), borrowed; `mt` is this
+    /// Tensor's managed tensor under a [`Held`] borrow (the owner lives as long as it). Two threads exporting a fresh
+    /// Tensor at once may both make a capsule: the first published wins, and the other is
+    /// renamed `"used_dltensor_versioned"` before it is dropped, so its destructor leaves the
+    /// tensor alone (one owner, one deleter call; issue 36).
+    pub fn owner(&self, mt: &DLManagedTensorVersioned) -> PyResult<*mut pyo3::ffi::PyObject> {
+        let o = self.owner.load(Acquire);
         if !o.is_null() {
             return Ok(o);
         }
-        let mt = self.mt.load(Relaxed);
-        if mt.is_null() {
-            return Err(PyValueError::new_err(
-                "the tensor was released (arrays exported from it stay valid)",
-            ));
-        }
+        let mt = mt as *const DLManagedTensorVersioned as *mut DLManagedTensorVersioned;
         let mut cap: *mut c_void = null_mut();
-        // SAFETY: we own `mt`; on OK the capsule owns it.
+        // SAFETY: a borrowed live `mt`; on OK the capsule owns it.
         check(unsafe { ffi::dlpack_capsule_new(mt, &mut cap) })?;
-        self.owner.store(cap.cast(), Relaxed);
-        Ok(cap.cast())
+        match self
+            .owner
+            .compare_exchange(null_mut(), cap.cast(), AcqRel, Acquire)
+        {
+            Ok(_) => Ok(cap.cast()),
+            Err(first) => {
+                // SAFETY: our new capsule, never shared: renamed as consumed (a static name),
+                // so its destructor calls no deleter, then released (attached thread).
+                unsafe {
+                    pyo3::ffi::PyCapsule_SetName(cap.cast(), c"used_dltensor_versioned".as_ptr());
+                    pyo3::ffi::Py_DecRef(cap.cast());
+                }
+                Ok(first)
+            }
+        }
     }
 
     fn strides_vec(&self) -> PyResult<Vec<i64>> {
-        let t = &self.managed()?.dl_tensor;
+        let held = self.managed()?;
+        let t = &held.dl_tensor;
         let n = readable_ndim(t)?;
         if n == 0 {
             return Ok(Vec::new());
@@ -199,14 +284,15 @@ impl Tensor {
         Ok(out)
     }
 
-    fn shape_slice(&self) -> PyResult<&[i64]> {
-        let t = &self.managed()?.dl_tensor;
+    fn shape_vec(&self) -> PyResult<Vec<i64>> {
+        let held = self.managed()?;
+        let t = &held.dl_tensor;
         let n = readable_ndim(t)?;
         if n == 0 {
-            return Ok(&[]);
+            return Ok(Vec::new());
         }
-        // SAFETY: DLPack: `shape` holds `ndim` elements, valid while the tensor lives.
-        Ok(unsafe { core::slice::from_raw_parts(t.shape, n) })
+        // SAFETY: DLPack: `shape` holds `ndim` elements, valid while the borrow lives.
+        Ok(unsafe { core::slice::from_raw_parts(t.shape, n) }.to_vec())
     }
 }
 
@@ -301,7 +387,7 @@ impl Tensor {
     /// Whether :meth:`release` was called.
     #[getter]
     fn released(&self) -> bool {
-        self.mt.load(Relaxed).is_null()
+        self.state.load(Acquire) & RELEASED != 0
     }
 
     /// The managed tensor's DLPack ``(major, minor)`` version (a legacy tensor is wrapped as this library's version, 1.3).
@@ -372,11 +458,11 @@ impl Tensor {
     #[getter]
     fn shape(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
         if let Some(s) = self.shape.get() {
-            if !self.mt.load(Relaxed).is_null() {
+            if !self.released() {
                 return Ok(s.clone_ref(py));
             }
         }
-        let t = PyTuple::new(py, self.shape_slice()?)?.unbind();
+        let t = PyTuple::new(py, self.shape_vec()?)?.unbind();
         Ok(self.shape.get_or_init(|| t).clone_ref(py))
     }
 
@@ -409,7 +495,8 @@ impl Tensor {
     ///
     /// Raises ``RuntimeError`` when a driver call fails, ``ValueError`` after ``release()``.
     fn host_access(&self) -> PyResult<&'static str> {
-        let mt = self.managed()? as *const DLManagedTensorVersioned;
+        let held = self.managed()?;
+        let mt = &*held as *const DLManagedTensorVersioned;
         let mut out: i32 = -1;
         // SAFETY: `mt` is the live tensor this object owns; NULL context = the registered one.
         check(unsafe { ffi::dlpack_tensor_host_access(mt, core::ptr::null_mut(), &mut out) })?;
@@ -424,7 +511,8 @@ impl Tensor {
     /// (``dlpack_tensor_layout``): extent-1 dimensions may carry any stride, empty tensors are
     /// contiguous. Raises ``ValueError`` after ``release()``.
     fn is_contiguous(&self) -> PyResult<bool> {
-        let mt = self.managed()? as *const DLManagedTensorVersioned;
+        let held = self.managed()?;
+        let mt = &*held as *const DLManagedTensorVersioned;
         let mut layout = ffi::dlpack_helpers_layout::default();
         // SAFETY: `mt` is the live tensor this object owns; `layout` is local storage.
         check(unsafe { ffi::dlpack_tensor_layout(mt, &mut layout) })?;
@@ -567,8 +655,7 @@ impl Tensor {
         // versioned view: straight to the view (issue 26; what `export` and `export_with` do
         // for it, without building the request and comparing it field by field).
         if let Some(mt) = self.in_place_ready() {
-            // SAFETY: GIL held (PLAN_MEMO's rule).
-            if let Some((d, r, p)) = unsafe { &*PLAN_MEMO.0.get() } {
+            if let Some((d, r, p)) = &plan_memo() {
                 if *d == mt.dl_tensor.device
                     && r.has_max_version
                     && r.max_version == v
@@ -579,7 +666,7 @@ impl Tensor {
                     && p.kind == ffi::EXPORT_VERSIONED
                     && p.device == *d
                 {
-                    return self.view_validated(py, mt);
+                    return self.view_validated(py, &mt);
                 }
             }
         }
@@ -602,10 +689,9 @@ impl Tensor {
         let src = mt.dl_tensor.device;
         let memo = queue.is_none() && !req.has_stream && !req.has_dl_device;
         if memo {
-            // SAFETY: GIL held (PLAN_MEMO's rule).
-            if let Some((d, r, p)) = unsafe { &*PLAN_MEMO.0.get() } {
+            if let Some((d, r, p)) = &plan_memo() {
                 if *d == src && same_request(r, req) {
-                    return self.export_with(py, mt, req, *p);
+                    return self.export_with(py, &mt, req, *p);
                 }
             }
         }
@@ -634,10 +720,11 @@ impl Tensor {
         // SAFETY: written on OK.
         let plan = unsafe { plan.assume_init() };
         if memo {
-            // SAFETY: GIL held (PLAN_MEMO's rule).
-            unsafe { *PLAN_MEMO.0.get() = Some((src, *req, plan)) };
+            if let Ok(mut m) = PLAN_MEMO.try_lock() {
+                m.0 = Some((src, *req, plan));
+            }
         }
-        self.export_with(py, mt, req, plan)
+        self.export_with(py, &mt, req, plan)
     }
 
     /// The export `plan` says (a copy, or a view of this tensor), after the recorded producer
@@ -653,7 +740,7 @@ impl Tensor {
         // The common export (issue 26): an in-place versioned view, on the tensor's own device.
         if !plan.copy && plan.kind == ffi::EXPORT_VERSIONED && plan.device == src {
             if let Some(mt) = self.in_place_ready() {
-                return self.view_validated(py, mt);
+                return self.view_validated(py, &mt);
             }
         }
         // Peer case 53: data imported through a producer's no-sync export is ordered on the
@@ -702,7 +789,7 @@ impl Tensor {
             // producer's kDLTPU, say) passes through, as in every consumer path (issue 22); the
             // request bit is not stored.
             let flags = flags | ffi::CREATE_ALLOW_UNASSIGNED_DEVICE;
-            let owner = self.owner()?;
+            let owner = self.owner(mt)?;
             // SAFETY: `tensor` borrows our shape/strides (copied by the call); owner is alive.
             check(unsafe {
                 if tensor.device == mt.dl_tensor.device && self.validate_once(mt)? {
@@ -727,17 +814,14 @@ impl Tensor {
     /// The managed tensor when an in-place view of it needs nothing but the copy: validated,
     /// its owner capsule made, and no recorded producer stream to wait for (issue 26).
     #[inline(always)]
-    fn in_place_ready(&self) -> Option<&DLManagedTensorVersioned> {
-        let p = self.mt.load(Relaxed);
-        if p.is_null()
-            || self.ready.kind == ffi::STREAM_HANDLE
-            || !self.validated.load(Relaxed)
-            || self.owner.load(Relaxed).is_null()
+    fn in_place_ready(&self) -> Option<Held<'_>> {
+        if self.ready.kind == ffi::STREAM_HANDLE
+            || !self.validated.load(Acquire)
+            || self.owner.load(Acquire).is_null()
         {
             return None;
         }
-        // SAFETY: valid until release (GIL held), as `managed`.
-        Some(unsafe { &*p })
+        self.managed().ok()
     }
 
     /// An in-place versioned view of `mt` (from `in_place_ready`): `dlpack_capsule_new_view_validated`
@@ -749,7 +833,7 @@ impl Tensor {
         py: Python<'py>,
         mt: &DLManagedTensorVersioned,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let owner = self.owner.load(Relaxed);
+        let owner = self.owner.load(Acquire);
         let flags = (mt.flags & !FLAG_IS_COPIED) | ffi::CREATE_ALLOW_UNASSIGNED_DEVICE;
         let mut out: *mut c_void = null_mut();
         // SAFETY: `mt`'s DLTensor, validated and unchanged; the owner is alive.
@@ -796,20 +880,26 @@ impl Tensor {
 /// `dl_device`, with that request and the source device: then the plan depends on nothing
 /// else (the producer's version and flags are this module's constants), so the same request
 /// for a tensor on the same device reuses it (issue 26). Process-wide rather than per `Tensor`,
-/// so that a `Tensor` stays small (it is made on every import). Read and written only with the
-/// GIL held (abi3 targets GIL-enabled CPython, as `Tensor`'s own fields).
-struct PlanMemo(
-    core::cell::UnsafeCell<
-        Option<(
-            DLDevice,
-            ffi::dlpack_helpers_export_request,
-            ffi::dlpack_helpers_export_plan,
-        )>,
-    >,
-);
-// SAFETY: accessed only with the GIL held (see above).
-unsafe impl Sync for PlanMemo {}
-static PLAN_MEMO: PlanMemo = PlanMemo(core::cell::UnsafeCell::new(None));
+/// so that a `Tensor` stays small (it is made on every import). Behind a mutex that is only
+/// ever tried (`try_lock`), never waited for: with the GIL off (issue 36) a thread that finds it
+/// taken resolves the request itself, so exports on several threads never block one another and
+/// never read a half-written memo.
+type Memo = Option<(
+    DLDevice,
+    ffi::dlpack_helpers_export_request,
+    ffi::dlpack_helpers_export_plan,
+)>;
+struct MemoCell(Memo);
+// SAFETY: plain values; the plan's stream handle is an opaque number here (a request without
+// `stream` resolves to no stream), never dereferenced through the memo.
+unsafe impl Send for MemoCell {}
+static PLAN_MEMO: std::sync::Mutex<MemoCell> = std::sync::Mutex::new(MemoCell(None));
+
+/// A copy of the plan memo, or None when it is empty or another thread holds it right now.
+#[inline]
+fn plan_memo() -> Memo {
+    PLAN_MEMO.try_lock().ok().and_then(|m| m.0)
+}
 
 /// Whether two requests without `stream` and `dl_device` are the same (the fields a resolution
 /// reads then).

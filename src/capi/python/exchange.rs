@@ -646,11 +646,24 @@ unsafe fn first_guard_read(
         unsafe {
             let descr_get = get_slot(gs_type, PY_TP_DESCR_GET);
             let ty = (api.PyObject_Type)(obj);
-            let d = if get_slot(ty, PY_TP_GETATTRO) == generic as *mut c_void {
-                lookup(ty, name)
+            // A new reference to the descriptor: with the GIL off another thread may change the
+            // class and free a borrowed one (issue 36); `_PyType_LookupRef` where exported
+            // (3.13 on), else the borrowed answer made strong at once (the GIL orders it).
+            let held = if get_slot(ty, PY_TP_GETATTRO) == generic as *mut c_void {
+                match api._PyType_LookupRef {
+                    Some(lookup_ref) => Owned::new(api, lookup_ref(ty, name)),
+                    None => Owned::new(api, {
+                        let d = lookup(ty, name);
+                        if !d.is_null() {
+                            (api.Py_IncRef)(d);
+                        }
+                        d
+                    }),
+                }
             } else {
-                core::ptr::null_mut()
+                None
             };
+            let d = held.as_ref().map_or(core::ptr::null_mut(), Owned::as_ptr);
             (api.Py_DecRef)(ty);
             if !(api.PyErr_Occurred)().is_null() {
                 (api.PyErr_Clear)();
@@ -767,25 +780,53 @@ pub(crate) unsafe fn instance_overrides(
     else {
         return Ok(true);
     };
-    // SAFETY: GIL held; the instance dictionary's slot of `obj`. NULL for a type that can have
-    // one means CPython could not make it from the instance's attributes (it clears that
-    // `MemoryError` itself): what the instance holds is unknown.
-    let p = unsafe { dict_ptr(obj) };
-    if p.is_null() {
-        return Ok(true);
+    // Free-threaded CPython (issue 36): another thread may replace `obj.__dict__` (and free the
+    // old one) between the slot's read and the new reference; CPython's own setter does it
+    // under the object's critical section, so the read and the reference are made under it too.
+    // Without the critical-section API there, `__dlpack__` answers.
+    let section = if api.free_threaded() {
+        match (api.PyCriticalSection_Begin, api.PyCriticalSection_End) {
+            (Some(b), Some(e)) => Some((b, e)),
+            _ => return Ok(true),
+        }
+    } else {
+        None
+    };
+    let mut cs = [0usize; 2];
+    if let Some((begin, _)) = section {
+        // SAFETY: attached thread; `cs` outlives the section (ended below on every path).
+        unsafe { begin(&mut cs, obj) };
     }
-    // SAFETY: `p` points at the instance's dictionary slot.
-    let dict = unsafe { *p };
+    // SAFETY: GIL held (or the object's critical section); the instance dictionary's slot of
+    // `obj`. NULL for a type that can have one means CPython could not make it from the
+    // instance's attributes (it clears that `MemoryError` itself): what the instance holds is
+    // unknown.
+    let dict = unsafe {
+        let p = dict_ptr(obj);
+        if p.is_null() {
+            Err(())
+        } else {
+            let d = *p;
+            if !d.is_null() {
+                (api.Py_IncRef)(d);
+            }
+            Ok(d)
+        }
+    };
+    if let Some((_, end)) = section {
+        // SAFETY: the section begun above.
+        unsafe { end(&mut cs) };
+    }
+    let Ok(dict) = dict else {
+        return Ok(true);
+    };
     if dict.is_null() {
         return Ok(false);
     }
     // A strong reference for the lookups: a key's `__eq__` may run Python code that replaces
     // the instance's `__dict__` and frees this one (a read after free: new-user run).
-    // SAFETY: GIL held; `dict` live now; released on drop.
-    let Some(dict) = Owned::new(api, unsafe {
-        (api.Py_IncRef)(dict);
-        dict
-    }) else {
+    // SAFETY: the new reference taken above; released on drop.
+    let Some(dict) = Owned::new(api, dict) else {
         return Ok(true);
     };
     // SAFETY: as above.
