@@ -39,8 +39,7 @@ def _new_ok(versioned):
 
     def run(ctx):
         py = Py(ctx)
-        # The tensor lies entirely in a PROT_NONE page: reading or writing it faults (NEW-3).
-        guard = ctx.guarded(0) if False else None
+        # The tensor is made PROT_NONE for the call: reading or writing it faults (NEW-3).
         p, rec = make(ctx, versioned, poison=False)
         size = ctypes.sizeof(ctx.T.DLManagedTensorVersioned if versioned else ctx.T.DLManagedTensor)
         before = ctypes.string_at(p, size)
@@ -95,7 +94,6 @@ def _new_fails(versioned):
         py = Py(ctx)
         p, rec = make(ctx, versioned)
         out = out_ptr()
-        ctx.f.dlpack_last_error_message
         st, exc = py.call(fn, p, ctypes.byref(out), fail_alloc=True)
         ctx.expect(st, "PRODUCER_ERROR", what="CPython cannot allocate the capsule")
         no_exc(ctx, exc, fn)
