@@ -195,6 +195,24 @@ def _(ctx):
     ctx.check(ctx.calls(rec) == 1, "the deleter did not run with an exception pending")
 
 
+@case("python.capsule_destructor.raising_deleter", profile="python", covers=["PY-CAPSULE-DESTRUCTOR-5"])
+def _(ctx):
+    # A deleter that raises: its exception is cleared when none was pending; a pending one is
+    # the one left set afterwards, the same object.
+    py = Py(ctx)
+    py.lib.fx_raising_deleter_address.restype = ctypes.c_void_p
+    py.lib.fx_raising_deleter_calls.restype = ctypes.c_long
+    for pending in (None, KeyError("pending")):
+        p, rec = ctx.make_versioned(poison=False)
+        ctx.versioned(p).deleter = py.lib.fx_raising_deleter_address()
+        before = py.lib.fx_raising_deleter_calls()
+        cap = py.named(p, b"dltensor_versioned", destructor=False)
+        with Unraisable():
+            st, exc = py.call("dlpack_capsule_destructor", Obj(cap), pending=pending)
+        ctx.check(py.lib.fx_raising_deleter_calls() == before + 1, "the raising deleter did not run once")
+        ctx.check(exc is pending, f"pending {pending!r}: the error indicator is {exc!r} after a raising deleter")
+
+
 @case("python.capsule_destructor.null", profile="python", covers=["PY-CAPSULE-DESTRUCTOR-6"])
 def _(ctx):
     py = Py(ctx)
