@@ -28,6 +28,7 @@ typedef struct DLPackExchangeAPI DLPackExchangeAPI;
 typedef struct DLPackExchangeAPIHeader DLPackExchangeAPIHeader;
 typedef struct DLPackVersion DLPackVersion;
 typedef struct DLTensor DLTensor;
+typedef struct dlpack_helpers_error dlpack_helpers_error;
 typedef struct dlpack_helpers_export_plan dlpack_helpers_export_plan;
 typedef struct dlpack_helpers_export_request dlpack_helpers_export_request;
 typedef struct dlpack_helpers_import_request dlpack_helpers_import_request;
@@ -131,13 +132,26 @@ typedef char dlpc_check_35[(offsetof(struct DLPackExchangeAPI, managed_tensor_fr
 typedef char dlpc_check_36[(offsetof(struct DLPackExchangeAPI, managed_tensor_to_py_object_no_sync) == 32) ? 1 : -1];
 typedef char dlpc_check_37[(offsetof(struct DLPackExchangeAPI, dltensor_from_py_object_no_sync) == 40) ? 1 : -1];
 typedef char dlpc_check_38[(offsetof(struct DLPackExchangeAPI, current_work_stream) == 48) ? 1 : -1];
+struct dlpack_helpers_error {
+  size_t struct_size;
+  dlpack_helpers_status status;
+  uint32_t reserved;
+  size_t message_length;
+  char message[512];
+};
+typedef char dlpc_check_39[(sizeof(struct dlpack_helpers_error) == 536) ? 1 : -1];
+typedef char dlpc_check_40[(offsetof(struct dlpack_helpers_error, struct_size) == 0) ? 1 : -1];
+typedef char dlpc_check_41[(offsetof(struct dlpack_helpers_error, status) == 8) ? 1 : -1];
+typedef char dlpc_check_42[(offsetof(struct dlpack_helpers_error, reserved) == 12) ? 1 : -1];
+typedef char dlpc_check_43[(offsetof(struct dlpack_helpers_error, message_length) == 16) ? 1 : -1];
+typedef char dlpc_check_44[(offsetof(struct dlpack_helpers_error, message) == 24) ? 1 : -1];
 struct dlpack_helpers_stream {
   dlpack_helpers_stream_kind kind;
   void * handle;
 };
-typedef char dlpc_check_39[(sizeof(struct dlpack_helpers_stream) == 16) ? 1 : -1];
-typedef char dlpc_check_40[(offsetof(struct dlpack_helpers_stream, kind) == 0) ? 1 : -1];
-typedef char dlpc_check_41[(offsetof(struct dlpack_helpers_stream, handle) == 8) ? 1 : -1];
+typedef char dlpc_check_45[(sizeof(struct dlpack_helpers_stream) == 16) ? 1 : -1];
+typedef char dlpc_check_46[(offsetof(struct dlpack_helpers_stream, kind) == 0) ? 1 : -1];
+typedef char dlpc_check_47[(offsetof(struct dlpack_helpers_stream, handle) == 8) ? 1 : -1];
 struct dlpack_helpers_export_plan {
   int32_t kind;
   DLPackVersion version;
@@ -147,14 +161,14 @@ struct dlpack_helpers_export_plan {
   dlpack_helpers_sync sync;
   dlpack_helpers_stream stream;
 };
-typedef char dlpc_check_42[(sizeof(struct dlpack_helpers_export_plan) == 56) ? 1 : -1];
-typedef char dlpc_check_43[(offsetof(struct dlpack_helpers_export_plan, kind) == 0) ? 1 : -1];
-typedef char dlpc_check_44[(offsetof(struct dlpack_helpers_export_plan, version) == 4) ? 1 : -1];
-typedef char dlpc_check_45[(offsetof(struct dlpack_helpers_export_plan, device) == 12) ? 1 : -1];
-typedef char dlpc_check_46[(offsetof(struct dlpack_helpers_export_plan, copy) == 20) ? 1 : -1];
-typedef char dlpc_check_47[(offsetof(struct dlpack_helpers_export_plan, flags) == 24) ? 1 : -1];
-typedef char dlpc_check_48[(offsetof(struct dlpack_helpers_export_plan, sync) == 32) ? 1 : -1];
-typedef char dlpc_check_49[(offsetof(struct dlpack_helpers_export_plan, stream) == 40) ? 1 : -1];
+typedef char dlpc_check_48[(sizeof(struct dlpack_helpers_export_plan) == 56) ? 1 : -1];
+typedef char dlpc_check_49[(offsetof(struct dlpack_helpers_export_plan, kind) == 0) ? 1 : -1];
+typedef char dlpc_check_50[(offsetof(struct dlpack_helpers_export_plan, version) == 4) ? 1 : -1];
+typedef char dlpc_check_51[(offsetof(struct dlpack_helpers_export_plan, device) == 12) ? 1 : -1];
+typedef char dlpc_check_52[(offsetof(struct dlpack_helpers_export_plan, copy) == 20) ? 1 : -1];
+typedef char dlpc_check_53[(offsetof(struct dlpack_helpers_export_plan, flags) == 24) ? 1 : -1];
+typedef char dlpc_check_54[(offsetof(struct dlpack_helpers_export_plan, sync) == 32) ? 1 : -1];
+typedef char dlpc_check_55[(offsetof(struct dlpack_helpers_export_plan, stream) == 40) ? 1 : -1];
 struct dlpack_helpers_export_request {
   bool has_max_version;
   DLPackVersion max_version;
@@ -164,14 +178,14 @@ struct dlpack_helpers_export_request {
   DLDevice dl_device;
   dlpack_helpers_copy_mode copy;
 };
-typedef char dlpc_check_50[(sizeof(struct dlpack_helpers_export_request) == 40) ? 1 : -1];
-typedef char dlpc_check_51[(offsetof(struct dlpack_helpers_export_request, has_max_version) == 0) ? 1 : -1];
-typedef char dlpc_check_52[(offsetof(struct dlpack_helpers_export_request, max_version) == 4) ? 1 : -1];
-typedef char dlpc_check_53[(offsetof(struct dlpack_helpers_export_request, has_stream) == 12) ? 1 : -1];
-typedef char dlpc_check_54[(offsetof(struct dlpack_helpers_export_request, stream) == 16) ? 1 : -1];
-typedef char dlpc_check_55[(offsetof(struct dlpack_helpers_export_request, has_dl_device) == 24) ? 1 : -1];
-typedef char dlpc_check_56[(offsetof(struct dlpack_helpers_export_request, dl_device) == 28) ? 1 : -1];
-typedef char dlpc_check_57[(offsetof(struct dlpack_helpers_export_request, copy) == 36) ? 1 : -1];
+typedef char dlpc_check_56[(sizeof(struct dlpack_helpers_export_request) == 40) ? 1 : -1];
+typedef char dlpc_check_57[(offsetof(struct dlpack_helpers_export_request, has_max_version) == 0) ? 1 : -1];
+typedef char dlpc_check_58[(offsetof(struct dlpack_helpers_export_request, max_version) == 4) ? 1 : -1];
+typedef char dlpc_check_59[(offsetof(struct dlpack_helpers_export_request, has_stream) == 12) ? 1 : -1];
+typedef char dlpc_check_60[(offsetof(struct dlpack_helpers_export_request, stream) == 16) ? 1 : -1];
+typedef char dlpc_check_61[(offsetof(struct dlpack_helpers_export_request, has_dl_device) == 24) ? 1 : -1];
+typedef char dlpc_check_62[(offsetof(struct dlpack_helpers_export_request, dl_device) == 28) ? 1 : -1];
+typedef char dlpc_check_63[(offsetof(struct dlpack_helpers_export_request, copy) == 36) ? 1 : -1];
 struct dlpack_helpers_import_request {
   DLPackVersion max_version;
   void * stream;
@@ -180,13 +194,13 @@ struct dlpack_helpers_import_request {
   dlpack_helpers_copy_mode copy;
   uint32_t flags;
 };
-typedef char dlpc_check_58[(sizeof(struct dlpack_helpers_import_request) == 40) ? 1 : -1];
-typedef char dlpc_check_59[(offsetof(struct dlpack_helpers_import_request, max_version) == 0) ? 1 : -1];
-typedef char dlpc_check_60[(offsetof(struct dlpack_helpers_import_request, stream) == 8) ? 1 : -1];
-typedef char dlpc_check_61[(offsetof(struct dlpack_helpers_import_request, has_dl_device) == 16) ? 1 : -1];
-typedef char dlpc_check_62[(offsetof(struct dlpack_helpers_import_request, dl_device) == 20) ? 1 : -1];
-typedef char dlpc_check_63[(offsetof(struct dlpack_helpers_import_request, copy) == 28) ? 1 : -1];
-typedef char dlpc_check_64[(offsetof(struct dlpack_helpers_import_request, flags) == 32) ? 1 : -1];
+typedef char dlpc_check_64[(sizeof(struct dlpack_helpers_import_request) == 40) ? 1 : -1];
+typedef char dlpc_check_65[(offsetof(struct dlpack_helpers_import_request, max_version) == 0) ? 1 : -1];
+typedef char dlpc_check_66[(offsetof(struct dlpack_helpers_import_request, stream) == 8) ? 1 : -1];
+typedef char dlpc_check_67[(offsetof(struct dlpack_helpers_import_request, has_dl_device) == 16) ? 1 : -1];
+typedef char dlpc_check_68[(offsetof(struct dlpack_helpers_import_request, dl_device) == 20) ? 1 : -1];
+typedef char dlpc_check_69[(offsetof(struct dlpack_helpers_import_request, copy) == 28) ? 1 : -1];
+typedef char dlpc_check_70[(offsetof(struct dlpack_helpers_import_request, flags) == 32) ? 1 : -1];
 struct dlpack_helpers_info {
   size_t struct_size;
   const char * version;
@@ -200,18 +214,18 @@ struct dlpack_helpers_info {
   uint32_t spec_version;
   uint32_t profiles;
 };
-typedef char dlpc_check_65[(sizeof(struct dlpack_helpers_info) == 64) ? 1 : -1];
-typedef char dlpc_check_66[(offsetof(struct dlpack_helpers_info, struct_size) == 0) ? 1 : -1];
-typedef char dlpc_check_67[(offsetof(struct dlpack_helpers_info, version) == 8) ? 1 : -1];
-typedef char dlpc_check_68[(offsetof(struct dlpack_helpers_info, major) == 16) ? 1 : -1];
-typedef char dlpc_check_69[(offsetof(struct dlpack_helpers_info, minor) == 20) ? 1 : -1];
-typedef char dlpc_check_70[(offsetof(struct dlpack_helpers_info, patch) == 24) ? 1 : -1];
-typedef char dlpc_check_71[(offsetof(struct dlpack_helpers_info, dlpack_abi_major) == 28) ? 1 : -1];
-typedef char dlpc_check_72[(offsetof(struct dlpack_helpers_info, dlpack_version) == 32) ? 1 : -1];
-typedef char dlpc_check_73[(offsetof(struct dlpack_helpers_info, capabilities) == 40) ? 1 : -1];
-typedef char dlpc_check_74[(offsetof(struct dlpack_helpers_info, accepts_legacy) == 48) ? 1 : -1];
-typedef char dlpc_check_75[(offsetof(struct dlpack_helpers_info, spec_version) == 52) ? 1 : -1];
-typedef char dlpc_check_76[(offsetof(struct dlpack_helpers_info, profiles) == 56) ? 1 : -1];
+typedef char dlpc_check_71[(sizeof(struct dlpack_helpers_info) == 64) ? 1 : -1];
+typedef char dlpc_check_72[(offsetof(struct dlpack_helpers_info, struct_size) == 0) ? 1 : -1];
+typedef char dlpc_check_73[(offsetof(struct dlpack_helpers_info, version) == 8) ? 1 : -1];
+typedef char dlpc_check_74[(offsetof(struct dlpack_helpers_info, major) == 16) ? 1 : -1];
+typedef char dlpc_check_75[(offsetof(struct dlpack_helpers_info, minor) == 20) ? 1 : -1];
+typedef char dlpc_check_76[(offsetof(struct dlpack_helpers_info, patch) == 24) ? 1 : -1];
+typedef char dlpc_check_77[(offsetof(struct dlpack_helpers_info, dlpack_abi_major) == 28) ? 1 : -1];
+typedef char dlpc_check_78[(offsetof(struct dlpack_helpers_info, dlpack_version) == 32) ? 1 : -1];
+typedef char dlpc_check_79[(offsetof(struct dlpack_helpers_info, capabilities) == 40) ? 1 : -1];
+typedef char dlpc_check_80[(offsetof(struct dlpack_helpers_info, accepts_legacy) == 48) ? 1 : -1];
+typedef char dlpc_check_81[(offsetof(struct dlpack_helpers_info, spec_version) == 52) ? 1 : -1];
+typedef char dlpc_check_82[(offsetof(struct dlpack_helpers_info, profiles) == 56) ? 1 : -1];
 struct dlpack_helpers_layout {
   int64_t numel;
   int64_t nbytes;
@@ -222,15 +236,15 @@ struct dlpack_helpers_layout {
   uint32_t properties;
   uint32_t element_bits;
 };
-typedef char dlpc_check_77[(sizeof(struct dlpack_helpers_layout) == 56) ? 1 : -1];
-typedef char dlpc_check_78[(offsetof(struct dlpack_helpers_layout, numel) == 0) ? 1 : -1];
-typedef char dlpc_check_79[(offsetof(struct dlpack_helpers_layout, nbytes) == 8) ? 1 : -1];
-typedef char dlpc_check_80[(offsetof(struct dlpack_helpers_layout, storage_elements) == 16) ? 1 : -1];
-typedef char dlpc_check_81[(offsetof(struct dlpack_helpers_layout, lowest_byte) == 24) ? 1 : -1];
-typedef char dlpc_check_82[(offsetof(struct dlpack_helpers_layout, end_byte) == 32) ? 1 : -1];
-typedef char dlpc_check_83[(offsetof(struct dlpack_helpers_layout, first_element_alignment) == 40) ? 1 : -1];
-typedef char dlpc_check_84[(offsetof(struct dlpack_helpers_layout, properties) == 48) ? 1 : -1];
-typedef char dlpc_check_85[(offsetof(struct dlpack_helpers_layout, element_bits) == 52) ? 1 : -1];
+typedef char dlpc_check_83[(sizeof(struct dlpack_helpers_layout) == 56) ? 1 : -1];
+typedef char dlpc_check_84[(offsetof(struct dlpack_helpers_layout, numel) == 0) ? 1 : -1];
+typedef char dlpc_check_85[(offsetof(struct dlpack_helpers_layout, nbytes) == 8) ? 1 : -1];
+typedef char dlpc_check_86[(offsetof(struct dlpack_helpers_layout, storage_elements) == 16) ? 1 : -1];
+typedef char dlpc_check_87[(offsetof(struct dlpack_helpers_layout, lowest_byte) == 24) ? 1 : -1];
+typedef char dlpc_check_88[(offsetof(struct dlpack_helpers_layout, end_byte) == 32) ? 1 : -1];
+typedef char dlpc_check_89[(offsetof(struct dlpack_helpers_layout, first_element_alignment) == 40) ? 1 : -1];
+typedef char dlpc_check_90[(offsetof(struct dlpack_helpers_layout, properties) == 48) ? 1 : -1];
+typedef char dlpc_check_91[(offsetof(struct dlpack_helpers_layout, element_bits) == 52) ? 1 : -1];
 struct dlpack_helpers_pointer_info {
   size_t struct_size;
   dlpack_helpers_memory_class memory_class;
@@ -242,25 +256,25 @@ struct dlpack_helpers_pointer_info {
   uint32_t answered_by;
   uint64_t device_id_known;
 };
-typedef char dlpc_check_86[(sizeof(struct dlpack_helpers_pointer_info) == 56) ? 1 : -1];
-typedef char dlpc_check_87[(offsetof(struct dlpack_helpers_pointer_info, struct_size) == 0) ? 1 : -1];
-typedef char dlpc_check_88[(offsetof(struct dlpack_helpers_pointer_info, memory_class) == 8) ? 1 : -1];
-typedef char dlpc_check_89[(offsetof(struct dlpack_helpers_pointer_info, host_access) == 12) ? 1 : -1];
-typedef char dlpc_check_90[(offsetof(struct dlpack_helpers_pointer_info, device) == 16) ? 1 : -1];
-typedef char dlpc_check_91[(offsetof(struct dlpack_helpers_pointer_info, native_device) == 24) ? 1 : -1];
-typedef char dlpc_check_92[(offsetof(struct dlpack_helpers_pointer_info, backends_asked) == 32) ? 1 : -1];
-typedef char dlpc_check_93[(offsetof(struct dlpack_helpers_pointer_info, backends_unreachable) == 36) ? 1 : -1];
-typedef char dlpc_check_94[(offsetof(struct dlpack_helpers_pointer_info, answered_by) == 40) ? 1 : -1];
-typedef char dlpc_check_95[(offsetof(struct dlpack_helpers_pointer_info, device_id_known) == 48) ? 1 : -1];
+typedef char dlpc_check_92[(sizeof(struct dlpack_helpers_pointer_info) == 56) ? 1 : -1];
+typedef char dlpc_check_93[(offsetof(struct dlpack_helpers_pointer_info, struct_size) == 0) ? 1 : -1];
+typedef char dlpc_check_94[(offsetof(struct dlpack_helpers_pointer_info, memory_class) == 8) ? 1 : -1];
+typedef char dlpc_check_95[(offsetof(struct dlpack_helpers_pointer_info, host_access) == 12) ? 1 : -1];
+typedef char dlpc_check_96[(offsetof(struct dlpack_helpers_pointer_info, device) == 16) ? 1 : -1];
+typedef char dlpc_check_97[(offsetof(struct dlpack_helpers_pointer_info, native_device) == 24) ? 1 : -1];
+typedef char dlpc_check_98[(offsetof(struct dlpack_helpers_pointer_info, backends_asked) == 32) ? 1 : -1];
+typedef char dlpc_check_99[(offsetof(struct dlpack_helpers_pointer_info, backends_unreachable) == 36) ? 1 : -1];
+typedef char dlpc_check_100[(offsetof(struct dlpack_helpers_pointer_info, answered_by) == 40) ? 1 : -1];
+typedef char dlpc_check_101[(offsetof(struct dlpack_helpers_pointer_info, device_id_known) == 48) ? 1 : -1];
 struct dlpack_helpers_stream_backend {
   void * ctx;
   int32_t(*wait)(void*, int32_t, void*, void*);
   int32_t(*synchronize)(void*, int32_t, void*);
 };
-typedef char dlpc_check_96[(sizeof(struct dlpack_helpers_stream_backend) == 24) ? 1 : -1];
-typedef char dlpc_check_97[(offsetof(struct dlpack_helpers_stream_backend, ctx) == 0) ? 1 : -1];
-typedef char dlpc_check_98[(offsetof(struct dlpack_helpers_stream_backend, wait) == 8) ? 1 : -1];
-typedef char dlpc_check_99[(offsetof(struct dlpack_helpers_stream_backend, synchronize) == 16) ? 1 : -1];
+typedef char dlpc_check_102[(sizeof(struct dlpack_helpers_stream_backend) == 24) ? 1 : -1];
+typedef char dlpc_check_103[(offsetof(struct dlpack_helpers_stream_backend, ctx) == 0) ? 1 : -1];
+typedef char dlpc_check_104[(offsetof(struct dlpack_helpers_stream_backend, wait) == 8) ? 1 : -1];
+typedef char dlpc_check_105[(offsetof(struct dlpack_helpers_stream_backend, synchronize) == 16) ? 1 : -1];
 struct dlpack_helpers_stream_backend_ex {
   size_t struct_size;
   void * ctx;
@@ -268,12 +282,12 @@ struct dlpack_helpers_stream_backend_ex {
   int32_t(*synchronize)(void*, int32_t, void*);
   dlpack_helpers_stream_wait_handle_fn wait_handle;
 };
-typedef char dlpc_check_100[(sizeof(struct dlpack_helpers_stream_backend_ex) == 40) ? 1 : -1];
-typedef char dlpc_check_101[(offsetof(struct dlpack_helpers_stream_backend_ex, struct_size) == 0) ? 1 : -1];
-typedef char dlpc_check_102[(offsetof(struct dlpack_helpers_stream_backend_ex, ctx) == 8) ? 1 : -1];
-typedef char dlpc_check_103[(offsetof(struct dlpack_helpers_stream_backend_ex, wait) == 16) ? 1 : -1];
-typedef char dlpc_check_104[(offsetof(struct dlpack_helpers_stream_backend_ex, synchronize) == 24) ? 1 : -1];
-typedef char dlpc_check_105[(offsetof(struct dlpack_helpers_stream_backend_ex, wait_handle) == 32) ? 1 : -1];
+typedef char dlpc_check_106[(sizeof(struct dlpack_helpers_stream_backend_ex) == 40) ? 1 : -1];
+typedef char dlpc_check_107[(offsetof(struct dlpack_helpers_stream_backend_ex, struct_size) == 0) ? 1 : -1];
+typedef char dlpc_check_108[(offsetof(struct dlpack_helpers_stream_backend_ex, ctx) == 8) ? 1 : -1];
+typedef char dlpc_check_109[(offsetof(struct dlpack_helpers_stream_backend_ex, wait) == 16) ? 1 : -1];
+typedef char dlpc_check_110[(offsetof(struct dlpack_helpers_stream_backend_ex, synchronize) == 24) ? 1 : -1];
+typedef char dlpc_check_111[(offsetof(struct dlpack_helpers_stream_backend_ex, wait_handle) == 32) ? 1 : -1];
 struct dlpack_helpers_validate_options {
   size_t struct_size;
   uint32_t flags;
@@ -282,24 +296,25 @@ struct dlpack_helpers_validate_options {
   uint64_t first_element_alignment;
   DLDataType dtype;
 };
-typedef char dlpc_check_106[(sizeof(struct dlpack_helpers_validate_options) == 40) ? 1 : -1];
-typedef char dlpc_check_107[(offsetof(struct dlpack_helpers_validate_options, struct_size) == 0) ? 1 : -1];
-typedef char dlpc_check_108[(offsetof(struct dlpack_helpers_validate_options, flags) == 8) ? 1 : -1];
-typedef char dlpc_check_109[(offsetof(struct dlpack_helpers_validate_options, max_ndim) == 12) ? 1 : -1];
-typedef char dlpc_check_110[(offsetof(struct dlpack_helpers_validate_options, data_alignment) == 16) ? 1 : -1];
-typedef char dlpc_check_111[(offsetof(struct dlpack_helpers_validate_options, first_element_alignment) == 24) ? 1 : -1];
-typedef char dlpc_check_112[(offsetof(struct dlpack_helpers_validate_options, dtype) == 32) ? 1 : -1];
+typedef char dlpc_check_112[(sizeof(struct dlpack_helpers_validate_options) == 40) ? 1 : -1];
+typedef char dlpc_check_113[(offsetof(struct dlpack_helpers_validate_options, struct_size) == 0) ? 1 : -1];
+typedef char dlpc_check_114[(offsetof(struct dlpack_helpers_validate_options, flags) == 8) ? 1 : -1];
+typedef char dlpc_check_115[(offsetof(struct dlpack_helpers_validate_options, max_ndim) == 12) ? 1 : -1];
+typedef char dlpc_check_116[(offsetof(struct dlpack_helpers_validate_options, data_alignment) == 16) ? 1 : -1];
+typedef char dlpc_check_117[(offsetof(struct dlpack_helpers_validate_options, first_element_alignment) == 24) ? 1 : -1];
+typedef char dlpc_check_118[(offsetof(struct dlpack_helpers_validate_options, dtype) == 32) ? 1 : -1];
 struct dlpack_helpers_version_choice {
   dlpack_helpers_export_kind kind;
   DLPackVersion version;
 };
-typedef char dlpc_check_113[(sizeof(struct dlpack_helpers_version_choice) == 12) ? 1 : -1];
-typedef char dlpc_check_114[(offsetof(struct dlpack_helpers_version_choice, kind) == 0) ? 1 : -1];
-typedef char dlpc_check_115[(offsetof(struct dlpack_helpers_version_choice, version) == 4) ? 1 : -1];
+typedef char dlpc_check_119[(sizeof(struct dlpack_helpers_version_choice) == 12) ? 1 : -1];
+typedef char dlpc_check_120[(offsetof(struct dlpack_helpers_version_choice, kind) == 0) ? 1 : -1];
+typedef char dlpc_check_121[(offsetof(struct dlpack_helpers_version_choice, version) == 4) ? 1 : -1];
 
 #define DLPACK_FLAG_BITMASK_IS_COPIED ((uint64_t)UINT64_C(2))
 #define DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED ((uint64_t)UINT64_C(4))
 #define DLPACK_FLAG_BITMASK_READ_ONLY ((uint64_t)UINT64_C(1))
+#define DLPACK_HELPERS_ALLOC_ALIGNMENT ((size_t)64u)
 #define DLPACK_HELPERS_BACKEND_CUDA ((uint32_t)1)
 #define DLPACK_HELPERS_BACKEND_HIP ((uint32_t)2)
 #define DLPACK_HELPERS_BACKEND_LEVEL_ZERO ((uint32_t)4)
@@ -317,6 +332,7 @@ typedef char dlpc_check_115[(offsetof(struct dlpack_helpers_version_choice, vers
 #define DLPACK_HELPERS_DEVICE_ALLOW_UNASSIGNED_TYPE ((uint32_t)1)
 #define DLPACK_HELPERS_DLPACK_MAJOR_VERSION ((uint32_t)1)
 #define DLPACK_HELPERS_DLPACK_MINOR_VERSION ((uint32_t)3)
+#define DLPACK_HELPERS_ERROR_MESSAGE_CAPACITY ((size_t)512u)
 #define DLPACK_HELPERS_EXPORT_LEGACY ((dlpack_helpers_export_kind)0)
 #define DLPACK_HELPERS_EXPORT_VERSIONED ((dlpack_helpers_export_kind)1)
 #define DLPACK_HELPERS_HOST_ACCESS_ALWAYS ((dlpack_helpers_host_access)1)
@@ -493,14 +509,17 @@ dlpack_helpers_status dlpack_device_format(DLDevice device, char *buf, size_t bu
 dlpack_helpers_host_access dlpack_device_host_access(DLDevice device);
 bool dlpack_device_is_pointer_addressed(DLDevice device);
 dlpack_helpers_status dlpack_device_parse(const char *name, DLDevice *out_device);
+dlpack_helpers_status dlpack_device_parse_with_error(const char *name, DLDevice *out_device, dlpack_helpers_error *err);
 dlpack_helpers_status dlpack_dltensor_data_address(const DLTensor *tensor, void **out_address);
 dlpack_helpers_status dlpack_dltensor_data_location(const DLTensor *tensor, void **out_data, uint64_t *out_byte_offset);
 dlpack_helpers_status dlpack_dltensor_fits_allocation(const DLTensor *tensor, uint64_t flags, const void *base, uint64_t size_in_bytes, bool *out_fits);
 dlpack_helpers_status dlpack_dltensor_host_access(const DLTensor *tensor, void *ze_context, dlpack_helpers_host_access *out_access);
 dlpack_helpers_status dlpack_dltensor_layout(const DLTensor *tensor, uint64_t flags, dlpack_helpers_layout *out_layout);
 dlpack_helpers_status dlpack_dltensor_validate(const DLTensor *tensor, DLPackVersion version, uint64_t flags, const dlpack_helpers_validate_options *options, dlpack_helpers_layout *out_layout);
+dlpack_helpers_status dlpack_dltensor_validate_with_error(const DLTensor *tensor, DLPackVersion version, uint64_t flags, const dlpack_helpers_validate_options *options, dlpack_helpers_layout *out_layout, dlpack_helpers_error *err);
 dlpack_helpers_status dlpack_dtype_format(DLDataType dtype, char *buf, size_t buf_size, size_t *out_len);
 dlpack_helpers_status dlpack_dtype_parse(const char *name, DLDataType *out_dtype);
+dlpack_helpers_status dlpack_dtype_parse_with_error(const char *name, DLDataType *out_dtype, dlpack_helpers_error *err);
 dlpack_helpers_status dlpack_exchange_api_current_work_stream(const DLPackExchangeAPI *api, DLDevice device, uint32_t flags, dlpack_helpers_stream *out_stream);
 dlpack_helpers_status dlpack_exchange_api_find(void *obj, const DLPackExchangeAPI **out_api);
 dlpack_helpers_status dlpack_export_request_resolve(const dlpack_helpers_export_request *request, DLDevice tensor_device, DLPackVersion producer_version, uint32_t producer_flags, dlpack_helpers_export_plan *out_plan);
@@ -515,9 +534,11 @@ dlpack_helpers_status dlpack_legacy_get_device(const DLManagedTensor *tensor, DL
 void dlpack_legacy_tensor_delete(DLManagedTensor *tensor);
 dlpack_helpers_status dlpack_legacy_tensor_host_access(const DLManagedTensor *tensor, void *ze_context, dlpack_helpers_host_access *out_access);
 dlpack_helpers_status dlpack_legacy_tensor_validate(const DLManagedTensor *tensor, const dlpack_helpers_validate_options *options, dlpack_helpers_layout *out_layout);
+dlpack_helpers_status dlpack_legacy_tensor_validate_with_error(const DLManagedTensor *tensor, const dlpack_helpers_validate_options *options, dlpack_helpers_layout *out_layout, dlpack_helpers_error *err);
 dlpack_helpers_status dlpack_legacy_tensor_wrap(DLManagedTensor *legacy, uint64_t flags, uint32_t options, DLManagedTensorVersioned **out_tensor);
 dlpack_helpers_status dlpack_legacy_tensor_writability(const DLManagedTensor *tensor, dlpack_helpers_writability *out_writability);
 dlpack_helpers_status dlpack_legacy_to_versioned(DLManagedTensor *legacy, uint64_t flags, DLManagedTensorVersioned **out_tensor);
+dlpack_helpers_status dlpack_legacy_to_versioned_with_error(DLManagedTensor *legacy, uint64_t flags, DLManagedTensorVersioned **out_tensor, dlpack_helpers_error *err);
 dlpack_helpers_status dlpack_level_zero_context_set(void *ze_context);
 dlpack_helpers_status dlpack_level_zero_context_set_devices(void *ze_context, void *const *devices, size_t num_devices);
 dlpack_helpers_status dlpack_object_get_device(void *obj, DLDevice *out_device);
@@ -538,9 +559,14 @@ dlpack_helpers_status dlpack_stream_encode(DLDevice device, void *native_stream,
 dlpack_helpers_status dlpack_stream_encode_decoded(DLDevice device, const dlpack_helpers_stream *stream, bool *out_has_stream, int64_t *out_stream);
 dlpack_helpers_status dlpack_stream_synchronize(DLDevice device, void *stream);
 dlpack_helpers_status dlpack_stream_wait(DLDevice device, void *producer_stream, const dlpack_helpers_stream *consumer_stream);
+dlpack_helpers_status dlpack_tensor_alloc(DLDevice device, int32_t ndim, const int64_t *shape, const int64_t *strides, DLDataType dtype, uint64_t flags, DLManagedTensorVersioned **out_tensor);
+dlpack_helpers_status dlpack_tensor_alloc_with_error(DLDevice device, int32_t ndim, const int64_t *shape, const int64_t *strides, DLDataType dtype, uint64_t flags, DLManagedTensorVersioned **out_tensor, dlpack_helpers_error *err);
 dlpack_helpers_status dlpack_tensor_check_version(const DLManagedTensorVersioned *tensor, dlpack_helpers_version_compat *out_compat);
 dlpack_helpers_status dlpack_tensor_check_version_or_delete(DLManagedTensorVersioned *tensor, dlpack_helpers_version_compat *out_compat);
+dlpack_helpers_status dlpack_tensor_check_version_or_delete_with_error(DLManagedTensorVersioned *tensor, dlpack_helpers_version_compat *out_compat, dlpack_helpers_error *err);
+dlpack_helpers_status dlpack_tensor_check_version_with_error(const DLManagedTensorVersioned *tensor, dlpack_helpers_version_compat *out_compat, dlpack_helpers_error *err);
 dlpack_helpers_status dlpack_tensor_create(void *data, DLDevice device, int32_t ndim, const int64_t *shape, const int64_t *strides, DLDataType dtype, uint64_t byte_offset, uint64_t flags, void(*release)(void*), void *release_ctx, DLManagedTensorVersioned **out_tensor);
+dlpack_helpers_status dlpack_tensor_create_with_error(void *data, DLDevice device, int32_t ndim, const int64_t *shape, const int64_t *strides, DLDataType dtype, uint64_t byte_offset, uint64_t flags, void(*release)(void*), void *release_ctx, DLManagedTensorVersioned **out_tensor, dlpack_helpers_error *err);
 void dlpack_tensor_delete(DLManagedTensorVersioned *tensor);
 dlpack_helpers_status dlpack_tensor_delete_after_stream(DLManagedTensorVersioned *tensor, DLDevice device, void *stream);
 dlpack_helpers_status dlpack_tensor_get_flags(const DLManagedTensorVersioned *tensor, uint64_t *out_flags);
@@ -550,9 +576,13 @@ dlpack_helpers_status dlpack_tensor_new_view_validated(const DLTensor *tensor, u
 dlpack_helpers_status dlpack_tensor_read_only_origin(const DLManagedTensorVersioned *tensor, dlpack_helpers_read_only_origin *out_origin);
 dlpack_helpers_status dlpack_tensor_set_flags(DLManagedTensorVersioned *tensor, uint64_t set, uint64_t clear);
 dlpack_helpers_status dlpack_tensor_validate(const DLManagedTensorVersioned *tensor, const dlpack_helpers_validate_options *options, dlpack_helpers_layout *out_layout);
+dlpack_helpers_status dlpack_tensor_validate_with_error(const DLManagedTensorVersioned *tensor, const dlpack_helpers_validate_options *options, dlpack_helpers_layout *out_layout, dlpack_helpers_error *err);
 dlpack_helpers_status dlpack_tensor_writability(const DLManagedTensorVersioned *tensor, dlpack_helpers_writability *out_writability);
 dlpack_helpers_status dlpack_version_check(DLPackVersion version, dlpack_helpers_version_compat *out_compat);
+dlpack_helpers_status dlpack_version_check_with_error(DLPackVersion version, dlpack_helpers_version_compat *out_compat, dlpack_helpers_error *err);
 dlpack_helpers_status dlpack_version_negotiate(DLPackVersion producer_version, uint32_t producer_flags, const DLPackVersion *max_version, dlpack_helpers_version_choice *out_choice);
+dlpack_helpers_status dlpack_version_negotiate_with_error(DLPackVersion producer_version, uint32_t producer_flags, const DLPackVersion *max_version, dlpack_helpers_version_choice *out_choice, dlpack_helpers_error *err);
 dlpack_helpers_status dlpack_versioned_to_legacy(DLManagedTensorVersioned *tensor, uint32_t options, uint64_t *out_dropped_flags, DLManagedTensor **out_tensor);
+dlpack_helpers_status dlpack_versioned_to_legacy_with_error(DLManagedTensorVersioned *tensor, uint32_t options, uint64_t *out_dropped_flags, DLManagedTensor **out_tensor, dlpack_helpers_error *err);
 
 #endif

@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1536,3 +1537,151 @@ API dlpack_helpers_status dlpack_tensor_new_view_validated(const DLTensor *tenso
     *out_tensor = &v->t;
     return ST(OK);
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* dlpack_tensor_alloc (CORE-TENSOR-ALLOC-1..9)                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+static void alloc_deleter(DLManagedTensorVersioned *self) /* -8: one block */
+{
+    free(self);
+}
+
+API dlpack_helpers_status dlpack_tensor_alloc(DLDevice device, int32_t ndim, const int64_t *shape, const int64_t *strides,
+                                              DLDataType dtype, uint64_t flags, DLManagedTensorVersioned **out_tensor)
+{
+    const char *fn = "dlpack_tensor_alloc";
+    const size_t align = DLPACK_HELPERS_ALLOC_ALIGNMENT;
+    DLTensor t;
+    dlpack_helpers_layout L;
+    status_t st;
+    uint64_t size;
+    size_t head, total, off;
+    unsigned char *block;
+    created_t *c;
+    if (out_tensor == NULL || (shape == NULL && ndim > 0)) /* -1 */
+        return fail(ST(NULL_POINTER), "%s: %s is NULL", fn, out_tensor == NULL ? "out_tensor" : "shape");
+    if (flags & ~(uint64_t)0x7u) /* -2 */
+        return fail(ST(INVALID_FLAGS), "%s: flags 0x%llx has bits outside 0x7", fn, (unsigned long long)flags);
+    if (device.device_type != 1u || device.device_id != 0) /* -3 */
+        return fail(ST(UNSUPPORTED_DEVICE), "%s: only (kDLCPU, 0) is served, not (%u, %d)", fn,
+                    (unsigned)device.device_type, (int)device.device_id);
+    if (ndim < 0 || ndim > DLPACK_HELPERS_MAX_NDIM) /* -4 */
+        return fail(ST(INVALID_NDIM), "%s: ndim %d is outside 0..1024", fn, (int)ndim);
+    t.data = &t; /* any non-NULL data: the layout never uses it but for the alignment */
+    t.device = device;
+    t.ndim = ndim;
+    t.dtype = dtype;
+    t.shape = (int64_t *)shape;
+    t.strides = (int64_t *)strides;
+    t.byte_offset = 0;
+    st = layout_body(fn, &t, (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0, &L); /* dtype, shape, overflow */
+    if (st != ST(OK)) return st;
+    size = (L.properties & DLPACK_HELPERS_LAYOUT_EMPTY) ? 0u : (uint64_t)(L.end_byte - L.lowest_byte);
+    head = block_size(sizeof(created_t), ndim);
+    if (size > (uint64_t)PTRDIFF_MAX || (size_t)size > (size_t)PTRDIFF_MAX - head - align)
+        return fail(ST(OVERFLOW), "%s: a buffer of %llu bytes with the tensor's metadata exceeds PTRDIFF_MAX", fn,
+                    (unsigned long long)size);
+    total = head + align + (size_t)size;
+    block = (unsigned char *)calloc(1, total); /* the buffer holds zero (-7) */
+    if (block == NULL) return fail(ST(OUT_OF_MEMORY), "%s: %lu bytes could not be allocated", fn, (unsigned long)total);
+    off = head + (align - (size_t)(((uintptr_t)block + head) % align)) % align;
+    c = (created_t *)block;
+    c->release = NULL;
+    c->release_ctx = NULL;
+    c->t.version.major = 1;
+    c->t.version.minor = 3;
+    c->t.manager_ctx = NULL;
+    c->t.deleter = alloc_deleter;
+    c->t.flags = flags;
+    c->t.dl_tensor = t;
+    c->t.dl_tensor.data = block + off; /* -6 */
+    c->t.dl_tensor.byte_offset = size == 0 ? 0u : (uint64_t)(-L.lowest_byte);
+    fill_arrays(&c->t.dl_tensor, &t, c->arrays);
+    *out_tensor = &c->t;
+    return ST(OK);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Error-object variants (ABI-ERROR-OBJECT-1..6)                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/* -2: a non-NULL err smaller than this specification's struct is refused before anything. */
+static int err_too_small(const char *fn, dlpack_helpers_error *err)
+{
+    if (err == NULL || err->struct_size >= sizeof(dlpack_helpers_error)) return 0;
+    fail(ST(INVALID_ARGUMENT), "%s: err->struct_size %lu is below sizeof(dlpack_helpers_error) %lu", fn,
+         (unsigned long)err->struct_size, (unsigned long)sizeof(dlpack_helpers_error));
+    return 1;
+}
+
+/* -4/-5: on failure, the status and this thread's message (just set by the base function). */
+static status_t err_fill(status_t st, dlpack_helpers_error *err)
+{
+    size_t len, cut;
+    if (st == ST(OK) || err == NULL) return st;
+    len = strlen(g_msg);
+    cut = len;
+    if (cut >= DLPACK_HELPERS_ERROR_MESSAGE_CAPACITY) {
+        cut = DLPACK_HELPERS_ERROR_MESSAGE_CAPACITY - 1;
+        while (cut > 0 && (((unsigned char)g_msg[cut]) & 0xC0u) == 0x80u) cut--; /* a UTF-8 boundary */
+    }
+    err->struct_size = sizeof(dlpack_helpers_error);
+    err->status = st;
+    err->reserved = 0;
+    err->message_length = len;
+    memcpy(err->message, g_msg, cut);
+    err->message[cut] = '\0';
+    return st;
+}
+
+#define WITH_ERROR(name, params, args)                                                         \
+    API dlpack_helpers_status name##_with_error params                                         \
+    {                                                                                          \
+        if (err_too_small(#name "_with_error", err)) return ST(INVALID_ARGUMENT);              \
+        return err_fill(name args, err);                                                       \
+    }
+
+WITH_ERROR(dlpack_tensor_validate,
+           (const DLManagedTensorVersioned *tensor, const dlpack_helpers_validate_options *options,
+            dlpack_helpers_layout *out_layout, dlpack_helpers_error *err),
+           (tensor, options, out_layout))
+WITH_ERROR(dlpack_legacy_tensor_validate,
+           (const DLManagedTensor *tensor, const dlpack_helpers_validate_options *options,
+            dlpack_helpers_layout *out_layout, dlpack_helpers_error *err),
+           (tensor, options, out_layout))
+WITH_ERROR(dlpack_dltensor_validate,
+           (const DLTensor *tensor, DLPackVersion version, uint64_t flags,
+            const dlpack_helpers_validate_options *options, dlpack_helpers_layout *out_layout, dlpack_helpers_error *err),
+           (tensor, version, flags, options, out_layout))
+WITH_ERROR(dlpack_version_check,
+           (DLPackVersion version, dlpack_helpers_version_compat *out_compat, dlpack_helpers_error *err),
+           (version, out_compat))
+WITH_ERROR(dlpack_tensor_check_version,
+           (const DLManagedTensorVersioned *tensor, dlpack_helpers_version_compat *out_compat, dlpack_helpers_error *err),
+           (tensor, out_compat))
+WITH_ERROR(dlpack_tensor_check_version_or_delete,
+           (DLManagedTensorVersioned *tensor, dlpack_helpers_version_compat *out_compat, dlpack_helpers_error *err),
+           (tensor, out_compat))
+WITH_ERROR(dlpack_version_negotiate,
+           (DLPackVersion producer_version, uint32_t producer_flags, const DLPackVersion *max_version,
+            dlpack_helpers_version_choice *out_choice, dlpack_helpers_error *err),
+           (producer_version, producer_flags, max_version, out_choice))
+WITH_ERROR(dlpack_dtype_parse, (const char *name, DLDataType *out_dtype, dlpack_helpers_error *err), (name, out_dtype))
+WITH_ERROR(dlpack_device_parse, (const char *name, DLDevice *out_device, dlpack_helpers_error *err), (name, out_device))
+WITH_ERROR(dlpack_tensor_create,
+           (void *data, DLDevice device, int32_t ndim, const int64_t *shape, const int64_t *strides, DLDataType dtype,
+            uint64_t byte_offset, uint64_t flags, void (*release)(void *), void *release_ctx,
+            DLManagedTensorVersioned **out_tensor, dlpack_helpers_error *err),
+           (data, device, ndim, shape, strides, dtype, byte_offset, flags, release, release_ctx, out_tensor))
+WITH_ERROR(dlpack_tensor_alloc,
+           (DLDevice device, int32_t ndim, const int64_t *shape, const int64_t *strides, DLDataType dtype, uint64_t flags,
+            DLManagedTensorVersioned **out_tensor, dlpack_helpers_error *err),
+           (device, ndim, shape, strides, dtype, flags, out_tensor))
+WITH_ERROR(dlpack_legacy_to_versioned,
+           (DLManagedTensor *legacy, uint64_t flags, DLManagedTensorVersioned **out_tensor, dlpack_helpers_error *err),
+           (legacy, flags, out_tensor))
+WITH_ERROR(dlpack_versioned_to_legacy,
+           (DLManagedTensorVersioned *tensor, uint32_t options, uint64_t *out_dropped_flags, DLManagedTensor **out_tensor,
+            dlpack_helpers_error *err),
+           (tensor, options, out_dropped_flags, out_tensor))
