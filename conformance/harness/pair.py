@@ -1,7 +1,8 @@
 """conformance/run --pair LIB_A LIB_B: tensors that cross two implementations.
 
-A tensor made by one implementation (dlpack_tensor_create, dlpack_legacy_to_versioned,
-dlpack_legacy_tensor_wrap, dlpack_versioned_to_legacy, dlpack_tensor_new_view_validated) is
+A tensor made by one implementation (dlpack_tensor_create, dlpack_tensor_alloc,
+dlpack_legacy_to_versioned, dlpack_legacy_tensor_wrap, dlpack_versioned_to_legacy,
+dlpack_tensor_new_view_validated) is
 released, validated, queried and converted by the other, and the answers are checked against the
 specification: every deleter runs exactly once, on the releasing thread, whichever library calls
 it; both libraries give the same answers about the same tensor; nothing is left allocated.
@@ -435,6 +436,84 @@ def _(ctx):
         if sys.getrefcount(owner) != before:
             raise Fail(f"after the user's release ({how}) the owner keeps {sys.getrefcount(owner) - before} "
                        "extra references")
+
+
+ALLOCS = [  # (name, shape, strides, dtype, flags)
+    ("c_3x4_f32", (3, 4), None, (2, 32, 1), 0),
+    ("negative_strides", (3, 4), (-4, -1), (2, 64, 1), 0),
+    ("broadcast", (5, 2), (0, 1), (1, 8, 1), 1),
+    ("empty", (0, 7), None, (2, 16, 1), 0),
+    ("zero_d", (), None, (5, 128, 1), 0),
+    ("uint4_packed_negative", (9,), (-1,), (1, 4, 1), 0),
+    ("uint4_padded", (9,), None, (1, 4, 1), 4),
+]
+
+
+def _alloc_case(shape, strides, dtype, flags):
+    def run(ctx):
+        out = ctypes.POINTER(ctx.T.DLManagedTensorVersioned)()
+        sh = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        st = (ctypes.c_int64 * max(len(shape), 1))(*strides) if strides is not None else None
+        ok(ctx, ctx.f.dlpack_tensor_alloc(ctx.T.DLDevice(1, 0), len(shape), sh if shape else None, st,
+                                          ctx.T.DLDataType(*dtype), flags, ctypes.byref(out)),
+           "the maker's dlpack_tensor_alloc")
+        a = same_answers(ctx, out, "a tensor from the maker's dlpack_tensor_alloc")
+        ok(ctx, ctx.m.status(a["validate"][0]), "the user's dlpack_tensor_validate")
+        lay = a["layout"][1]
+        t = out.contents.dl_tensor
+        data = t.data or 0
+        if not data or data % ctx.K.DLPACK_HELPERS_ALLOC_ALIGNMENT:
+            raise Fail(f"data {data:#x} is NULL or not {ctx.K.DLPACK_HELPERS_ALLOC_ALIGNMENT}-byte aligned")
+        size = lay["end_byte"] - lay["lowest_byte"]
+        fits = ctypes.c_bool(False)
+        ok(ctx, user(ctx).dlpack_dltensor_fits_allocation(ctypes.byref(t), flags, ctypes.c_void_p(data), size,
+                                                          ctypes.byref(fits)), "the user's fits_allocation")
+        if not fits.value or lay["lowest_byte"] != 0:
+            raise Fail(f"the elements do not lie in the {size} bytes from data (lowest_byte {lay['lowest_byte']})")
+        if size and ctypes.string_at(data, size) != bytes(size):
+            raise Fail("the buffer does not hold zero")
+        # A conversion by the user, released by the maker: buffer and tensor freed once.
+        leg = ctypes.POINTER(ctx.T.DLManagedTensor)()
+        st_ = user(ctx).dlpack_versioned_to_legacy(out, 1, None, ctypes.byref(leg))
+        if flags & 4 and (dtype[1] * dtype[2]) % 8:
+            expect_status(ctx, st_, "INVALID_FLAGS", "the user's to-legacy of a padded sub-byte tensor")
+            user(ctx).dlpack_tensor_delete(out)
+            return
+        ok(ctx, st_, "the user's dlpack_versioned_to_legacy(ALLOW_READ_ONLY) of the maker's allocation")
+        ctx.f.dlpack_legacy_tensor_delete(leg)
+    return run
+
+
+for _name, _shape, _strides, _dtype, _flags in ALLOCS:
+    pcase(f"alloc.{_name}", ["CORE-TENSOR-ALLOC-5", "CORE-TENSOR-ALLOC-6", "CORE-TENSOR-ALLOC-7",
+                             "CORE-TENSOR-ALLOC-8", "CORE-TENSOR-VALIDATE-4", "CORE-TENSOR-LAYOUT-4",
+                             "CORE-DLTENSOR-FITS-ALLOCATION-5", "CORE-VERSIONED-TO-LEGACY-9",
+                             "CORE-LEGACY-TENSOR-DELETE-1"])(_alloc_case(_shape, _strides, _dtype, _flags))
+
+
+@pcase("alloc.nothing_left_allocated", ["CORE-TENSOR-ALLOC-8", "OWN-DELETER-8"])
+def _(ctx):
+    if not ctx.fx.fx_alloc_available():
+        raise Skip("the allocation counter is not preloaded")
+    shp = (ctypes.c_int64 * 2)(300, 500)
+    dev, dt = ctx.T.DLDevice(1, 0), ctx.T.DLDataType(2, 32, 1)
+    alloc, delete = ctx.f.dlpack_tensor_alloc, user(ctx).dlpack_tensor_delete
+    out = ctypes.POINTER(ctx.T.DLManagedTensorVersioned)()
+    for _ in range(2):  # warm up outside the window
+        ok(ctx, alloc(dev, 2, shp, None, dt, 0, ctypes.byref(out)), "the maker's dlpack_tensor_alloc")
+        delete(out)
+    gc.disable()
+    try:
+        ctx.fx.fx_alloc_begin()
+        st = alloc(dev, 2, shp, None, dt, 0, ctypes.byref(out))
+        if st == 0:
+            delete(out)
+        live = ctx.fx.fx_alloc_end()
+    finally:
+        gc.enable()
+    ok(ctx, st, "the maker's dlpack_tensor_alloc")
+    if live != 0:
+        raise Fail(f"{live} block(s) of the maker's allocation were not freed by the user's release")
 
 
 @pcase("names.round_trip", ["CORE-DTYPE-FORMAT-5", "CORE-DTYPE-FORMAT-6", "CORE-DTYPE-PARSE-2",
