@@ -4441,8 +4441,6 @@ dlpack_helpers_status dlpack_exchange_api_current_work_stream(const struct DLPac
  *   retry applies
  * @retval DLPACK_HELPERS_STATUS_PRODUCER_ERROR when the producer raised another exception (the
  *   message starts with its type)
- * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when `request->has_dl_device` and
- *   `request->dl_device.device_id` is negative (the producer is not called)
  * @retval DLPACK_HELPERS_STATUS_BAD_PRODUCER_RESULT when `__dlpack__` returned no DLPack capsule
  * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION when the tensor received has a major other
  *   than 1 (it was released)
@@ -4462,7 +4460,9 @@ dlpack_helpers_status dlpack_exchange_api_current_work_stream(const struct DLPac
  *   released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
  *   `bits` is not allowed for the code (a legacy tensor, which is released)
- * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
+ * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative,
+ *   or `request->has_dl_device` and `request->dl_device.device_id` is negative (the producer
+ *   is then not called)
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
  *   pointer-addressed device (a legacy tensor, which is released)
  * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated

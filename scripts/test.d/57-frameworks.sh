@@ -14,22 +14,7 @@ source "$(dirname "$0")/../common.sh"
 setup_venv
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-FW="$ROOT/.cache/frameworks"
-FVENV="$FW/venv"
-FPY="$FVENV/bin/python"
-REQ="$ROOT/scripts/frameworks-requirements.txt"
-mkdir -p "$FW/home" "$FW/run"
-export HOME="$FW/home"
-export PIP_NO_CACHE_DIR=1  # the venvs are the cache: no second copy of ~5 GB of wheels
-if [ ! -x "$FPY" ]; then
-  echo "== creating the framework virtual environment in .cache/frameworks/venv"
-  python3 -m venv "$FVENV" || fail "python3 -m venv"
-fi
-if ! cmp -s "$REQ" "$FVENV/.requirements"; then
-  echo "== installing the pinned frameworks (scripts/frameworks-requirements.txt: about 3.9 GB of wheels)"
-  "$FPY" -m pip install --quiet --disable-pip-version-check -r "$REQ" || fail "pip install -r scripts/frameworks-requirements.txt"
-  cp "$REQ" "$FVENV/.requirements"
-fi
+setup_frameworks_venv || fail "the framework virtual environment (.cache/frameworks/venv)"
 fpip() { "$FPY" -m pip --disable-pip-version-check --quiet "$@"; }
 echo "== the package's wheel and the example C extension (built against the wheel's SDK) into it"
 fpip install --no-deps --force-reinstall "$WHEEL_DIR"/dlpack_helpers-*.whl || fail "pip install of the wheel"
