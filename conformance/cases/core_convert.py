@@ -486,7 +486,7 @@ def view_model(r, flags):
     if r["ndim"] != 0 and r["shape"] is None:
         return "NULL_SHAPE"
     if r["strides"] is None and r["ndim"] != 0 and any(s < 0 for s in r["shape"]):
-        return None  # a contract break: any validate status or OK (CORE-TENSOR-NEW-VIEW-VALIDATED-7)
+        return None  # a contract break: any validate status or OK (PY-TENSOR-NEW-VIEW-VALIDATED-7)
     if r["strides"] is None and r["ndim"] != 0 and M.implied_strides(list(r["shape"])) is None:
         return "OVERFLOW"
     st = M.validate(r, (1, 3), flags & 7, {"struct_size": 40, "flags": M.V_LENIENT})[0]
@@ -526,17 +526,17 @@ def view_row(rid, d):
 
 
 for rid, d in LAYOUT:
-    case(f"core.tensor_new_view_validated.{rid}", profile="core",
-         covers=["CORE-TENSOR-NEW-VIEW-VALIDATED-2", "CORE-TENSOR-NEW-VIEW-VALIDATED-9"] +
-         {"OK": ["CORE-TENSOR-NEW-VIEW-VALIDATED-8"], None: ["CORE-TENSOR-NEW-VIEW-VALIDATED-7"],
-          "OVERFLOW": ["CORE-TENSOR-NEW-VIEW-VALIDATED-6"], "INVALID_DEVICE": ["CORE-TENSOR-NEW-VIEW-VALIDATED-3"],
-          "INVALID_NDIM": ["CORE-TENSOR-NEW-VIEW-VALIDATED-4"], "NULL_SHAPE": ["CORE-TENSOR-NEW-VIEW-VALIDATED-4"]}
+    case(f"python.tensor_new_view_validated.{rid}", profile="python",
+         covers=["PY-TENSOR-NEW-VIEW-VALIDATED-2", "PY-TENSOR-NEW-VIEW-VALIDATED-9"] +
+         {"OK": ["PY-TENSOR-NEW-VIEW-VALIDATED-8"], None: ["PY-TENSOR-NEW-VIEW-VALIDATED-7"],
+          "OVERFLOW": ["PY-TENSOR-NEW-VIEW-VALIDATED-6"], "INVALID_DEVICE": ["PY-TENSOR-NEW-VIEW-VALIDATED-3"],
+          "INVALID_NDIM": ["PY-TENSOR-NEW-VIEW-VALIDATED-4"], "NULL_SHAPE": ["PY-TENSOR-NEW-VIEW-VALIDATED-4"]}
          [view_model(__import__("cases.core_layout", fromlist=["static"]).static(d), 0)])(view_row(rid, d))
 
 
-@case("core.tensor_new_view_validated.nulls_and_order", profile="core",
-      covers=["CORE-TENSOR-NEW-VIEW-VALIDATED-1", "CORE-TENSOR-NEW-VIEW-VALIDATED-2",
-              "CORE-TENSOR-NEW-VIEW-VALIDATED-3", "CORE-TENSOR-NEW-VIEW-VALIDATED-4"])
+@case("python.tensor_new_view_validated.nulls_and_order", profile="python",
+      covers=["PY-TENSOR-NEW-VIEW-VALIDATED-1", "PY-TENSOR-NEW-VIEW-VALIDATED-2",
+              "PY-TENSOR-NEW-VIEW-VALIDATED-3", "PY-TENSOR-NEW-VIEW-VALIDATED-4"])
 def _(ctx):
     owner = Owner()
     o = ctypes.c_void_p(id(owner))
@@ -554,8 +554,8 @@ def _(ctx):
     ctx.check(not out, "*out_tensor written on failure")
 
 
-@case("core.tensor_new_view_validated.deleter_any_thread", profile="core",
-      covers=["CORE-TENSOR-NEW-VIEW-VALIDATED-10", "OWN-DELETER-8", "OWN-DELETER-9"])
+@case("python.tensor_new_view_validated.deleter_any_thread", profile="python",
+      covers=["PY-TENSOR-NEW-VIEW-VALIDATED-10", "OWN-DELETER-8", "OWN-DELETER-9"])
 def _(ctx):
     owner = Owner()
     before = sys.getrefcount(owner)

@@ -1,6 +1,6 @@
 """Core: ownership, deleters, threads, re-entrancy, fork and interpreter state
 (spec/03-ownership-threads.md, OWN-*), and the two view rules that need a process of their own
-(CORE-TENSOR-NEW-VIEW-VALIDATED-5: no Python in the process; -11: after finalization).
+(PY-TENSOR-NEW-VIEW-VALIDATED-5: no Python in the process; -11: after finalization).
 
 Left to the python profile's cases: OWN-CAPSULE-1..3 (capsules are Python objects made and
 consumed by python-profile functions) and OWN-PY-3 (Python exceptions of python and exchange
@@ -61,8 +61,8 @@ def clean_env():
     return env
 
 
-@case("core.tensor_new_view_validated.no_python_in_process", profile="core",
-      covers=["CORE-TENSOR-NEW-VIEW-VALIDATED-5", "OWN-PY-2"])
+@case("python.tensor_new_view_validated.no_python_in_process", profile="python",
+      covers=["PY-TENSOR-NEW-VIEW-VALIDATED-5", "OWN-PY-2"])
 def _(ctx):
     exe = program(ctx, "fx_nopython")
     p = subprocess.run([str(exe), os.path.abspath(ctx.lib_path)], capture_output=True, text=True, timeout=20,
@@ -70,8 +70,8 @@ def _(ctx):
     ctx.check(p.returncode == 0, f"in a process without Python (exit {p.returncode}): {p.stdout.strip()} {p.stderr.strip()}")
 
 
-@case("core.tensor_new_view_validated.release_after_finalize", profile="core",
-      covers=["CORE-TENSOR-NEW-VIEW-VALIDATED-11", "CORE-TENSOR-NEW-VIEW-VALIDATED-10", "OWN-DELETER-9"])
+@case("python.tensor_new_view_validated.release_after_finalize", profile="python",
+      covers=["PY-TENSOR-NEW-VIEW-VALIDATED-11", "PY-TENSOR-NEW-VIEW-VALIDATED-10", "OWN-DELETER-9"])
 def _(ctx):
     inc = sysconfig.get_paths()["include"]
     libdir = sysconfig.get_config_var("LIBDIR")
