@@ -2,16 +2,11 @@
  * specification alone (spec/ and the manifest spec/abi.toml), in C99 with libc only.
  *
  * Every function cites the requirement IDs it implements. Where the specification was
- * ambiguous or silent, NOTES.md records the question and the choice made here.
- *
- * Python: dlpack_tensor_new_view_validated (core) takes a reference to a Python object. This
- * library links no libpython; it looks the few C API functions it needs up at run time with
- * dlsym(RTLD_DEFAULT, ...) (in libc since glibc 2.34), as ABI-LINK-1 allows.
+ * ambiguous or silent, NOTES.md records the question and the choice made here. Functions of the
+ * streams, python and exchange profiles are not exported (the library claims core only).
  */
-#define _GNU_SOURCE 1 /* RTLD_DEFAULT */
 #include "dlpack_abi.h"
 
-#include <dlfcn.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1220,12 +1215,6 @@ typedef struct {
     int64_t arrays[1];
 } lwrap_t; /* a legacy wrapper of a versioned tensor */
 
-typedef struct {
-    DLManagedTensorVersioned t;
-    void *owner;
-    int64_t arrays[1];
-} view_t;
-
 static size_t block_size(size_t head, int32_t ndim)
 {
     /* head already holds one int64_t; ndim <= 1024, no overflow */
@@ -1434,107 +1423,6 @@ API dlpack_helpers_status dlpack_versioned_to_legacy(DLManagedTensorVersioned *t
     w->t.deleter = lwrap_deleter;
     if (out_dropped_flags != NULL) *out_dropped_flags = tensor->flags; /* -8 */
     *out_tensor = &w->t;
-    return ST(OK);
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Views of Python objects (dlpack_tensor_new_view_validated)                                  */
-/* ------------------------------------------------------------------------------------------ */
-
-typedef struct {
-    void (*incref)(void *);
-    void (*decref)(void *);
-    int (*gil_ensure)(void);
-    void (*gil_release)(int);
-    int (*gil_check)(void);
-    int (*is_initialized)(void);
-    int (*is_finalizing)(void);
-} py_api;
-
-/* Looked up on every call: the lookups are idempotent and need no lock (OWN-THREAD-3). */
-static int find_python(py_api *p)
-{
-    void *f;
-    memset(p, 0, sizeof *p);
-#define LOOK(field, name)                                                  \
-    do {                                                                   \
-        f = dlsym(RTLD_DEFAULT, name);                                     \
-        if (f != NULL) memcpy(&p->field, &f, sizeof f);                    \
-    } while (0)
-    LOOK(incref, "Py_IncRef");
-    LOOK(decref, "Py_DecRef");
-    LOOK(gil_ensure, "PyGILState_Ensure");
-    LOOK(gil_release, "PyGILState_Release");
-    LOOK(gil_check, "PyGILState_Check");
-    LOOK(is_initialized, "Py_IsInitialized");
-    LOOK(is_finalizing, "Py_IsFinalizing");
-    if (p->is_finalizing == NULL) LOOK(is_finalizing, "_Py_IsFinalizing");
-#undef LOOK
-    return p->incref != NULL && p->decref != NULL && p->gil_ensure != NULL && p->gil_release != NULL &&
-           p->gil_check != NULL && p->is_initialized != NULL;
-}
-
-static void view_deleter(DLManagedTensorVersioned *self)
-{
-    view_t *v = (view_t *)self;
-    void *owner = v->owner;
-    py_api p;
-    free(v);
-    if (!find_python(&p)) return;
-    if (!p.is_initialized()) return; /* CORE-TENSOR-NEW-VIEW-VALIDATED-11: leak the reference */
-    if (p.gil_check()) {
-        p.decref(owner);
-        return;
-    }
-    if (p.is_finalizing != NULL && p.is_finalizing()) return; /* -11 */
-    {
-        int g = p.gil_ensure();
-        p.decref(owner);
-        p.gil_release(g);
-    }
-}
-
-API dlpack_helpers_status dlpack_tensor_new_view_validated(const DLTensor *tensor, uint64_t flags, void *owner,
-                                                           DLManagedTensorVersioned **out_tensor)
-{
-    const char *fn = "dlpack_tensor_new_view_validated";
-    const uint64_t allow = DLPACK_HELPERS_CREATE_ALLOW_UNASSIGNED_DEVICE;
-    py_api p;
-    view_t *v;
-    if (out_tensor == NULL || tensor == NULL || owner == NULL) /* -1 */
-        return fail(ST(NULL_POINTER), "%s: %s is NULL", fn,
-                    out_tensor == NULL ? "out_tensor" : tensor == NULL ? "tensor" : "owner");
-    if ((flags & ~allow) & ~(uint64_t)0x7u) /* -2 */
-        return fail(ST(INVALID_FLAGS), "%s: flags 0x%llx has bits outside 0x7 and bit 63", fn, (unsigned long long)flags);
-    if (tensor->device.device_id < 0) /* -3 */
-        return fail(ST(INVALID_DEVICE), "%s: device_id %d is negative", fn, (int)tensor->device.device_id);
-    if (!(flags & allow) && !device_assigned(tensor->device.device_type))
-        return fail(ST(INVALID_DEVICE), "%s: device_type %u is not assigned by DLPack 1.3", fn,
-                    (unsigned)tensor->device.device_type);
-    if (tensor->ndim < 0 || tensor->ndim > DLPACK_HELPERS_MAX_NDIM) /* -4 */
-        return fail(ST(INVALID_NDIM), "%s: ndim %d is outside 0..1024", fn, (int)tensor->ndim);
-    if (tensor->ndim != 0 && tensor->shape == NULL)
-        return fail(ST(NULL_SHAPE), "%s: shape is NULL but ndim is %d", fn, (int)tensor->ndim);
-    if (!find_python(&p)) /* -5 */
-        return fail(ST(PYTHON_UNAVAILABLE), "%s: the Python C API is not in this process", fn);
-    if (tensor->strides == NULL && tensor->ndim != 0) { /* -6 */
-        int64_t tmp[1024];
-        int bad = compact_strides(tensor->ndim, tensor->shape, 0, tmp);
-        if (bad >= 0)
-            return fail(ST(OVERFLOW), "%s: the compact row-major stride implied by shape[%d] does not fit in int64_t", fn, bad);
-    }
-    v = (view_t *)malloc(block_size(sizeof(view_t), tensor->ndim));
-    if (v == NULL) return fail(ST(OUT_OF_MEMORY), "%s: the view could not be allocated", fn);
-    v->owner = owner;
-    v->t.version.major = 1;
-    v->t.version.minor = 3;
-    v->t.manager_ctx = owner;
-    v->t.deleter = view_deleter;
-    v->t.flags = flags & 0x7u;
-    v->t.dl_tensor = *tensor;
-    fill_arrays(&v->t.dl_tensor, tensor, v->arrays);
-    p.incref(owner); /* -9: the caller holds the GIL (-12) */
-    *out_tensor = &v->t;
     return ST(OK);
 }
 
