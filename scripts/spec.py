@@ -597,7 +597,10 @@ def build(args):
             or (fmt.get(name, [None])[0]) or prev.get("profile", "")
         params = draft_params(name, f["params"], doc_params)
         e = {"profile": profile, "since": SPEC_VERSION, "library_since": "0.1.0", "status": "stable",
-             "symbol_version": facts.exports.get(name, prev.get("symbol_version", "-")),
+             # An unversioned build (cargo's target/release) says "-": keep what a versioned
+             # one (scripts/build's sdk/) recorded.
+             "symbol_version": (facts.exports.get(name) if facts.exports.get(name, "-") != "-"
+                                else prev.get("symbol_version", "-")),
              "returns": f["returns"],
              "prototype": f"{f['returns']} {name}({', '.join(c_decl(p['type'], p['name']) for p in params) or 'void'});",
              "page": page is not None,
