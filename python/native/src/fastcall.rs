@@ -127,7 +127,7 @@ unsafe fn max_version_only(
         match t.get().export_max_version(py, v) {
             Ok(o) => o.into_ptr(),
             Err(e) => {
-                e.restore(py);
+                crate::errors::raise_attached(e);
                 null_mut()
             }
         }
@@ -136,10 +136,9 @@ unsafe fn max_version_only(
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
             Ok(r) => r,
             Err(_) => {
-                // SAFETY: GIL held.
-                let py = unsafe { Python::assume_attached() };
-                pyo3::panic::PanicException::new_err("a Rust panic in Tensor.__dlpack__")
-                    .restore(py);
+                crate::errors::raise_attached(pyo3::panic::PanicException::new_err(
+                    "a Rust panic in Tensor.__dlpack__",
+                ));
                 null_mut()
             }
         },
@@ -215,7 +214,7 @@ unsafe fn dlpack_general(
         Some(match r {
             Ok(o) => o.into_ptr(),
             Err(e) => {
-                e.restore(py);
+                crate::errors::raise_attached(e);
                 null_mut()
             }
         })
@@ -232,20 +231,21 @@ unsafe fn dlpack_general(
             match r {
                 Ok(Ok(o)) => o.into_ptr(),
                 Ok(Err(e)) => {
-                    e.restore(py);
+                    crate::errors::raise_attached(e);
                     null_mut()
                 }
                 Err(_) => {
-                    pyo3::panic::PanicException::new_err("a Rust panic in Tensor.__dlpack__")
-                        .restore(py);
+                    crate::errors::raise_attached(pyo3::panic::PanicException::new_err(
+                        "a Rust panic in Tensor.__dlpack__",
+                    ));
                     null_mut()
                 }
             }
         }
         Err(_) => {
-            // SAFETY: GIL held.
-            let py = unsafe { Python::assume_attached() };
-            pyo3::panic::PanicException::new_err("a Rust panic in Tensor.__dlpack__").restore(py);
+            crate::errors::raise_attached(pyo3::panic::PanicException::new_err(
+                "a Rust panic in Tensor.__dlpack__",
+            ));
             null_mut()
         }
     }
@@ -278,7 +278,7 @@ unsafe extern "C" fn import_vectorcall(
             match crate::import_default(py, &obj) {
                 Ok(t) => t.into_ptr(),
                 Err(e) => {
-                    e.restore(py);
+                    crate::errors::raise_attached(e);
                     null_mut()
                 }
             }
@@ -286,9 +286,9 @@ unsafe extern "C" fn import_vectorcall(
         return match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
             Ok(r) => r,
             Err(_) => {
-                // SAFETY: GIL held.
-                let py = unsafe { Python::assume_attached() };
-                pyo3::panic::PanicException::new_err("a Rust panic in import_tensor").restore(py);
+                crate::errors::raise_attached(pyo3::panic::PanicException::new_err(
+                    "a Rust panic in import_tensor",
+                ));
                 null_mut()
             }
         };
@@ -308,11 +308,13 @@ unsafe extern "C" fn import_vectorcall(
     match r {
         Ok(Ok(o)) => o.into_ptr(),
         Ok(Err(e)) => {
-            e.restore(py);
+            crate::errors::raise_attached(e);
             null_mut()
         }
         Err(_) => {
-            pyo3::panic::PanicException::new_err("a Rust panic in import_tensor").restore(py);
+            crate::errors::raise_attached(pyo3::panic::PanicException::new_err(
+                "a Rust panic in import_tensor",
+            ));
             null_mut()
         }
     }

@@ -128,8 +128,9 @@ fn is_cpu_accessible(obj_or_device: &Bound<'_, PyAny>) -> PyResult<bool> {
 ///
 /// - ``max_version``: a ``(major, minor)`` tuple of ints in 0..2**32-1; default this library's
 ///   newest (1.3). Always passed to ``__dlpack__`` (peer case 18).
-/// - ``stream``: an int (the array API's stream encoding for the producer's device) passed to
-///   ``__dlpack__``; ``dl_device``: a ``(device_type, device_id)`` tuple or :class:`Device`;
+/// - ``stream``: an int (the array API's stream encoding for the producer's device), or for a
+///   oneAPI producer its queue object (anything exposing ``addressof_ref()``, as dpctl's
+///   ``SyclQueue``), passed to ``__dlpack__`` unchanged; ``dl_device``: a ``(device_type, device_id)`` tuple or :class:`Device`;
 ///   ``copy``: None, True or False. Passed only when given.
 /// - ``use_exchange_api``: when the producer's type publishes a C exchange API
 ///   (``__dlpack_c_exchange_api__``, DLPack 1.3) and no ``stream``, ``dl_device`` or ``copy``
@@ -211,7 +212,13 @@ pub(crate) fn import_tensor(
         }
     }
     if let Some(s) = stream {
-        args::stream(s)?;
+        // An integer is checked here (int64); a oneAPI queue object (dpctl's `SyclQueue`:
+        // `addressof_ref()`) is passed to the producer unchanged, as the C request and
+        // `Tensor.__dlpack__` take it (peer case 57; issue 34: it was "stream must be an
+        // integer"); anything else is TypeError before the producer is called.
+        if args::is_integer_like(s)? || !s.hasattr("addressof_ref")? {
+            args::stream(s)?;
+        }
         req.stream = s.as_ptr().cast();
     }
     if let Some(d) = dl_device {
@@ -296,14 +303,16 @@ pub(crate) fn import_default(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult
 
 /// A Tensor of a Tensor: the versioned hop between them states READ_ONLY, but if the source's
 /// was assumed (it came through the legacy struct), so is this one's (issue 25). Only for a
-/// view of the same memory (a copy is the consumer's own).
+/// view of the same memory (a copy is the consumer's own), which also shares the source's view
+/// owner (`Tensor::share_root`: a re-import chain stays one level deep, issue 34).
 fn inherit_from_source(obj: &Bound<'_, PyAny>, t: &Tensor) -> PyResult<()> {
     if let Some(src) = exchange::as_tensor(obj) {
         let src = src.get();
-        if src.read_only_origin().ok() == Some(ffi::READ_ONLY_ORIGIN_LEGACY)
-            && t.managed()?.dl_tensor.data == src.managed()?.dl_tensor.data
-        {
-            t.inherit_assumed_read_only();
+        if t.managed()?.dl_tensor.data == src.managed()?.dl_tensor.data {
+            if src.read_only_origin().ok() == Some(ffi::READ_ONLY_ORIGIN_LEGACY) {
+                t.inherit_assumed_read_only();
+            }
+            t.share_root(src)?;
         }
     }
     Ok(())
