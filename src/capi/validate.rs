@@ -328,6 +328,26 @@ pub(crate) unsafe fn received(t: &DLManagedTensorVersioned) -> Result<(), Error>
     unsafe { run_pure(&t.dl_tensor, producer, &o, core::ptr::null_mut()) }
 }
 
+/// [`received`]'s fast path alone (`validate::fast_accept`): `true` only when the full rules
+/// accept `t`; `false` decides nothing (call [`received`]). No error value is built or moved,
+/// so the import's hot path stays a few compares (issue 34).
+///
+/// # Safety
+/// As [`received`].
+#[inline(always)]
+pub(crate) unsafe fn received_fast(t: &DLManagedTensorVersioned) -> bool {
+    let producer = Declared::Versioned {
+        version: t.version,
+        flags: t.flags,
+    };
+    let o = Requirements {
+        flags: validate::LENIENT_NULL_STRIDES,
+        ..Requirements::default()
+    };
+    // SAFETY: caller contract.
+    unsafe { fast(&t.dl_tensor, producer, &o) }
+}
+
 /// [`checked_view`] through the full rule list, out of line.
 ///
 /// # Safety
