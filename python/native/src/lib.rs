@@ -108,14 +108,19 @@ fn object_device(obj: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
     Ok(d)
 }
 
-/// Whether host code may read the memory of a DLPack object, a :class:`Device` or a
+/// Whether host code may read the memory of a DLPack object, a :class:`Device`, a device name
+/// (``"cpu:0"``, ``"cuda_host"``, as :class:`Device` parses it) or a
 /// ``(device_type, device_id)`` tuple (C ``dlpack_is_cpu_accessible``).
 ///
 /// A tuple must be two integers (``TypeError`` otherwise), each in the int32 range
-/// (``ValueError``); any other object is asked for ``__dlpack_device__()``.
+/// (``ValueError``); a name the library does not know is ``ValueError``; any other object is
+/// asked for ``__dlpack_device__()``.
 #[pyfunction]
 fn is_cpu_accessible(obj_or_device: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let d = if obj_or_device.cast::<PyTuple>().is_ok() || obj_or_device.cast::<Device>().is_ok() {
+    let d = if obj_or_device.cast::<pyo3::types::PyString>().is_ok() {
+        // Issue 34: a name was asked for `__dlpack_device__` (AttributeError).
+        Device::py_new(obj_or_device)?.raw
+    } else if obj_or_device.cast::<PyTuple>().is_ok() || obj_or_device.cast::<Device>().is_ok() {
         args::device(obj_or_device, "device")?
     } else {
         object_device(obj_or_device)?

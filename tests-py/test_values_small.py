@@ -1,0 +1,22 @@
+"""Issue 34 item 9 (smaller ones): DType and Device pickle (they cross `multiprocessing`), and
+`is_cpu_accessible` takes a device name as `Device` does."""
+import pickle
+
+import pytest
+
+import dlpack_helpers as dh
+
+
+@pytest.mark.parametrize("value", [dh.DType("float32"), dh.DType((2, 16, 4)), dh.DType("bfloat16"),
+                                   dh.Device("cuda:1"), dh.Device((1, 0)), dh.Device((99, 3))])
+def test_values_pickle(value):
+    for proto in range(2, pickle.HIGHEST_PROTOCOL + 1):
+        back = pickle.loads(pickle.dumps(value, protocol=proto))
+        assert type(back) is type(value) and back == value and hash(back) == hash(value)
+
+
+def test_is_cpu_accessible_takes_a_name():
+    assert dh.is_cpu_accessible("cpu:0") and dh.is_cpu_accessible("cuda_host")
+    assert not dh.is_cpu_accessible("cuda:1")
+    with pytest.raises(ValueError):
+        dh.is_cpu_accessible("no_such_device")
