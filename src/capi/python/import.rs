@@ -1048,7 +1048,15 @@ fn query_device(
     // SAFETY: GIL held.
     let n = unsafe { (api.PySequence_Size)(r.as_ptr()) };
     if n < 0 {
-        return Err(read_failed());
+        // Not a sequence (None, a number): the `TypeError` of `len()` ("object of type
+        // 'NoneType' has no len()") says nothing about the method; it is cleared and the
+        // answer named (issue 34). A non-`Exception` stays set.
+        // SAFETY: GIL held, an exception is set.
+        unsafe { api.catch(false, |_| false) }?;
+        return Err(Error::BadProducerResult(format!(
+            "__dlpack_device__ returned {}, not a (device_type, device_id) pair of int32 integers",
+            super::stream::describe(api, r.as_ptr())
+        )));
     }
     if n != 2 {
         return Err(bad());
