@@ -3946,8 +3946,10 @@ dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **
  *   writable") and/or `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`; other bits are
  *   `_INVALID_ARGUMENT` (capsule untouched).
  * - `out_tensor`: receives the tensor; the caller owns it and releases it exactly once with
- *   `dlpack_tensor_delete` (peer case 7). A versioned tensor is handed over as it is (its own
- *   flags kept, once checked against its declared version). A legacy tensor is converted as `dlpack_legacy_tensor_wrap` does: validated
+ *   `dlpack_tensor_delete` (peer case 7). A versioned tensor is handed over with its own flags, once
+ *   checked against its declared version and validated by `dlpack_tensor_validate`'s rules
+ *   with `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` (issue 34; a view made by this
+ *   library's `dlpack_capsule_new_view` family was validated then and is not checked again). A legacy tensor is converted as `dlpack_legacy_tensor_wrap` does: validated
  *   (as `dlpack_legacy_tensor_validate`), version 1.3, shape and strides copied (compact
  *   row-major strides filled in for NULL strides, `OVERFLOW` when they do not fit: peer case
  *   49), flags `DLPACK_FLAG_BITMASK_READ_ONLY` unless `LEGACY_WRITABLE` (the legacy struct
@@ -3962,8 +3964,8 @@ dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **
  * capsule of another major); `_INVALID_FLAGS` (a versioned tensor with flag bits its declared
  * version does not define, as `dlpack_tensor_validate` refuses them: a 1.0 tensor with bit 2,
  * which means "padded sub-byte" only from 1.1, or an unknown bit of 1.1-1.3; a newer minor's
- * bits are accepted); a validation status or `_OUT_OF_MEMORY` for a legacy tensor
- * that cannot be converted; `_INVALID_ARGUMENT`; `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`;
+ * bits are accepted); a validation status (any tensor) or `_OUT_OF_MEMORY` (a legacy
+ * tensor that cannot be converted); `_INVALID_ARGUMENT`; `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`;
  * `_PYTHON_ERROR_SET` (a Python exception left set: with `KEEP_PYTHON_ERROR`, or one not
  * deriving from `Exception`). After a failure past the rename the capsule is consumed and the
  * tensor was released through its deleter, the only allowed action. The caller holds the GIL.
@@ -3981,21 +3983,20 @@ dlpack_helpers_status dlpack_legacy_capsule_new(DLManagedTensor *tensor, void **
  *   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
  *   tensor): consumed, and the tensor released through its deleter
  * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
- *   `DLPACK_HELPERS_MAX_NDIM` (a legacy tensor; the capsule is
+ *   `DLPACK_HELPERS_MAX_NDIM` (the capsule is consumed and
+ *   the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (the capsule is
  *   consumed and the tensor released)
- * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor;
- *   the capsule is consumed and the tensor released)
- * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor; the
- *   capsule is consumed and the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (the capsule is
+ *   consumed and the tensor released)
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor; the capsule is
- *   consumed and the tensor released)
+ *   `byte_offset` does not fit in `int64_t` or the address space (the capsule is consumed and
+ *   the tensor released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
- *   `bits` is not allowed for the code (a legacy tensor; the capsule is consumed and the tensor
- *   released)
+ *   `bits` is not allowed for the code (the capsule is consumed and the tensor released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
- *   pointer-addressed device (a legacy tensor; the capsule is consumed and the tensor released)
+ *   pointer-addressed device (the capsule is consumed and the tensor released)
  * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
  *   (the tensor is released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits (capsule untouched)
@@ -4019,9 +4020,9 @@ dlpack_helpers_status dlpack_capsule_import(void *capsule,
  * `dlpack_capsule_import`.
  *
  * Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED`; `_CAPSULE_NAME`;
- * `_UNSUPPORTED_VERSION`; `_INVALID_FLAGS`; for a legacy tensor that cannot be converted `_OVERFLOW`,
- * `_INVALID_NDIM`, `_NULL_SHAPE`, `_INVALID_SHAPE`, `_INVALID_DTYPE`, `_NULL_DATA`,
- * `_OUT_OF_MEMORY` (the capsule is consumed and the tensor released); `_NULL_POINTER`;
+ * `_UNSUPPORTED_VERSION`; `_INVALID_FLAGS`; for a tensor that fails validation (either kind)
+ * `_OVERFLOW`, `_INVALID_NDIM`, `_NULL_SHAPE`, `_INVALID_SHAPE`, `_INVALID_DTYPE`,
+ * `_INVALID_DEVICE`, `_NULL_DATA`; `_OUT_OF_MEMORY` (the capsule is consumed and the tensor released); `_NULL_POINTER`;
  * `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET` (only for an exception not deriving from
  * `Exception`: no other Python exception is left set).
  *
@@ -4037,21 +4038,20 @@ dlpack_helpers_status dlpack_capsule_import(void *capsule,
  *   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
  *   tensor): consumed, and the tensor released through its deleter
  * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
- *   `DLPACK_HELPERS_MAX_NDIM` (a legacy tensor; the capsule is
+ *   `DLPACK_HELPERS_MAX_NDIM` (the capsule is consumed and
+ *   the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (the capsule is
  *   consumed and the tensor released)
- * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor;
- *   the capsule is consumed and the tensor released)
- * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor; the
- *   capsule is consumed and the tensor released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (the capsule is
+ *   consumed and the tensor released)
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor; the capsule is
- *   consumed and the tensor released)
+ *   `byte_offset` does not fit in `int64_t` or the address space (the capsule is consumed and
+ *   the tensor released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
- *   `bits` is not allowed for the code (a legacy tensor; the capsule is consumed and the tensor
- *   released)
+ *   `bits` is not allowed for the code (the capsule is consumed and the tensor released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
- *   pointer-addressed device (a legacy tensor; the capsule is consumed and the tensor released)
+ *   pointer-addressed device (the capsule is consumed and the tensor released)
  * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
  *   (the tensor is released)
  * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
@@ -4396,13 +4396,20 @@ dlpack_helpers_status dlpack_exchange_api_current_work_stream(const struct DLPac
  * never retried). Consumes the returned capsule (rename first: peer case 1), checks the version
  * it got (a major other than 1 is released and refused: peer case 20) and the flags of a
  * versioned tensor (bits its declared version does not define are released and refused,
- * `INVALID_FLAGS`), and converts a legacy
+ * `INVALID_FLAGS`), validates a versioned tensor by `dlpack_tensor_validate`'s rules with
+ * `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` (issue 34: one that fails is released and
+ * refused with its status; a view this library made is not checked again), and converts a legacy
  * tensor as `dlpack_legacy_tensor_wrap` does: validated, version 1.3, strides filled in, and
  * marked `DLPACK_FLAG_BITMASK_READ_ONLY` unless the request has
  * `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` (the legacy struct cannot say read-only: peer case
  * 50); `out_how` then has `DLPACK_HELPERS_IMPORTED_LEGACY`. A legacy tensor that fails
  * validation (for example `OVERFLOW`: its implied strides do not fit, peer case 49) is released
  * through its deleter and refused.
+ *
+ * The answer is checked against the request (issue 34, peer case 58): a tensor on another
+ * device than `request->dl_device`, or flagged `IS_COPIED` under `DLPACK_HELPERS_COPY_NEVER`,
+ * is released and refused (`UNSUPPORTED_DEVICE`, `COPY_FORBIDDEN`). `__dlpack_device__` is
+ * not asked: the tensor's own `device` is what its memory is, and what the caller gets.
  *
  * - `obj`: any Python object (`PyObject *`), borrowed.
  * - `request`: may be NULL for the defaults (max_version 1.3, nothing else passed, flags 0).
@@ -4418,7 +4425,8 @@ dlpack_helpers_status dlpack_exchange_api_current_work_stream(const struct DLPac
  * `_INVALID_FLAGS` (a versioned tensor, from `__dlpack__` or the C exchange API, whose flags
  * have bits its declared version does not define, as `dlpack_tensor_validate` refuses them;
  * released through its deleter); the
- * validation statuses of `dlpack_legacy_tensor_validate` for a legacy tensor;
+ * validation statuses of `dlpack_tensor_validate` (`dlpack_legacy_tensor_validate` for a
+ * legacy tensor);
  * `_OUT_OF_MEMORY`; `_INVALID_ARGUMENT` (bad `copy` or unknown `flags` bits);
  * `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET`.
  *
@@ -4446,25 +4454,30 @@ dlpack_helpers_status dlpack_exchange_api_current_work_stream(const struct DLPac
  *   than 1 (it was released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when the versioned tensor received has flag bits
  *   its declared version does not define (it was released)
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `request` has `dl_device` and the
+ *   producer answered a tensor on another device (it was released; peer case 58)
+ * @retval DLPACK_HELPERS_STATUS_COPY_FORBIDDEN when `request->copy` is
+ *   `DLPACK_HELPERS_COPY_NEVER` and the producer answered a tensor flagged `IS_COPIED` (it was
+ *   released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
  * @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
  *   `used_` capsule
  * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
- *   `DLPACK_HELPERS_MAX_NDIM` (a legacy tensor, which is released)
- * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor,
- *   which is released)
- * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor, which
- *   is released)
+ *   `DLPACK_HELPERS_MAX_NDIM` (the tensor is released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (the tensor is
+ *   released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (the tensor is
+ *   released)
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor, which is
+ *   `byte_offset` does not fit in `int64_t` or the address space (the tensor is
  *   released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
- *   `bits` is not allowed for the code (a legacy tensor, which is released)
+ *   `bits` is not allowed for the code (the tensor is released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative,
  *   or `request->has_dl_device` and `request->dl_device.device_id` is negative (the producer
  *   is then not called)
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
- *   pointer-addressed device (a legacy tensor, which is released)
+ *   pointer-addressed device (the tensor is released)
  * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
  *   (the tensor is released)
  * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
@@ -4519,22 +4532,27 @@ dlpack_helpers_status dlpack_object_import(void *obj,
  *   than 1 (it was released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when the versioned tensor received has flag bits
  *   its declared version does not define (it was released)
+ * @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `request` has `dl_device` and the
+ *   producer answered a tensor on another device (it was released; peer case 58)
+ * @retval DLPACK_HELPERS_STATUS_COPY_FORBIDDEN when `request->copy` is
+ *   `DLPACK_HELPERS_COPY_NEVER` and the producer answered a tensor flagged `IS_COPIED` (it was
+ *   released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
  * @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
  *   `used_` capsule
  * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
- *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor, which is released)
- * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor,
- *   which is released)
- * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor, which
- *   is released)
+ *   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (the tensor is released)
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (the tensor is
+ *   released)
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (the tensor is
+ *   released)
  * @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
- *   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor, which is
+ *   `byte_offset` does not fit in `int64_t` or the address space (the tensor is
  *   released)
  * @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
- *   `bits` is not allowed for the code (a legacy tensor, which is released)
+ *   `bits` is not allowed for the code (the tensor is released)
  * @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
- *   pointer-addressed device (a legacy tensor, which is released)
+ *   pointer-addressed device (the tensor is released)
  * @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
  *   (the tensor is released)
  * @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter

@@ -24,7 +24,8 @@ _OPTIONS = {
                   lambda: [_sdk.get_library_path()]),
     "--cmakedir": ("the directory of dlpack_helpersConfig.cmake (-Ddlpack_helpers_DIR=)",
                    lambda: [_sdk.get_cmake_dir()]),
-    "--pkgconfigdir": ("the directory of dlpack_helpers.pc (PKG_CONFIG_PATH)",
+    "--pkgconfigdir": ("the directory of dlpack_helpers.pc (PKG_CONFIG_PATH; its --libs carry no run "
+                       "path: add -Wl,-rpath,<libdir>, or use --libs here)",
                        lambda: [_sdk.get_pkgconfig_dir()]),
     "--manifest": ("the specification's manifest abi.toml (functions, parameters, statuses, structs, "
                    "constants), for binding generators", lambda: [_sdk.get_manifest_path()]),

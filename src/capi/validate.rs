@@ -319,6 +319,48 @@ pub(crate) unsafe fn checked_view<'a>(
     unsafe { checked_view_full(t, producer, o) }
 }
 
+/// The check every import runs on a versioned tensor it received (issue 34): the rules of
+/// `dlpack_tensor_validate` with `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` (NULL strides
+/// read as row-major, as NumPy and every consumer read them), fast path first. The caller has
+/// checked the major (1) and the flags already; they are checked again here at no cost.
+///
+/// # Safety
+/// `t` is a live managed tensor of major 1 whose non-NULL `shape` and `strides` hold `ndim`
+/// elements (DLPack's contract, the one thing no check can see).
+#[inline(always)]
+pub(crate) unsafe fn received(t: &DLManagedTensorVersioned) -> Result<(), Error> {
+    let producer = Declared::Versioned {
+        version: t.version,
+        flags: t.flags,
+    };
+    let o = Requirements {
+        flags: validate::LENIENT_NULL_STRIDES,
+        ..Requirements::default()
+    };
+    // SAFETY: caller contract; no layout wanted.
+    unsafe { run_pure(&t.dl_tensor, producer, &o, core::ptr::null_mut()) }
+}
+
+/// [`received`]'s fast path alone (`validate::fast_accept`): `true` only when the full rules
+/// accept `t`; `false` decides nothing (call [`received`]). No error value is built or moved,
+/// so the import's hot path stays a few compares (issue 34).
+///
+/// # Safety
+/// As [`received`].
+#[inline(always)]
+pub(crate) unsafe fn received_fast(t: &DLManagedTensorVersioned) -> bool {
+    let producer = Declared::Versioned {
+        version: t.version,
+        flags: t.flags,
+    };
+    let o = Requirements {
+        flags: validate::LENIENT_NULL_STRIDES,
+        ..Requirements::default()
+    };
+    // SAFETY: caller contract.
+    unsafe { fast(&t.dl_tensor, producer, &o) }
+}
+
 /// [`checked_view`] through the full rule list, out of line.
 ///
 /// # Safety

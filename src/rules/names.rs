@@ -257,6 +257,25 @@ fn unknown(kind: &str, s: &str) -> Error {
     )
 }
 
+/// The refusal of a device name whose id part is not an ordinal: when the name part is known,
+/// the message names the id as the problem (issue 34: "cuda:-1" was "not a device name").
+#[cold]
+fn bad_device_id(name: &str, id: &str, s: &str) -> Error {
+    if !DEVICES.iter().any(|(_, n)| *n == name) {
+        return unknown("device", s);
+    }
+    let shown: String = id.chars().take(24).collect();
+    Error::fault(
+        Fault::UnknownName,
+        format!(
+            "the device id {shown:?} in {:?} is not a device ordinal: a decimal integer in \
+             0..=2147483647 without a sign or leading zeros (an index-less device is \"{name}\", \
+             id 0; peer case 54)",
+            s.chars().take(40).collect::<String>()
+        ),
+    )
+}
+
 fn parse_decimal(s: &str) -> Option<u32> {
     if s.is_empty()
         || s.len() > 10
@@ -352,7 +371,7 @@ pub fn parse_device(s: &str) -> Result<DLDevice, Error> {
             n,
             parse_decimal(id)
                 .filter(|&v| v <= i32::MAX as u32)
-                .ok_or_else(|| unknown("device", s))?,
+                .ok_or_else(|| bad_device_id(n, id, s))?,
         ),
         None => (s, 0),
     };
@@ -372,6 +391,16 @@ mod tests {
 
     const fn dt(code: u8, bits: u8, lanes: u16) -> DLDataType {
         DLDataType { code, bits, lanes }
+    }
+
+    #[test]
+    fn a_bad_device_id_is_named_as_the_problem() {
+        for s in ["cuda:-1", "cuda:01", "cpu:2147483648", "cuda:x"] {
+            let m = parse_device(s).unwrap_err().to_string();
+            assert!(m.contains("is not a device ordinal"), "{s}: {m}");
+        }
+        let m = parse_device("tpu:-1").unwrap_err().to_string();
+        assert!(m.contains("is not a device name"), "{m}");
     }
 
     #[test]

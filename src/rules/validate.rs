@@ -230,8 +230,8 @@ pub fn check_view_with(
         Fault::DtypeMismatch,
         || {
             format!(
-                "tensor.dtype is (code {}, bits {}, lanes {}), the caller requires (code {}, bits {}, lanes {})",
-                dt.code, dt.bits, dt.lanes, o.dtype.code, o.dtype.bits, o.dtype.lanes
+                "tensor.dtype is {dt} (code {}, bits {}, lanes {}), the caller requires {} (code {}, bits {}, lanes {})",
+                dt.code, dt.bits, dt.lanes, o.dtype, o.dtype.code, o.dtype.bits, o.dtype.lanes
             )
         },
     )?;

@@ -132,8 +132,8 @@ fn holds_own_gil_state() -> bool {
 /// (outside any PyO3 frame) costs a `PyGILState_Ensure`/`Release` pair and PyO3's own
 /// bookkeeping, about 100 instructions. A caller without the GIL (ctypes calls table
 /// functions with the GIL released) still gets it taken, as before. With the GIL held, the
-/// success path drops no `Py<T>`; one dropped on an error path outside PyO3's own GIL count is
-/// decref'd at PyO3's next GIL acquisition (deferred, not lost).
+/// success path drops no `Py<T>`; an error is raised under `Python::attach`
+/// (`errors::raise_attached`), so that its objects are not left in PyO3's deferred pool.
 fn guarded_attached(f: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
     if !holds_own_gil_state() {
         return guarded(f);
@@ -144,7 +144,7 @@ fn guarded_attached(f: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
         match f(py) {
             Ok(()) => 0,
             Err(e) => {
-                e.restore(py);
+                crate::errors::raise_attached(e);
                 -1
             }
         }
@@ -152,9 +152,7 @@ fn guarded_attached(f: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
         Ok(r) => r,
         Err(p) => {
-            // SAFETY: as above.
-            let py = unsafe { Python::assume_attached() };
-            panic_error(p.as_ref()).restore(py);
+            crate::errors::raise_attached(panic_error(p.as_ref()));
             -1
         }
     }

@@ -130,7 +130,7 @@ unsafe fn max_version_only(
         match t.get().export_max_version(py, v) {
             Ok(o) => o.into_ptr(),
             Err(e) => {
-                e.restore(py);
+                crate::errors::raise_attached(e);
                 null_mut()
             }
         }
@@ -139,10 +139,9 @@ unsafe fn max_version_only(
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
             Ok(r) => r,
             Err(_) => {
-                // SAFETY: GIL held.
-                let py = unsafe { Python::assume_attached() };
-                pyo3::panic::PanicException::new_err("a Rust panic in Tensor.__dlpack__")
-                    .restore(py);
+                crate::errors::raise_attached(pyo3::panic::PanicException::new_err(
+                    "a Rust panic in Tensor.__dlpack__",
+                ));
                 null_mut()
             }
         },
@@ -218,7 +217,7 @@ unsafe fn dlpack_general(
         Some(match r {
             Ok(o) => o.into_ptr(),
             Err(e) => {
-                e.restore(py);
+                crate::errors::raise_attached(e);
                 null_mut()
             }
         })
@@ -235,20 +234,21 @@ unsafe fn dlpack_general(
             match r {
                 Ok(Ok(o)) => o.into_ptr(),
                 Ok(Err(e)) => {
-                    e.restore(py);
+                    crate::errors::raise_attached(e);
                     null_mut()
                 }
                 Err(_) => {
-                    pyo3::panic::PanicException::new_err("a Rust panic in Tensor.__dlpack__")
-                        .restore(py);
+                    crate::errors::raise_attached(pyo3::panic::PanicException::new_err(
+                        "a Rust panic in Tensor.__dlpack__",
+                    ));
                     null_mut()
                 }
             }
         }
         Err(_) => {
-            // SAFETY: GIL held.
-            let py = unsafe { Python::assume_attached() };
-            pyo3::panic::PanicException::new_err("a Rust panic in Tensor.__dlpack__").restore(py);
+            crate::errors::raise_attached(pyo3::panic::PanicException::new_err(
+                "a Rust panic in Tensor.__dlpack__",
+            ));
             null_mut()
         }
     }
@@ -281,7 +281,7 @@ unsafe extern "C" fn import_vectorcall(
             match crate::import_default(py, &obj) {
                 Ok(t) => t.into_ptr(),
                 Err(e) => {
-                    e.restore(py);
+                    crate::errors::raise_attached(e);
                     null_mut()
                 }
             }
@@ -289,9 +289,9 @@ unsafe extern "C" fn import_vectorcall(
         return match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
             Ok(r) => r,
             Err(_) => {
-                // SAFETY: GIL held.
-                let py = unsafe { Python::assume_attached() };
-                pyo3::panic::PanicException::new_err("a Rust panic in import_tensor").restore(py);
+                crate::errors::raise_attached(pyo3::panic::PanicException::new_err(
+                    "a Rust panic in import_tensor",
+                ));
                 null_mut()
             }
         };
@@ -311,11 +311,13 @@ unsafe extern "C" fn import_vectorcall(
     match r {
         Ok(Ok(o)) => o.into_ptr(),
         Ok(Err(e)) => {
-            e.restore(py);
+            crate::errors::raise_attached(e);
             null_mut()
         }
         Err(_) => {
-            pyo3::panic::PanicException::new_err("a Rust panic in import_tensor").restore(py);
+            crate::errors::raise_attached(pyo3::panic::PanicException::new_err(
+                "a Rust panic in import_tensor",
+            ));
             null_mut()
         }
     }

@@ -112,14 +112,19 @@ fn object_device(obj: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
     Ok(d)
 }
 
-/// Whether host code may read the memory of a DLPack object, a :class:`Device` or a
+/// Whether host code may read the memory of a DLPack object, a :class:`Device`, a device name
+/// (``"cpu:0"``, ``"cuda_host"``, as :class:`Device` parses it) or a
 /// ``(device_type, device_id)`` tuple (C ``dlpack_is_cpu_accessible``).
 ///
 /// A tuple must be two integers (``TypeError`` otherwise), each in the int32 range
-/// (``ValueError``); any other object is asked for ``__dlpack_device__()``.
+/// (``ValueError``); a name the library does not know is ``ValueError``; any other object is
+/// asked for ``__dlpack_device__()``.
 #[pyfunction]
 fn is_cpu_accessible(obj_or_device: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let d = if obj_or_device.cast::<PyTuple>().is_ok() || obj_or_device.cast::<Device>().is_ok() {
+    let d = if obj_or_device.cast::<pyo3::types::PyString>().is_ok() {
+        // Issue 34: a name was asked for `__dlpack_device__` (AttributeError).
+        Device::py_new(obj_or_device)?.raw
+    } else if obj_or_device.cast::<PyTuple>().is_ok() || obj_or_device.cast::<Device>().is_ok() {
         args::device(obj_or_device, "device")?
     } else {
         object_device(obj_or_device)?
@@ -132,8 +137,9 @@ fn is_cpu_accessible(obj_or_device: &Bound<'_, PyAny>) -> PyResult<bool> {
 ///
 /// - ``max_version``: a ``(major, minor)`` tuple of ints in 0..2**32-1; default this library's
 ///   newest (1.3). Always passed to ``__dlpack__`` (peer case 18).
-/// - ``stream``: an int (the array API's stream encoding for the producer's device) passed to
-///   ``__dlpack__``; ``dl_device``: a ``(device_type, device_id)`` tuple or :class:`Device`;
+/// - ``stream``: an int (the array API's stream encoding for the producer's device), or for a
+///   oneAPI producer its queue object (anything exposing ``addressof_ref()``, as dpctl's
+///   ``SyclQueue``), passed to ``__dlpack__`` unchanged; ``dl_device``: a ``(device_type, device_id)`` tuple or :class:`Device`;
 ///   ``copy``: None, True or False. Passed only when given.
 /// - ``use_exchange_api``: when the producer's type publishes a C exchange API
 ///   (``__dlpack_c_exchange_api__``, DLPack 1.3) and no ``stream``, ``dl_device`` or ``copy``
@@ -215,7 +221,13 @@ pub(crate) fn import_tensor(
         }
     }
     if let Some(s) = stream {
-        args::stream(s)?;
+        // An integer is checked here (int64); a oneAPI queue object (dpctl's `SyclQueue`:
+        // `addressof_ref()`) is passed to the producer unchanged, as the C request and
+        // `Tensor.__dlpack__` take it (peer case 57; issue 34: it was "stream must be an
+        // integer"); anything else is TypeError before the producer is called.
+        if args::is_integer_like(s)? || !s.hasattr("addressof_ref")? {
+            args::stream(s)?;
+        }
         req.stream = s.as_ptr().cast();
     }
     if let Some(d) = dl_device {
@@ -300,14 +312,16 @@ pub(crate) fn import_default(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult
 
 /// A Tensor of a Tensor: the versioned hop between them states READ_ONLY, but if the source's
 /// was assumed (it came through the legacy struct), so is this one's (issue 25). Only for a
-/// view of the same memory (a copy is the consumer's own).
+/// view of the same memory (a copy is the consumer's own), which also shares the source's view
+/// owner (`Tensor::share_root`: a re-import chain stays one level deep, issue 34).
 fn inherit_from_source(obj: &Bound<'_, PyAny>, t: &Tensor) -> PyResult<()> {
     if let Some(src) = exchange::as_tensor(obj) {
         let src = src.get();
-        if src.read_only_origin().ok() == Some(ffi::READ_ONLY_ORIGIN_LEGACY)
-            && t.managed()?.dl_tensor.data == src.managed()?.dl_tensor.data
-        {
-            t.inherit_assumed_read_only();
+        if t.managed()?.dl_tensor.data == src.managed()?.dl_tensor.data {
+            if src.read_only_origin().ok() == Some(ffi::READ_ONLY_ORIGIN_LEGACY) {
+                t.inherit_assumed_read_only();
+            }
+            t.share_root(src)?;
         }
     }
     Ok(())

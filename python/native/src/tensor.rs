@@ -44,6 +44,13 @@ pub struct Tensor {
     /// NULL, or (after the first export) a `"dltensor_versioned"` capsule made by
     /// `dlpack_capsule_new` that owns `mt` (its destructor calls the deleter); views reference it.
     owner: AtomicPtr<pyo3::ffi::PyObject>,
+    /// NULL, or (a strong reference) the owner that the `Tensor` this one was imported from hands
+    /// its views: set when this Tensor is an in-place view of another `Tensor`'s memory (a
+    /// re-import: `import_tensor(t)`), so that its own views reference that owner directly
+    /// instead of a capsule owning this view. A chain `x = import_tensor(x)` then stays one
+    /// level deep: its release no longer recursed once per link (100,000 links overflowed the C
+    /// stack; issue 34).
+    root: AtomicPtr<pyo3::ffi::PyObject>,
     how: u32,
     /// The stream the data is ordered on (`dlpack_object_import_with_stream`): a recorded
     /// producer stream (`STREAM_HANDLE`) is waited for by every later export with a stream
@@ -53,10 +60,11 @@ pub struct Tensor {
     /// assumed (a legacy import): the versioned hop between them carries READ_ONLY as a stated
     /// bit, but the fact is the first import's (issue 25).
     assumed_read_only: AtomicBool,
-    /// Set once `mt` passed `dlpack_tensor_validate` (first in-place export, first exchange-API
-    /// import): views of it are then made by `dlpack_*_new_view_validated` (issue 26). `mt` does
-    /// not change while this Tensor holds it (nothing here writes it; DLPack: the producer
-    /// does not).
+    /// Whether `mt` passed `dlpack_tensor_validate`'s rules: always, since every import path of
+    /// the library validates what it hands over (issue 34; before, a versioned tensor came
+    /// unchecked and this was set at the first export). Views of it are made by
+    /// `dlpack_*_new_view_validated` (issue 26). `mt` does not change while this Tensor holds it
+    /// (nothing here writes it; DLPack: the producer does not).
     validated: AtomicBool,
     shape: OnceLock<Py<PyTuple>>,
     dtype: OnceLock<Py<DType>>,
@@ -105,6 +113,8 @@ impl Drop for Tensor {
 }
 
 impl Tensor {
+    /// `mt` comes from one of the library's imports (`dlpack_capsule_import`,
+    /// `dlpack_object_import_with_stream`), which validated it.
     pub fn new(mt: *mut DLManagedTensorVersioned, how: u32) -> Self {
         let none = ffi::dlpack_helpers_stream {
             kind: ffi::STREAM_NO_SYNC,
@@ -123,10 +133,12 @@ impl Tensor {
             mt: AtomicPtr::new(mt),
             owner: AtomicPtr::new(null_mut()),
             state: AtomicUsize::new(0),
+            root: AtomicPtr::new(null_mut()),
             how,
             ready,
             assumed_read_only: AtomicBool::new(false),
-            validated: AtomicBool::new(false),
+            // Every `mt` comes from a library import, which validated it (issue 34).
+            validated: AtomicBool::new(true),
             shape: OnceLock::new(),
             dtype: OnceLock::new(),
             device: OnceLock::new(),
@@ -162,6 +174,11 @@ impl Tensor {
     }
 
     fn free(&self) {
+        let root = self.root.swap(null_mut(), Relaxed);
+        if !root.is_null() {
+            // SAFETY: our strong reference to the shared owner; the GIL is held.
+            unsafe { pyo3::ffi::Py_DecRef(root) };
+        }
         let owner = self.owner.swap(null_mut(), Relaxed);
         let mt = self.mt.swap(null_mut(), Relaxed);
         if !owner.is_null() {
@@ -232,12 +249,52 @@ impl Tensor {
         Ok(true)
     }
 
-    /// The owner capsule of the managed tensor (made on first use), borrowed; `mt` is this
-    /// Tensor's managed tensor under a [`Held`] borrow (the owner lives as long as it). Two threads exporting a fresh
-    /// Tensor at once may both make a capsule: the first published wins, and the other is
-    /// renamed `"used_dltensor_versioned"` before it is dropped, so its destructor leaves the
-    /// tensor alone (one owner, one deleter call; issue 36).
+    /// Share `src`'s view owner (see the `root` field): this Tensor's managed tensor is an
+    /// in-place view of `src`'s memory, kept alive by that owner. Set at most once (the first
+    /// published reference wins; another is dropped).
+    pub fn share_root(&self, src: &Tensor) -> PyResult<()> {
+        if self.mt.load(Acquire).is_null() || !self.root.load(Acquire).is_null() {
+            return Ok(());
+        }
+        let held = src.managed()?;
+        let o = src.owner(&held)?;
+        // SAFETY: a live object (src holds it under the borrow); the new reference is ours
+        // until release.
+        unsafe { pyo3::ffi::Py_IncRef(o) };
+        if self
+            .root
+            .compare_exchange(null_mut(), o, AcqRel, Acquire)
+            .is_err()
+        {
+            // SAFETY: the reference taken just above, not published.
+            unsafe { pyo3::ffi::Py_DecRef(o) };
+        }
+        Ok(())
+    }
+
+    /// The object views of this tensor reference, if made: the shared root owner, else the
+    /// owner capsule.
+    #[inline(always)]
+    fn view_owner_loaded(&self) -> *mut pyo3::ffi::PyObject {
+        let r = self.root.load(Acquire);
+        if !r.is_null() {
+            r
+        } else {
+            self.owner.load(Acquire)
+        }
+    }
+
+    /// The object views of this tensor reference, borrowed: the shared root owner (a
+    /// re-import, issue 34), else the owner capsule of the managed tensor (made on first use);
+    /// `mt` is this Tensor's managed tensor under a [`Held`] borrow (the owner lives as long as
+    /// it). Two threads exporting a fresh Tensor at once may both make a capsule: the first
+    /// published wins, and the other is renamed `"used_dltensor_versioned"` before it is
+    /// dropped, so its destructor leaves the tensor alone (one owner, one deleter call; issue 36).
     pub fn owner(&self, mt: &DLManagedTensorVersioned) -> PyResult<*mut pyo3::ffi::PyObject> {
+        let r = self.root.load(Acquire);
+        if !r.is_null() {
+            return Ok(r);
+        }
         let o = self.owner.load(Acquire);
         if !o.is_null() {
             return Ok(o);
@@ -817,7 +874,7 @@ impl Tensor {
     fn in_place_ready(&self) -> Option<Held<'_>> {
         if self.ready.kind == ffi::STREAM_HANDLE
             || !self.validated.load(Acquire)
-            || self.owner.load(Acquire).is_null()
+            || self.view_owner_loaded().is_null()
         {
             return None;
         }
@@ -833,7 +890,7 @@ impl Tensor {
         py: Python<'py>,
         mt: &DLManagedTensorVersioned,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let owner = self.owner.load(Acquire);
+        let owner = self.view_owner_loaded();
         let flags = (mt.flags & !FLAG_IS_COPIED) | ffi::CREATE_ALLOW_UNASSIGNED_DEVICE;
         let mut out: *mut c_void = null_mut();
         // SAFETY: `mt`'s DLTensor, validated and unchanged; the owner is alive.
@@ -960,10 +1017,34 @@ fn host_copy<'py>(
     let nbytes = count
         .checked_mul(size)
         .ok_or_else(|| PyBufferError::new_err("the tensor is too large to copy"))?;
+    let base = (t.data as usize).wrapping_add(t.byte_offset as usize) as *const u8;
+    if count > 0 {
+        // The tensor was validated at its import (its byte range fits the address space), but
+        // DLPack's rules cannot say that memory is mapped: a `byte_offset` of 2**62 passes them
+        // and was read here directly (a segfault; issue 34). The first and last bytes the copy
+        // reads are asked of the kernel first.
+        let (mut lo, mut hi) = (0i128, 0i128);
+        for (&e, &s) in shape.iter().zip(&strides) {
+            let reach = (e as i128 - 1) * s as i128 * size as i128;
+            if reach < 0 {
+                lo += reach;
+            } else {
+                hi += reach;
+            }
+        }
+        let at = |off: i128| (base as usize as i128 + off) as usize as *const u8;
+        if !readable(at(lo)) || !readable(at(hi + size as i128 - 1)) {
+            return Err(PyBufferError::new_err(format!(
+                "a copy is needed, but the tensor's bytes at tensor.data {:#x} + tensor.byte_offset \
+                 {} are not readable memory of this process (the producer's tensor describes \
+                 memory it does not have)",
+                t.data as usize, t.byte_offset
+            )));
+        }
+    }
     let buf = PyByteArray::new_with(py, nbytes.max(1), |_| Ok(()))?;
     // SAFETY: the bytearray is fresh and not resized while we write.
     let dst_ptr = buf.data();
-    let base = (t.data as usize).wrapping_add(t.byte_offset as usize) as *const u8;
     if count > 0 {
         // Row-major odometer over all dimensions, one element at a time.
         let mut index = vec![0i64; n];
@@ -997,4 +1078,39 @@ fn host_copy<'py>(
         byte_offset: 0,
     };
     Ok((out, buf, shape))
+}
+
+extern "C" {
+    #[cfg(target_os = "linux")]
+    fn pipe2(fds: *mut core::ffi::c_int, flags: core::ffi::c_int) -> core::ffi::c_int;
+    #[cfg(not(target_os = "linux"))]
+    fn pipe(fds: *mut core::ffi::c_int) -> core::ffi::c_int;
+    fn write(fd: core::ffi::c_int, buf: *const c_void, n: usize) -> isize;
+    fn close(fd: core::ffi::c_int) -> core::ffi::c_int;
+}
+
+/// Whether this process can read the byte at `p`, asked of the kernel: `write` of that byte into
+/// a fresh pipe answers `EFAULT` for memory that is not mapped readable, where a load would
+/// raise `SIGSEGV` (the C library's `host::probe` does the same for bare table addresses). A
+/// pipe that cannot be made answers "readable": the check then adds nothing, as before it.
+fn readable(p: *const u8) -> bool {
+    let mut fds = [-1 as core::ffi::c_int; 2];
+    // SAFETY: a writable array of two ints. Close-on-exec (Linux: O_CLOEXEC), so a concurrent
+    // fork + exec never inherits them.
+    #[cfg(target_os = "linux")]
+    let made = unsafe { pipe2(fds.as_mut_ptr(), 0o2000000) };
+    // SAFETY: as above.
+    #[cfg(not(target_os = "linux"))]
+    let made = unsafe { pipe(fds.as_mut_ptr()) };
+    if made != 0 {
+        return true;
+    }
+    // SAFETY: one byte into an empty pipe never blocks; the kernel reads `p`, not us.
+    let n = unsafe { write(fds[1], p.cast(), 1) };
+    // SAFETY: the two descriptors just made, closed once.
+    unsafe {
+        close(fds[0]);
+        close(fds[1]);
+    }
+    n == 1
 }

@@ -110,6 +110,15 @@ impl DType {
         self.raw.lanes
     }
 
+    /// Pickles as ``DType((code, bits, lanes))`` (issue 34: a DType crosses
+    /// ``multiprocessing``).
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, pyo3::types::PyType>, ((u8, u8, u16),))> {
+        let d = slf.get().raw;
+        Ok((slf.get_type(), ((d.code, d.bits, d.lanes),)))
+    }
+
     /// The library's name (``dlpack_dtype_format``), or None for a dtype that does not validate.
     #[getter]
     fn name(&self) -> Option<String> {
@@ -249,7 +258,7 @@ pub struct Device {
 #[pymethods]
 impl Device {
     #[new]
-    fn py_new(spec: &Bound<'_, PyAny>) -> PyResult<Self> {
+    pub fn py_new(spec: &Bound<'_, PyAny>) -> PyResult<Self> {
         if let Ok(s) = spec.cast::<PyString>() {
             let c = c_name(s.to_str()?, "the device name")?;
             let mut out = DLDevice::default();
@@ -260,6 +269,15 @@ impl Device {
         Ok(Device {
             raw: args::device(spec, "Device()")?,
         })
+    }
+
+    /// Pickles as ``Device((device_type, device_id))`` (issue 34: a Device crosses
+    /// ``multiprocessing``).
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, pyo3::types::PyType>, ((i32, i32),))> {
+        let d = slf.get().raw;
+        Ok((slf.get_type(), ((d.device_type.0, d.device_id),)))
     }
 
     /// ``DLDeviceType`` as an int (1 CPU, 2 CUDA, 3 CUDA host, 10 ROCm, ...).

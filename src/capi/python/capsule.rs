@@ -383,11 +383,52 @@ pub(crate) fn accept_versioned(
             // SAFETY: major 1: `flags` is at the mirrored offset.
             let flags = unsafe { core::ptr::addr_of!((*t).flags).read() };
             if crate::rules::flags::undefined_bits(flags, v) == 0 {
-                return Ok(t);
+                return accept_valid(t);
             }
         }
     }
     refuse_or_accept(t)
+}
+
+/// The DLPack rules on a received major-1 tensor with defined flags (issue 34: a versioned
+/// tensor was once handed over unchecked, so a `Tensor` could hold NULL data with elements or a
+/// byte range past `int64_t`, and a host copy read it). A view this library made
+/// (`dlpack_capsule_new_view` and its `_validated` siblings: our own deleter) was validated when
+/// it was made and is taken as it is: a re-import of our own `Tensor` costs no second pass. On
+/// failure the tensor is released through its deleter, once, here.
+#[inline(always)]
+fn accept_valid(t: *mut DLManagedTensorVersioned) -> Result<*mut DLManagedTensorVersioned, Error> {
+    // SAFETY: a non-NULL major-1 managed tensor we own: the deleter is at its frozen offset.
+    let deleter = unsafe { core::ptr::addr_of!((*t).deleter).read() };
+    let ours = view_versioned_deleter as unsafe extern "C" fn(*mut DLManagedTensorVersioned);
+    if deleter.map(|f| f as usize) == Some(ours as usize) {
+        return Ok(t);
+    }
+    // SAFETY: as above; the producer's `shape`/`strides` hold `ndim` elements (DLPack).
+    if unsafe { crate::capi::validate::received_fast(&*t) } {
+        return Ok(t);
+    }
+    validate_received(t)
+}
+
+/// [`accept_valid`]'s full validation (what the fast path could not accept: every refusal and
+/// the unusual layouts), out of line and cold, so that its error values do not weigh on the
+/// import's hot path.
+#[cold]
+#[inline(never)]
+fn validate_received(
+    t: *mut DLManagedTensorVersioned,
+) -> Result<*mut DLManagedTensorVersioned, Error> {
+    // SAFETY: a non-NULL major-1 managed tensor we own; the producer's `shape`/`strides` hold
+    // `ndim` elements (DLPack).
+    match unsafe { crate::capi::validate::received(&*t) } {
+        Ok(()) => Ok(t),
+        Err(e) => {
+            // SAFETY: we own `t`; released once, here, and not touched again.
+            unsafe { dlpack_tensor_delete(t) };
+            Err(e)
+        }
+    }
 }
 
 /// The full check of [`accept_versioned`], with the messages; releases a refused tensor.
@@ -411,7 +452,7 @@ fn refuse_or_accept(
         unsafe { dlpack_tensor_delete(t) };
         return Err(e);
     }
-    Ok(t)
+    accept_valid(t)
 }
 
 /// Make a taken tensor the caller's versioned tensor: a versioned one is version-checked
@@ -477,8 +518,10 @@ pub(crate) fn import_capsule(
 ///   writable") and/or `DLPACK_HELPERS_IMPORT_KEEP_PYTHON_ERROR`; other bits are
 ///   `_INVALID_ARGUMENT` (capsule untouched).
 /// - `out_tensor`: receives the tensor; the caller owns it and releases it exactly once with
-///   `dlpack_tensor_delete` (peer case 7). A versioned tensor is handed over as it is (its own
-///   flags kept, once checked against its declared version). A legacy tensor is converted as `dlpack_legacy_tensor_wrap` does: validated
+///   `dlpack_tensor_delete` (peer case 7). A versioned tensor is handed over with its own flags, once
+///   checked against its declared version and validated by `dlpack_tensor_validate`'s rules
+///   with `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` (issue 34; a view made by this
+///   library's `dlpack_capsule_new_view` family was validated then and is not checked again). A legacy tensor is converted as `dlpack_legacy_tensor_wrap` does: validated
 ///   (as `dlpack_legacy_tensor_validate`), version 1.3, shape and strides copied (compact
 ///   row-major strides filled in for NULL strides, `OVERFLOW` when they do not fit: peer case
 ///   49), flags `DLPACK_FLAG_BITMASK_READ_ONLY` unless `LEGACY_WRITABLE` (the legacy struct
@@ -493,8 +536,8 @@ pub(crate) fn import_capsule(
 /// capsule of another major); `_INVALID_FLAGS` (a versioned tensor with flag bits its declared
 /// version does not define, as `dlpack_tensor_validate` refuses them: a 1.0 tensor with bit 2,
 /// which means "padded sub-byte" only from 1.1, or an unknown bit of 1.1-1.3; a newer minor's
-/// bits are accepted); a validation status or `_OUT_OF_MEMORY` for a legacy tensor
-/// that cannot be converted; `_INVALID_ARGUMENT`; `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`;
+/// bits are accepted); a validation status (any tensor) or `_OUT_OF_MEMORY` (a legacy
+/// tensor that cannot be converted); `_INVALID_ARGUMENT`; `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`;
 /// `_PYTHON_ERROR_SET` (a Python exception left set: with `KEEP_PYTHON_ERROR`, or one not
 /// deriving from `Exception`). After a failure past the rename the capsule is consumed and the
 /// tensor was released through its deleter, the only allowed action. The caller holds the GIL.
@@ -512,21 +555,20 @@ pub(crate) fn import_capsule(
 ///   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
 ///   tensor): consumed, and the tensor released through its deleter
 /// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
-///   `DLPACK_HELPERS_MAX_NDIM` (a legacy tensor; the capsule is
+///   `DLPACK_HELPERS_MAX_NDIM` (the capsule is consumed and
+///   the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (the capsule is
 ///   consumed and the tensor released)
-/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor;
-///   the capsule is consumed and the tensor released)
-/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor; the
-///   capsule is consumed and the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (the capsule is
+///   consumed and the tensor released)
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
-///   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor; the capsule is
-///   consumed and the tensor released)
+///   `byte_offset` does not fit in `int64_t` or the address space (the capsule is consumed and
+///   the tensor released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
-///   `bits` is not allowed for the code (a legacy tensor; the capsule is consumed and the tensor
-///   released)
+///   `bits` is not allowed for the code (the capsule is consumed and the tensor released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
-///   pointer-addressed device (a legacy tensor; the capsule is consumed and the tensor released)
+///   pointer-addressed device (the capsule is consumed and the tensor released)
 /// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
 ///   (the tensor is released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `flags` has unknown bits (capsule untouched)
@@ -568,9 +610,9 @@ pub unsafe extern "C" fn dlpack_capsule_import(
 /// `dlpack_capsule_import`.
 ///
 /// Returns OK; `DLPACK_HELPERS_STATUS_NOT_A_CAPSULE`; `_CAPSULE_CONSUMED`; `_CAPSULE_NAME`;
-/// `_UNSUPPORTED_VERSION`; `_INVALID_FLAGS`; for a legacy tensor that cannot be converted `_OVERFLOW`,
-/// `_INVALID_NDIM`, `_NULL_SHAPE`, `_INVALID_SHAPE`, `_INVALID_DTYPE`, `_NULL_DATA`,
-/// `_OUT_OF_MEMORY` (the capsule is consumed and the tensor released); `_NULL_POINTER`;
+/// `_UNSUPPORTED_VERSION`; `_INVALID_FLAGS`; for a tensor that fails validation (either kind)
+/// `_OVERFLOW`, `_INVALID_NDIM`, `_NULL_SHAPE`, `_INVALID_SHAPE`, `_INVALID_DTYPE`,
+/// `_INVALID_DEVICE`, `_NULL_DATA`; `_OUT_OF_MEMORY` (the capsule is consumed and the tensor released); `_NULL_POINTER`;
 /// `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET` (only for an exception not deriving from
 /// `Exception`: no other Python exception is left set).
 ///
@@ -586,21 +628,20 @@ pub unsafe extern "C" fn dlpack_capsule_import(
 ///   declared version does not define (for example bit 2, `IS_SUBBYTE_TYPE_PADDED`, on a 1.0
 ///   tensor): consumed, and the tensor released through its deleter
 /// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
-///   `DLPACK_HELPERS_MAX_NDIM` (a legacy tensor; the capsule is
+///   `DLPACK_HELPERS_MAX_NDIM` (the capsule is consumed and
+///   the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (the capsule is
 ///   consumed and the tensor released)
-/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor;
-///   the capsule is consumed and the tensor released)
-/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor; the
-///   capsule is consumed and the tensor released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (the capsule is
+///   consumed and the tensor released)
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
-///   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor; the capsule is
-///   consumed and the tensor released)
+///   `byte_offset` does not fit in `int64_t` or the address space (the capsule is consumed and
+///   the tensor released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
-///   `bits` is not allowed for the code (a legacy tensor; the capsule is consumed and the tensor
-///   released)
+///   `bits` is not allowed for the code (the capsule is consumed and the tensor released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
-///   pointer-addressed device (a legacy tensor; the capsule is consumed and the tensor released)
+///   pointer-addressed device (the capsule is consumed and the tensor released)
 /// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
 ///   (the tensor is released)
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
@@ -1247,16 +1288,18 @@ mod tests {
     /// defined bits, and a newer minor's bits, are accepted and nothing is released.
     #[test]
     fn received_tensor_with_undefined_flags_is_refused_and_released_once() {
+        // A valid 0-d float32 on the CPU: only the flags decide (issue 34 validates the rest).
+        let mut value = 1.0f32;
         let mut t = DLManagedTensorVersioned {
             version: DLPackVersion::new(1, 0),
             manager_ctx: core::ptr::null_mut(),
             deleter: Some(count),
             flags: 0,
             dl_tensor: DLTensor {
-                data: core::ptr::null_mut(),
-                device: crate::abi::DLDevice::default(),
+                data: (&raw mut value).cast(),
+                device: crate::abi::DLDevice::CPU,
                 ndim: 0,
-                dtype: crate::abi::DLDataType::default(),
+                dtype: crate::abi::DLDataType::new(crate::abi::DLDataTypeCode::kDLFloat, 32, 1),
                 shape: core::ptr::null_mut(),
                 strides: core::ptr::null_mut(),
                 byte_offset: 0,
@@ -1287,6 +1330,68 @@ mod tests {
                 }
                 assert_eq!(released, 1, "released exactly once");
             }
+        }
+    }
+
+    /// Issue 34: a received versioned tensor that breaks a DLPack rule (here NULL data with an
+    /// element, then a negative device id) is refused with its validation fault and released
+    /// once; a view this library made is taken without a second pass.
+    /// A counter of its own: the tests of this module run in parallel.
+    static RELEASED_INVALID: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe extern "C" fn count_invalid(_: *mut DLManagedTensorVersioned) {
+        RELEASED_INVALID.fetch_add(1, Ordering::SeqCst);
+    }
+
+    #[test]
+    fn received_tensor_is_validated_and_released_once() {
+        let mut value = 1.0f32;
+        let valid = DLTensor {
+            data: (&raw mut value).cast(),
+            device: crate::abi::DLDevice::CPU,
+            ndim: 0,
+            dtype: crate::abi::DLDataType::new(crate::abi::DLDataTypeCode::kDLFloat, 32, 1),
+            shape: core::ptr::null_mut(),
+            strides: core::ptr::null_mut(),
+            byte_offset: 0,
+        };
+        let broken = [
+            (
+                DLTensor {
+                    data: core::ptr::null_mut(),
+                    ..valid
+                },
+                "NULL_DATA",
+            ),
+            (
+                DLTensor {
+                    device: crate::abi::DLDevice::new(crate::abi::DLDeviceType::kDLCPU, -1),
+                    ..valid
+                },
+                "INVALID_DEVICE",
+            ),
+        ];
+        for (dl, want) in broken {
+            let mut t = DLManagedTensorVersioned {
+                version: DLPackVersion::new(1, 3),
+                manager_ctx: core::ptr::null_mut(),
+                deleter: Some(count_invalid),
+                flags: 0,
+                dl_tensor: dl,
+            };
+            let before = RELEASED_INVALID.load(Ordering::SeqCst);
+            match accept_versioned(&mut t) {
+                Err(e) => {
+                    let status = crate::capi::error::status_of(&e);
+                    // SAFETY: a static NUL-terminated name.
+                    let name = unsafe {
+                        core::ffi::CStr::from_ptr(crate::capi::error::dlpack_status_string(status))
+                    };
+                    assert_eq!(name.to_str().unwrap(), want);
+                }
+                Ok(_) => panic!("{want}: accepted"),
+            }
+            assert_eq!(RELEASED_INVALID.load(Ordering::SeqCst) - before, 1);
         }
     }
 }

@@ -1083,6 +1083,7 @@ pub(crate) fn find(
 ///
 /// Hot path: a type already cached in a fast slot costs one `type(obj)` and a few atomic
 /// loads (no lock, no hash, no allocation).
+#[inline(always)]
 pub(crate) fn find_import(api: &'static Api, obj: *mut PyObject) -> Result<Option<Found>, Error> {
     // SAFETY: GIL held; never fails.
     let ty = unsafe { (api.PyObject_Type)(obj) };
@@ -1106,6 +1107,7 @@ pub(crate) fn find_import(api: &'static Api, obj: *mut PyObject) -> Result<Optio
 }
 
 /// Import through the `managed_tensor_from_py_object_no_sync` of a table from [`find_import`].
+#[inline(always)]
 pub(crate) fn import_no_sync(
     api: &'static Api,
     t: *const DLPackExchangeAPI,

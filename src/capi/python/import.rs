@@ -444,6 +444,7 @@ fn ordered_by_request(
 /// - a device tensor whose table cannot name the stream it is ordered on (peer case 53).
 ///
 /// `Err` only for an exception that stays set.
+#[inline(always)]
 fn via_table(
     api: &'static Api,
     found: &exchange::Found,
@@ -525,6 +526,47 @@ fn via_table(
                 Ok(None)
             }
         }
+    }
+}
+
+/// The answer checked against the request (issue 34, peer case 58): a tensor on another device
+/// than `dl_device` asked for (a producer that ignores the keyword) is `UNSUPPORTED_DEVICE`, a
+/// tensor flagged `IS_COPIED` under `copy` never is `COPY_FORBIDDEN`; the tensor is released
+/// once, here. The consumer would otherwise read device memory as the device it asked for.
+#[cold]
+fn answered_as_asked(
+    t: *mut DLManagedTensorVersioned,
+    req: &dlpack_helpers_import_request,
+) -> Result<(), Error> {
+    // SAFETY: an accepted major-1 tensor we own.
+    let (device, flags) = unsafe { ((*t).dl_tensor.device, (*t).flags) };
+    let refusal = if req.has_dl_device && device != req.dl_device {
+        Some(Error::UnsupportedDevice(format!(
+            "the producer was asked for dl_device ({}, {}) and answered a tensor on ({}, {}) \
+             (it ignored the request; peer case 58)",
+            req.dl_device.device_type.0,
+            req.dl_device.device_id,
+            device.device_type.0,
+            device.device_id
+        )))
+    } else if req.copy == DLPACK_HELPERS_COPY_NEVER
+        && flags & crate::abi::DLPACK_FLAG_BITMASK_IS_COPIED != 0
+    {
+        Some(Error::CopyForbidden(
+            "the producer was asked for copy=False (DLPACK_HELPERS_COPY_NEVER) and answered a \
+             tensor flagged DLPACK_FLAG_BITMASK_IS_COPIED"
+                .to_owned(),
+        ))
+    } else {
+        None
+    };
+    match refusal {
+        Some(e) => {
+            // SAFETY: ours since the accept; released once, not touched again.
+            unsafe { crate::capi::tensor::dlpack_tensor_delete(t) };
+            Err(e)
+        }
+        None => Ok(()),
     }
 }
 
@@ -625,6 +667,9 @@ pub(crate) fn import_ordered(
         e => e,
     })?;
     let (t, legacy) = capsule::accept(taken, req.flags)?;
+    if req.has_dl_device || req.copy == DLPACK_HELPERS_COPY_NEVER {
+        answered_as_asked(t, req)?;
+    }
     if legacy {
         how |= DLPACK_HELPERS_IMPORTED_LEGACY;
     }
@@ -645,13 +690,20 @@ pub(crate) fn import_ordered(
 /// never retried). Consumes the returned capsule (rename first: peer case 1), checks the version
 /// it got (a major other than 1 is released and refused: peer case 20) and the flags of a
 /// versioned tensor (bits its declared version does not define are released and refused,
-/// `INVALID_FLAGS`), and converts a legacy
+/// `INVALID_FLAGS`), validates a versioned tensor by `dlpack_tensor_validate`'s rules with
+/// `DLPACK_HELPERS_VALIDATE_LENIENT_NULL_STRIDES` (issue 34: one that fails is released and
+/// refused with its status; a view this library made is not checked again), and converts a legacy
 /// tensor as `dlpack_legacy_tensor_wrap` does: validated, version 1.3, strides filled in, and
 /// marked `DLPACK_FLAG_BITMASK_READ_ONLY` unless the request has
 /// `DLPACK_HELPERS_IMPORT_LEGACY_WRITABLE` (the legacy struct cannot say read-only: peer case
 /// 50); `out_how` then has `DLPACK_HELPERS_IMPORTED_LEGACY`. A legacy tensor that fails
 /// validation (for example `OVERFLOW`: its implied strides do not fit, peer case 49) is released
 /// through its deleter and refused.
+///
+/// The answer is checked against the request (issue 34, peer case 58): a tensor on another
+/// device than `request->dl_device`, or flagged `IS_COPIED` under `DLPACK_HELPERS_COPY_NEVER`,
+/// is released and refused (`UNSUPPORTED_DEVICE`, `COPY_FORBIDDEN`). `__dlpack_device__` is
+/// not asked: the tensor's own `device` is what its memory is, and what the caller gets.
 ///
 /// - `obj`: any Python object (`PyObject *`), borrowed.
 /// - `request`: may be NULL for the defaults (max_version 1.3, nothing else passed, flags 0).
@@ -667,7 +719,8 @@ pub(crate) fn import_ordered(
 /// `_INVALID_FLAGS` (a versioned tensor, from `__dlpack__` or the C exchange API, whose flags
 /// have bits its declared version does not define, as `dlpack_tensor_validate` refuses them;
 /// released through its deleter); the
-/// validation statuses of `dlpack_legacy_tensor_validate` for a legacy tensor;
+/// validation statuses of `dlpack_tensor_validate` (`dlpack_legacy_tensor_validate` for a
+/// legacy tensor);
 /// `_OUT_OF_MEMORY`; `_INVALID_ARGUMENT` (bad `copy` or unknown `flags` bits);
 /// `_NULL_POINTER`; `_PYTHON_UNAVAILABLE`; `_PYTHON_ERROR_SET`.
 ///
@@ -695,25 +748,30 @@ pub(crate) fn import_ordered(
 ///   than 1 (it was released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when the versioned tensor received has flag bits
 ///   its declared version does not define (it was released)
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `request` has `dl_device` and the
+///   producer answered a tensor on another device (it was released; peer case 58)
+/// @retval DLPACK_HELPERS_STATUS_COPY_FORBIDDEN when `request->copy` is
+///   `DLPACK_HELPERS_COPY_NEVER` and the producer answered a tensor flagged `IS_COPIED` (it was
+///   released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
 /// @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
 ///   `used_` capsule
 /// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
-///   `DLPACK_HELPERS_MAX_NDIM` (a legacy tensor, which is released)
-/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor,
-///   which is released)
-/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor, which
-///   is released)
+///   `DLPACK_HELPERS_MAX_NDIM` (the tensor is released)
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (the tensor is
+///   released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (the tensor is
+///   released)
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
-///   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor, which is
+///   `byte_offset` does not fit in `int64_t` or the address space (the tensor is
 ///   released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
-///   `bits` is not allowed for the code (a legacy tensor, which is released)
+///   `bits` is not allowed for the code (the tensor is released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DEVICE when the tensor's `device.device_id` is negative,
 ///   or `request->has_dl_device` and `request->dl_device.device_id` is negative (the producer
 ///   is then not called)
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
-///   pointer-addressed device (a legacy tensor, which is released)
+///   pointer-addressed device (the tensor is released)
 /// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
 ///   (the tensor is released)
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
@@ -788,22 +846,27 @@ pub unsafe extern "C" fn dlpack_object_import(
 ///   than 1 (it was released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_FLAGS when the versioned tensor received has flag bits
 ///   its declared version does not define (it was released)
+/// @retval DLPACK_HELPERS_STATUS_UNSUPPORTED_DEVICE when `request` has `dl_device` and the
+///   producer answered a tensor on another device (it was released; peer case 58)
+/// @retval DLPACK_HELPERS_STATUS_COPY_FORBIDDEN when `request->copy` is
+///   `DLPACK_HELPERS_COPY_NEVER` and the producer answered a tensor flagged `IS_COPIED` (it was
+///   released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_ARGUMENT when `request` has a bad `copy` or `flags`
 /// @retval DLPACK_HELPERS_STATUS_CAPSULE_CONSUMED when the producer returned an already consumed
 ///   `used_` capsule
 /// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative, above
-///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (a legacy tensor, which is released)
-/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (a legacy tensor,
-///   which is released)
-/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (a legacy tensor, which
-///   is released)
+///   `DLPACK_HELPERS_MAX_NDIM` or above `options->max_ndim` (the tensor is released)
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0` (the tensor is
+///   released)
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative (the tensor is
+///   released)
 /// @retval DLPACK_HELPERS_STATUS_OVERFLOW when the element count, byte size, byte range or
-///   `byte_offset` does not fit in `int64_t` or the address space (a legacy tensor, which is
+///   `byte_offset` does not fit in `int64_t` or the address space (the tensor is
 ///   released)
 /// @retval DLPACK_HELPERS_STATUS_INVALID_DTYPE when the dtype code is unknown, `lanes` is 0 or
-///   `bits` is not allowed for the code (a legacy tensor, which is released)
+///   `bits` is not allowed for the code (the tensor is released)
 /// @retval DLPACK_HELPERS_STATUS_NULL_DATA when `data` is NULL for a tensor with elements on a
-///   pointer-addressed device (a legacy tensor, which is released)
+///   pointer-addressed device (the tensor is released)
 /// @retval DLPACK_HELPERS_STATUS_OUT_OF_MEMORY when a legacy tensor's wrapper cannot be allocated
 ///   (the tensor is released)
 /// @retval DLPACK_HELPERS_STATUS_PYTHON_UNAVAILABLE when the process has no Python interpreter
@@ -993,7 +1056,15 @@ fn query_device(
     // SAFETY: GIL held.
     let n = unsafe { (api.PySequence_Size)(r.as_ptr()) };
     if n < 0 {
-        return Err(read_failed());
+        // Not a sequence (None, a number): the `TypeError` of `len()` ("object of type
+        // 'NoneType' has no len()") says nothing about the method; it is cleared and the
+        // answer named (issue 34). A non-`Exception` stays set.
+        // SAFETY: GIL held, an exception is set.
+        unsafe { api.catch(false, |_| false) }?;
+        return Err(Error::BadProducerResult(format!(
+            "__dlpack_device__ returned {}, not a (device_type, device_id) pair of int32 integers",
+            super::stream::describe(api, r.as_ptr())
+        )));
     }
     if n != 2 {
         return Err(bad());

@@ -23,7 +23,7 @@ fn type_error(device: DLDevice, what: &str) -> Error {
 }
 
 /// `str(type(obj).__name__)`-like text for messages, best effort.
-fn describe(api: &'static Api, obj: *mut PyObject) -> String {
+pub(crate) fn describe(api: &'static Api, obj: *mut PyObject) -> String {
     // SAFETY: GIL held (caller contract), `obj` live.
     unsafe {
         let t = (api.PyObject_Type)(obj);

@@ -664,3 +664,40 @@ fn case_52_reject_copied() {
     assert!(validate(v((1, 3), 0), BASE, F32, &[2], Some(s), 0, &r).is_ok());
     assert!(validate(Declared::Legacy, BASE, F32, &[2], Some(s), 0, &r).is_ok());
 }
+
+/// Issue 34 item 6: a dtype refusal names the dtypes as a user reads them (`float32`), the
+/// triple after it.
+#[test]
+fn dtype_mismatch_names_the_dtypes() {
+    let shape = [2i64];
+    let strides = [1i64];
+    let view = TensorView {
+        data: 0x1000,
+        device: crate::abi::DLDevice::CPU,
+        dtype: DLDataType {
+            code: 2,
+            bits: 32,
+            lanes: 1,
+        },
+        shape: &shape,
+        strides: Some(&strides),
+        byte_offset: 0,
+    };
+    let o = Requirements {
+        flags: REQUIRE_DTYPE,
+        dtype: DLDataType {
+            code: 2,
+            bits: 64,
+            lanes: 1,
+        },
+        ..Requirements::default()
+    };
+    let e = check_view(&view, Declared::Legacy, &o)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("tensor.dtype is float32 (code 2, bits 32, lanes 1)")
+            && e.contains("requires float64 (code 2, bits 64, lanes 1)"),
+        "{e}"
+    );
+}
