@@ -1,5 +1,5 @@
-/* breaks: CORE-TENSOR-NEW-VIEW-VALIDATED-9
- * profile: core
+/* breaks: PY-TENSOR-NEW-VIEW-VALIDATED-9
+ * profile: python
  * what: dlpack_tensor_new_view_validated takes two references to owner (one is never dropped) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
