@@ -10,7 +10,7 @@ import ctypes
 
 from harness.registry import case
 
-from cases._common import noaccess, out_slot, pages, protect, PROT_NONE
+from cases._common import noaccess, out_slot, pages, protect, unchanged_message, PROT_NONE
 
 # variant base -> (succeeding arguments, failing arguments, the failing status): each maker
 # returns fresh arguments (fixture memory) for one call.
@@ -163,17 +163,19 @@ def _(ctx):
 
 
 @case("core.with_error.success_leaves_the_object", profile="core",
-      covers=["ABI-ERROR-OBJECT-3", "ABI-ERROR-OBJECT-5"] + _covers(2) + _covers(3))
+      covers=["ABI-ERROR-OBJECT-3", "ABI-ERROR-OBJECT-5", "CORE-LAST-ERROR-MESSAGE-4"] + _covers(2) + _covers(3))
 def _(ctx):
     for base, (ok, _, _) in VARIANTS.items():
         name = base + "_with_error"
-        args = ok(ctx)
-        e, ptr, raw = _err(ctx)
-        before = raw()
-        st = getattr(ctx.f, name)(*args, ptr)
-        ctx.ok(st, what=name)
-        ctx.check(raw() == before, f"{name}: err written on success")
-        _release_outputs(ctx, base, args, st)
+        for with_err in (True, False):  # err given, and err NULL (the base function, ABI-ERROR-OBJECT-1)
+            args = ok(ctx)
+            e, ptr, raw = _err(ctx)
+            before = raw()
+            with unchanged_message(ctx, f"{name} on success (err {'given' if with_err else 'NULL'})"):
+                st = getattr(ctx.f, name)(*args, ptr if with_err else None)
+            ctx.ok(st, what=name)
+            ctx.check(raw() == before, f"{name}: err written on success")
+            _release_outputs(ctx, base, args, st)
 
 
 @case("core.with_error.null_is_the_base_function", profile="core",
