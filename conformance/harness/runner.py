@@ -280,7 +280,10 @@ def main(argv=None) -> int:
         "summary": {**n, "cases": len(results), "seconds": round(elapsed, 2),
                     "requirements_testable": len(testable),
                     "requirements_covered": len(testable) - len(uncovered),
-                    "uncovered": uncovered, "unknown_ids": unknown_ids},
+                    "uncovered": uncovered, "unknown_ids": unknown_ids,
+                    "partial": bool(a.case or a.covers),
+                    "selection": {"case": a.case or [], "covers": a.covers or []},
+                    "requirements_run": sum(1 for r in per_req.values() if r not in ("not run", "uncovered"))},
         "cases": {cid: {**results[cid], "covers": list(cases[cid].covers),
                         "profile": cases[cid].profile} for cid in sorted(results)},
         "requirements": per_req,
@@ -324,8 +327,15 @@ def statement(report: dict, requirements) -> str:
              f"{', '.join(report['profiles']['tested'])}",
              f"- Cases: {s['pass']} passed, {s['fail']} failed, {s['skip']} skipped, "
              f"{s['warn']} warnings (a SHOULD not met)",
-             f"- Testable requirements covered: {s['requirements_covered']}/{s['requirements_testable']}",
-             "", "| requirement | result |", "|---|---|"]
+             f"- Testable requirements covered by the suite's cases: "
+             f"{s['requirements_covered']}/{s['requirements_testable']}; tested in this run: "
+             f"{s.get('requirements_run', s['requirements_covered'])}"]
+    if s.get("partial"):
+        sel = s.get("selection", {})
+        lines.append("- **Partial run** (only the cases selected by "
+                     + "; ".join(f"--{k} {' '.join(v)}" for k, v in sel.items() if v)
+                     + "): not a conformance statement")
+    lines += ["", "| requirement | result |", "|---|---|"]
     for rid, res in report["requirements"].items():
         lines.append(f"| {rid} | {res} |")
     return "\n".join(lines) + "\n"
