@@ -205,6 +205,23 @@ def main(argv=None) -> int:
         lib = None
         profiles = ["table"]
         claimed = profiles
+        # The type must be importable and publish a table: otherwise every case would fail on
+        # the same missing object, which is no test of anything.
+        probe = ("import importlib, sys\n"
+                 "mod, _, name = sys.argv[1].partition(':')\n"
+                 "obj = importlib.import_module(mod)\n"
+                 "for part in name.split('.'):\n    obj = getattr(obj, part)\n"
+                 "sys.exit(0 if hasattr(obj, '__dlpack_c_exchange_api__') else 3)\n")
+        if ":" not in a.exchange:
+            ap.error(f"--exchange {a.exchange!r}: expected MODULE:TYPE")
+        p = subprocess.run([sys.executable, "-c", probe, a.exchange], capture_output=True, text=True)
+        if p.returncode == 3:
+            print(f"error: {a.exchange} has no __dlpack_c_exchange_api__: no table to test", file=sys.stderr)
+            return 2
+        if p.returncode != 0:
+            tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
+            print(f"error: --exchange {a.exchange}: the type could not be loaded: {tail}", file=sys.stderr)
+            return 2
     for p in profiles:
         if p not in registry.PROFILES:
             ap.error(f"unknown profile {p!r}")
