@@ -1058,9 +1058,10 @@ fn query_device(
     if n < 0 {
         // Not a sequence (None, a number): the `TypeError` of `len()` ("object of type
         // 'NoneType' has no len()") says nothing about the method; it is cleared and the
-        // answer named (issue 34). A non-`Exception` stays set.
+        // answer named (issue 34). A non-`Exception` stays set, and with `keep` any exception
+        // does (spec PY-OBJECT-QUERY-DEVICE: KEEP_PYTHON_ERROR leaves the exception set).
         // SAFETY: GIL held, an exception is set.
-        unsafe { api.catch(false, |_| false) }?;
+        unsafe { api.catch(keep, |_| false) }?;
         return Err(Error::BadProducerResult(format!(
             "__dlpack_device__ returned {}, not a (device_type, device_id) pair of int32 integers",
             super::stream::describe(api, r.as_ptr())
