@@ -204,6 +204,12 @@ for call in (lambda: t.__dlpack__(), lambda: t.__dlpack__(max_version=(1, 3), co
         print("exported")
     except BufferError as e:
         print("refused at export:", e)
+# Released while the producer (its deleter is a ctypes callback `c` owns) is alive: left to
+# interpreter shutdown, the garbage collector may free `c` first (free-threaded 3.13t does),
+# and the Tensor's release then calls a freed callback.
+del t, cap
+import gc
+gc.collect()
 """
 
 
