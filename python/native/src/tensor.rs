@@ -460,8 +460,14 @@ fn compact(shape: &[isize], strides: &[isize], itemsize: isize, c: bool) -> bool
 
 /// Check a buffer request against `t`'s managed tensor (borrowed by `mt`) and gather what
 /// `__getbuffer__` writes; takes a reference to the view owner only once nothing can refuse.
-fn buffer_fill(t: &Tensor, mt: &DLManagedTensorVersioned, flags: core::ffi::c_int) -> PyResult<BufferFill> {
-    use pyo3::ffi::{PyBUF_ANY_CONTIGUOUS, PyBUF_C_CONTIGUOUS, PyBUF_F_CONTIGUOUS, PyBUF_STRIDES, PyBUF_WRITABLE};
+fn buffer_fill(
+    t: &Tensor,
+    mt: &DLManagedTensorVersioned,
+    flags: core::ffi::c_int,
+) -> PyResult<BufferFill> {
+    use pyo3::ffi::{
+        PyBUF_ANY_CONTIGUOUS, PyBUF_C_CONTIGUOUS, PyBUF_F_CONTIGUOUS, PyBUF_STRIDES, PyBUF_WRITABLE,
+    };
     let dl = &mt.dl_tensor;
     let dtype = || DType { raw: dl.dtype }.__str__();
     let device = || Device { raw: dl.device }.__str__();
@@ -513,7 +519,12 @@ fn buffer_fill(t: &Tensor, mt: &DLManagedTensorVersioned, flags: core::ffi::c_in
     for (&n, &s) in shape.iter().zip(&strides) {
         let n = isize::try_from(n).map_err(|_| too_big())?;
         sh.push(n);
-        st.push(isize::try_from(s).ok().and_then(|s| s.checked_mul(isz)).ok_or_else(too_big)?);
+        st.push(
+            isize::try_from(s)
+                .ok()
+                .and_then(|s| s.checked_mul(isz))
+                .ok_or_else(too_big)?,
+        );
         len = len.checked_mul(n).ok_or_else(too_big)?;
     }
     let c = compact(&sh, &st, isz, true);
@@ -530,13 +541,17 @@ fn buffer_fill(t: &Tensor, mt: &DLManagedTensorVersioned, flags: core::ffi::c_in
         None
     };
     if let Some(why) = layout_refusal {
-        return Err(PyBufferError::new_err(format!("dlpack_helpers.Tensor: {why}")));
+        return Err(PyBufferError::new_err(format!(
+            "dlpack_helpers.Tensor: {why}"
+        )));
     }
     let owner = t.owner(mt)?;
     // SAFETY: a live object (the Tensor holds it while `mt` is borrowed); the new reference is
     // the buffer's until `__releasebuffer__`.
     unsafe { pyo3::ffi::Py_IncRef(owner) };
-    let buf = (dl.data as *mut u8).wrapping_add(dl.byte_offset as usize).cast();
+    let buf = (dl.data as *mut u8)
+        .wrapping_add(dl.byte_offset as usize)
+        .cast();
     Ok(BufferFill {
         buf,
         len,
@@ -1078,9 +1093,9 @@ impl Tensor {
             }
             let mut tensor = mt.dl_tensor;
             tensor.device = plan.device; // host-accessible memory served to the CPU reports (1, 0)
-            // Re-exporting what was imported: a device type DLPack 1.3 does not assign (a
-            // producer's kDLTPU, say) passes through, as in every consumer path (issue 22); the
-            // request bit is not stored.
+                                         // Re-exporting what was imported: a device type DLPack 1.3 does not assign (a
+                                         // producer's kDLTPU, say) passes through, as in every consumer path (issue 22); the
+                                         // request bit is not stored.
             let flags = flags | ffi::CREATE_ALLOW_UNASSIGNED_DEVICE;
             let owner = self.owner(mt)?;
             // SAFETY: `tensor` borrows our shape/strides (copied by the call); owner is alive.
