@@ -307,3 +307,51 @@ def test_case_60_many_buffers_and_re_imports_share_one_deleter():
         b.release()
     gc.collect()
     assert c.calls == 1 and not c.live
+
+
+def test_case_60_buffers_taken_while_another_thread_releases():
+    """Threads take buffers of one Tensor while another thread releases it (real parallelism under
+    free-threaded CPython): each gets a valid buffer or ValueError, never freed memory, and the
+    deleter runs once, after the last buffer."""
+    import threading
+    c = Counter()
+    want = np.arange(64.0)
+    t = dh.import_tensor(_capsule(c, want.copy(), (2, 64, 1)))
+    n = 6
+    start = threading.Barrier(n + 1)
+    got = [[] for _ in range(n)]
+    errors = []
+
+    def take_buffers(k):
+        start.wait()
+        for _ in range(200):
+            try:
+                m = memoryview(t)
+            except ValueError as e:
+                assert "released" in str(e)
+                continue
+            got[k].append(m)
+            if not np.array_equal(np.asarray(m), want):
+                errors.append(k)
+
+    def release():
+        start.wait()
+        t.release()
+
+    threads = [threading.Thread(target=take_buffers, args=(k,)) for k in range(n)]
+    threads.append(threading.Thread(target=release))
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+    assert t.released
+    bufs = [m for ms in got for m in ms]
+    gc.collect()
+    assert c.calls == (0 if bufs else 1)
+    for m in bufs:
+        np.testing.assert_array_equal(np.asarray(m), want)
+        m.release()
+    del bufs, got
+    gc.collect()
+    assert c.calls == 1 and not c.live
