@@ -791,6 +791,9 @@ impl Tensor {
         if view.is_null() {
             return Err(PyBufferError::new_err("the Py_buffer to fill is NULL"));
         }
+        // SAFETY: the caller's Py_buffer: `obj` is NULL unless a buffer was made (PEP 3118
+        // asks an exporter that fails to leave it NULL).
+        unsafe { (*view).obj = null_mut() };
         let t = slf.get();
         let held = t.managed()?;
         let fill = buffer_fill(t, &held, flags)?;
