@@ -25,7 +25,7 @@ check_prerequisites() {
     "c++|a C++ compiler|g++"
     "make|GNU make|make"
     "pkg-config|pkg-config|pkgconf"
-    "python3|CPython 3.10 or newer|python3"
+    "python3|CPython 3.11 or newer|python3"
     "python3-config|CPython development files|python3-dev"
     "readelf|binutils|binutils"
     "nm|binutils|binutils"
@@ -38,8 +38,8 @@ check_prerequisites() {
     command -v "$cmd" >/dev/null 2>&1 || missing+=("$cmd ($what; Debian: $pkg)")
   done
   if command -v python3 >/dev/null 2>&1; then
-    python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
-      || missing+=("CPython 3.10 or newer (found $(python3 --version 2>&1 || true))")
+    python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' \
+      || missing+=("CPython 3.11 or newer (found $(python3 --version 2>&1 || true))")
     python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=("python3 -m venv (Debian: python3-venv)")
   fi
   if command -v cc >/dev/null 2>&1; then
@@ -61,9 +61,9 @@ check_prerequisites() {
 }
 
 setup_venv() {
-  need python3 "CPython 3.10 or newer"
-  python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
-    || { echo "error: CPython 3.10 or newer is required (found $(python3 --version 2>&1))" >&2; exit 1; }
+  need python3 "CPython 3.11 or newer"
+  python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' \
+    || { echo "error: CPython 3.11 or newer is required (found $(python3 --version 2>&1))" >&2; exit 1; }
   if [ ! -x "$PY" ]; then
     echo "== creating the project virtual environment in .venv"
     python3 -m venv "$VENV" || { echo "error: python3 -m venv failed (install the python3-venv package)" >&2; exit 1; }

@@ -33,8 +33,8 @@ WHEEL="${wheels[0]}"
 # ---- 1. tag and auditwheel show ------------------------------------------------------------------
 echo "== $(basename "$WHEEL")"
 case "$(basename "$WHEEL")" in
-  *-cp310-abi3-*"$WHEEL_PLAT"*.whl) ;;
-  *) fail "the repaired wheel is not tagged cp310-abi3-$WHEEL_PLAT: $(basename "$WHEEL")" ;;
+  *-cp311-abi3-*"$WHEEL_PLAT"*.whl) ;;
+  *) fail "the repaired wheel is not tagged cp311-abi3-$WHEEL_PLAT: $(basename "$WHEEL")" ;;
 esac
 for w in "${built[0]}" "$WHEEL"; do
   show="$("$VENV/bin/auditwheel" show "$w" 2>&1 | tr -s ' \n' '  ')" || fail "auditwheel show $(basename "$w"): $show"

@@ -387,6 +387,185 @@ fn readable_ndim(t: &DLTensor) -> PyResult<usize> {
     Ok(t.ndim as usize)
 }
 
+/// What a buffer (`__getbuffer__`) keeps until `__releasebuffer__`: its shape and byte strides
+/// (`Py_ssize_t` arrays the `Py_buffer` points into) and a strong reference to the object the
+/// Tensor's DLPack views reference (the owner capsule of the managed tensor, or the shared root),
+/// which keeps the memory alive past `release()`.
+struct BufferInternal {
+    shape: Vec<pyo3::ffi::Py_ssize_t>,
+    strides: Vec<pyo3::ffi::Py_ssize_t>,
+    owner: *mut pyo3::ffi::PyObject,
+}
+
+struct BufferFill {
+    buf: *mut c_void,
+    len: pyo3::ffi::Py_ssize_t,
+    readonly: bool,
+    itemsize: pyo3::ffi::Py_ssize_t,
+    format: &'static core::ffi::CStr,
+    internal: Box<BufferInternal>,
+}
+
+/// The PEP 3118 format code and item size of `d` (native byte order, the struct module's
+/// native sizes: `h` 2, `i` 4, `q` 8 bytes), or why it has none.
+fn buffer_format(
+    d: crate::abi::DLDataType,
+) -> Result<(&'static core::ffi::CStr, usize), &'static str> {
+    use crate::abi::DLDataTypeCode as C;
+    if d.lanes != 1 {
+        return Err("a vector type (lanes > 1) has no PEP 3118 format code");
+    }
+    let f: &'static core::ffi::CStr = match (C(d.code), d.bits) {
+        (C::kDLInt, 8) => c"b",
+        (C::kDLInt, 16) => c"h",
+        (C::kDLInt, 32) => c"i",
+        (C::kDLInt, 64) => c"q",
+        (C::kDLUInt, 8) => c"B",
+        (C::kDLUInt, 16) => c"H",
+        (C::kDLUInt, 32) => c"I",
+        (C::kDLUInt, 64) => c"Q",
+        (C::kDLFloat, 16) => c"e",
+        (C::kDLFloat, 32) => c"f",
+        (C::kDLFloat, 64) => c"d",
+        (C::kDLComplex, 64) => c"Zf",
+        (C::kDLComplex, 128) => c"Zd",
+        (C::kDLBool, 8) => c"?",
+        (C::kDLBfloat, _) => return Err("bfloat16 has no PEP 3118 format code"),
+        (C::kDLOpaqueHandle, _) => return Err("opaque handles have no PEP 3118 format code"),
+        (_, b) if b < 8 => {
+            return Err("a sub-byte type has no PEP 3118 format code (items are not addressable)")
+        }
+        _ => return Err("the type has no PEP 3118 format code"),
+    };
+    Ok((f, d.bits as usize / 8))
+}
+
+/// Whether `strides` (bytes) of `shape` are compact, row-major (`c`) or column-major; extent-1
+/// dimensions may carry any stride, and an empty tensor is both.
+fn compact(shape: &[isize], strides: &[isize], itemsize: isize, c: bool) -> bool {
+    if shape.contains(&0) {
+        return true;
+    }
+    let mut want = itemsize;
+    let n = shape.len();
+    for k in 0..n {
+        let i = if c { n - 1 - k } else { k };
+        if shape[i] != 1 && strides[i] != want {
+            return false;
+        }
+        want *= shape[i];
+    }
+    true
+}
+
+/// Check a buffer request against `t`'s managed tensor (borrowed by `mt`) and gather what
+/// `__getbuffer__` writes; takes a reference to the view owner only once nothing can refuse.
+fn buffer_fill(
+    t: &Tensor,
+    mt: &DLManagedTensorVersioned,
+    flags: core::ffi::c_int,
+) -> PyResult<BufferFill> {
+    use pyo3::ffi::{
+        PyBUF_ANY_CONTIGUOUS, PyBUF_C_CONTIGUOUS, PyBUF_F_CONTIGUOUS, PyBUF_STRIDES, PyBUF_WRITABLE,
+    };
+    let dl = &mt.dl_tensor;
+    let dtype = || DType { raw: dl.dtype }.__str__();
+    let device = || Device { raw: dl.device }.__str__();
+    let mut access: i32 = -1;
+    // SAFETY: the live tensor `t` owns (borrowed); NULL context = the registered one.
+    check(unsafe { ffi::dlpack_tensor_host_access(mt, null_mut(), &mut access) })?;
+    if access != 1 {
+        let why = if access == 0 { "never" } else { "unknown" };
+        return Err(PyBufferError::new_err(format!(
+            "dlpack_helpers.Tensor on device {}: host code cannot read its memory \
+             (host_access() is '{why}'), so it has no buffer; export it with __dlpack__ \
+             (e.g. numpy.from_dlpack(t, device='cpu') copies it to the host)",
+            device()
+        )));
+    }
+    let (format, itemsize) = buffer_format(dl.dtype).map_err(|why| {
+        PyBufferError::new_err(format!(
+            "dlpack_helpers.Tensor of dtype {}: {why}, so it has no buffer; export it with \
+             __dlpack__ instead",
+            dtype()
+        ))
+    })?;
+    let readonly = mt.flags & FLAG_READ_ONLY != 0;
+    if readonly && flags & PyBUF_WRITABLE != 0 {
+        let origin = if t.read_only_origin()? == ffi::READ_ONLY_ORIGIN_LEGACY {
+            "assumed: it came through the legacy struct; import_tensor(obj, legacy_writable=True) \
+             says the memory may be written"
+        } else {
+            "stated by its producer"
+        };
+        return Err(PyBufferError::new_err(format!(
+            "dlpack_helpers.Tensor is read-only ({origin}); a writable buffer was requested"
+        )));
+    }
+    let shape = t.shape_vec()?;
+    let strides = t.strides_vec()?;
+    if shape.len() > pyo3::ffi::PyBUF_MAX_NDIM {
+        return Err(PyBufferError::new_err(format!(
+            "dlpack_helpers.Tensor has {} dimensions; a buffer has at most {}",
+            shape.len(),
+            pyo3::ffi::PyBUF_MAX_NDIM
+        )));
+    }
+    let too_big = || PyBufferError::new_err("the tensor's byte extent does not fit a Py_ssize_t");
+    let isz = itemsize as isize;
+    let mut len: isize = isz;
+    let mut sh = Vec::with_capacity(shape.len());
+    let mut st = Vec::with_capacity(shape.len());
+    for (&n, &s) in shape.iter().zip(&strides) {
+        let n = isize::try_from(n).map_err(|_| too_big())?;
+        sh.push(n);
+        st.push(
+            isize::try_from(s)
+                .ok()
+                .and_then(|s| s.checked_mul(isz))
+                .ok_or_else(too_big)?,
+        );
+        len = len.checked_mul(n).ok_or_else(too_big)?;
+    }
+    let c = compact(&sh, &st, isz, true);
+    let f = compact(&sh, &st, isz, false);
+    let layout_refusal = if flags & PyBUF_STRIDES != PyBUF_STRIDES && !c {
+        Some("the consumer asked for no strides, but the tensor is not C-contiguous")
+    } else if flags & PyBUF_C_CONTIGUOUS == PyBUF_C_CONTIGUOUS && !c {
+        Some("the consumer asked for a C-contiguous buffer, but the tensor is not")
+    } else if flags & PyBUF_F_CONTIGUOUS == PyBUF_F_CONTIGUOUS && !f {
+        Some("the consumer asked for a Fortran-contiguous buffer, but the tensor is not")
+    } else if flags & PyBUF_ANY_CONTIGUOUS == PyBUF_ANY_CONTIGUOUS && !(c || f) {
+        Some("the consumer asked for a contiguous buffer, but the tensor is not")
+    } else {
+        None
+    };
+    if let Some(why) = layout_refusal {
+        return Err(PyBufferError::new_err(format!(
+            "dlpack_helpers.Tensor: {why}"
+        )));
+    }
+    let owner = t.owner(mt)?;
+    // SAFETY: a live object (the Tensor holds it while `mt` is borrowed); the new reference is
+    // the buffer's until `__releasebuffer__`.
+    unsafe { pyo3::ffi::Py_IncRef(owner) };
+    let buf = (dl.data as *mut u8)
+        .wrapping_add(dl.byte_offset as usize)
+        .cast();
+    Ok(BufferFill {
+        buf,
+        len,
+        readonly,
+        itemsize: isz,
+        format,
+        internal: Box::new(BufferInternal {
+            shape: sh,
+            strides: st,
+            owner,
+        }),
+    })
+}
+
 #[pymethods]
 impl Tensor {
     #[new]
@@ -590,6 +769,81 @@ impl Tensor {
             mt.flags,
             self.source(),
         ))
+    }
+
+    /// The buffer protocol (PEP 3118, issue 34; peer case 60): ``memoryview(t)`` views a
+    /// host-accessible tensor's memory in place, with its format, item size, shape and byte
+    /// strides. Read-only when :attr:`readonly` is true (a stated READ_ONLY, or the assumed one
+    /// of a legacy import), so a writable request is then ``BufferError``. Refused with
+    /// ``BufferError``: memory host code cannot read (:meth:`host_access` not ``"always"``),
+    /// element types without a PEP 3118 format code (bfloat16, float8 and other sub-byte or
+    /// narrow floats, vectors with lanes > 1, opaque handles) and a layout the request forbids
+    /// (strided memory toward a consumer that asks for no strides or a contiguous buffer).
+    ///
+    /// Lifetime: the buffer holds this Tensor and the owner its DLPack views hold, so
+    /// :meth:`release` while a buffer is alive frees nothing; the producer's deleter runs once,
+    /// after the last of the Tensor, its views and its buffers lets go.
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut pyo3::ffi::Py_buffer,
+        flags: core::ffi::c_int,
+    ) -> PyResult<()> {
+        if view.is_null() {
+            return Err(PyBufferError::new_err("the Py_buffer to fill is NULL"));
+        }
+        // SAFETY: the caller's Py_buffer: `obj` is NULL unless a buffer was made (PEP 3118
+        // asks an exporter that fails to leave it NULL).
+        unsafe { (*view).obj = null_mut() };
+        let t = slf.get();
+        let held = t.managed()?;
+        let fill = buffer_fill(t, &held, flags)?;
+        // SAFETY: `view` is the caller's Py_buffer (PEP 3118); filled only on success. `obj` is
+        // a new reference to this Tensor; `internal` owns the shape/strides arrays and a
+        // reference to the view owner, both released by `__releasebuffer__`.
+        unsafe {
+            let v = &mut *view;
+            v.buf = fill.buf;
+            v.len = fill.len;
+            v.readonly = fill.readonly as core::ffi::c_int;
+            v.itemsize = fill.itemsize;
+            v.ndim = fill.internal.shape.len() as core::ffi::c_int;
+            v.format = if flags & pyo3::ffi::PyBUF_FORMAT != 0 {
+                fill.format.as_ptr() as *mut core::ffi::c_char
+            } else {
+                null_mut()
+            };
+            v.shape = if flags & pyo3::ffi::PyBUF_ND == pyo3::ffi::PyBUF_ND {
+                fill.internal.shape.as_ptr() as *mut pyo3::ffi::Py_ssize_t
+            } else {
+                null_mut()
+            };
+            v.strides = if flags & pyo3::ffi::PyBUF_STRIDES == pyo3::ffi::PyBUF_STRIDES {
+                fill.internal.strides.as_ptr() as *mut pyo3::ffi::Py_ssize_t
+            } else {
+                null_mut()
+            };
+            v.suboffsets = null_mut();
+            v.internal = Box::into_raw(fill.internal).cast();
+            v.obj = slf.clone().into_ptr();
+        }
+        Ok(())
+    }
+
+    /// Ends a buffer made by ``__getbuffer__``: drops its reference to the view owner (the
+    /// producer's deleter runs here when nothing else holds the memory). CPython calls it once
+    /// per buffer, then drops ``obj``.
+    unsafe fn __releasebuffer__(&self, view: *mut pyo3::ffi::Py_buffer) {
+        if view.is_null() {
+            return;
+        }
+        // SAFETY: a Py_buffer this type filled: `internal` is the Box made there (taken once).
+        unsafe {
+            let internal = core::mem::replace(&mut (*view).internal, null_mut());
+            if !internal.is_null() {
+                let b = Box::from_raw(internal.cast::<BufferInternal>());
+                pyo3::ffi::Py_DecRef(b.owner);
+            }
+        }
     }
 
     /// ``(device_type, device_id)`` as a tuple of ints (DLPack protocol).
@@ -842,9 +1096,9 @@ impl Tensor {
             }
             let mut tensor = mt.dl_tensor;
             tensor.device = plan.device; // host-accessible memory served to the CPU reports (1, 0)
-            // Re-exporting what was imported: a device type DLPack 1.3 does not assign (a
-            // producer's kDLTPU, say) passes through, as in every consumer path (issue 22); the
-            // request bit is not stored.
+                                         // Re-exporting what was imported: a device type DLPack 1.3 does not assign (a
+                                         // producer's kDLTPU, say) passes through, as in every consumer path (issue 22); the
+                                         // request bit is not stored.
             let flags = flags | ffi::CREATE_ALLOW_UNASSIGNED_DEVICE;
             let owner = self.owner(mt)?;
             // SAFETY: `tensor` borrows our shape/strides (copied by the call); owner is alive.
