@@ -854,6 +854,50 @@ API dlpack_helpers_status dlpack_compact_strides(int32_t ndim, const int64_t *sh
     return ST(OK);
 }
 
+/* dlpack_dltensor_dim_order (spec/functions/dlpack_dltensor_dim_order.md): the key of a
+ * dimension is (extent is 1, |stride| or 0 for an extent-1 dimension, -index); the order is the
+ * keys ascending. NULL strides: every |stride| reads as 0, so the index decides (row-major). */
+static int dim_before(const DLTensor *t, int32_t a, int32_t b)
+{
+    int one_a = t->shape[a] == 1, one_b = t->shape[b] == 1;
+    uint64_t ma = 0, mb = 0;
+    if (one_a != one_b) return one_a < one_b;
+    if (!one_a && t->strides != NULL) {
+        ma = t->strides[a] < 0 ? (uint64_t)0 - (uint64_t)t->strides[a] : (uint64_t)t->strides[a];
+        mb = t->strides[b] < 0 ? (uint64_t)0 - (uint64_t)t->strides[b] : (uint64_t)t->strides[b];
+    }
+    if (ma != mb) return ma < mb;
+    return a > b;
+}
+
+API dlpack_helpers_status dlpack_dltensor_dim_order(const DLTensor *tensor, int32_t *out_order, int32_t capacity)
+{
+    int32_t tmp[1024];
+    int32_t i, j, d;
+    if (tensor == NULL) return fail(ST(NULL_POINTER), "dlpack_dltensor_dim_order: tensor is NULL");
+    if (tensor->ndim < 0 || tensor->ndim > DLPACK_HELPERS_MAX_NDIM)
+        return fail(ST(INVALID_NDIM), "dlpack_dltensor_dim_order: ndim %d is outside 0..1024", (int)tensor->ndim);
+    if (tensor->ndim == 0) return ST(OK);
+    if (out_order == NULL) return fail(ST(NULL_POINTER), "dlpack_dltensor_dim_order: out_order is NULL");
+    if (capacity < tensor->ndim)
+        return fail(ST(BUFFER_TOO_SMALL), "dlpack_dltensor_dim_order: capacity %d is below ndim %d", (int)capacity,
+                    (int)tensor->ndim);
+    if (tensor->shape == NULL)
+        return fail(ST(NULL_SHAPE), "dlpack_dltensor_dim_order: shape is NULL but ndim is %d", (int)tensor->ndim);
+    for (i = 0; i < tensor->ndim; i++)
+        if (tensor->shape[i] < 0)
+            return fail(ST(INVALID_SHAPE), "dlpack_dltensor_dim_order: shape[%d] is %lld, negative", (int)i,
+                        (long long)tensor->shape[i]);
+    /* Insertion sort: at most 1024 dimensions, no allocation. */
+    for (i = 0; i < tensor->ndim; i++) {
+        d = i;
+        for (j = i; j > 0 && dim_before(tensor, d, tmp[j - 1]); j--) tmp[j] = tmp[j - 1];
+        tmp[j] = d;
+    }
+    memcpy(out_order, tmp, (size_t)tensor->ndim * sizeof(int32_t));
+    return ST(OK);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Addresses                                                                                   */
 /* ------------------------------------------------------------------------------------------ */

@@ -257,6 +257,11 @@ extern "C" {
         column_major: bool,
         out: *mut i64,
     ) -> status;
+    pub fn dlpack_dltensor_dim_order(
+        tensor: *const DLTensor,
+        out_order: *mut i32,
+        capacity: i32,
+    ) -> status;
     pub fn dlpack_dtype_format(
         dtype: DLDataType,
         buf: *mut c_char,

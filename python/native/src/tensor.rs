@@ -530,6 +530,23 @@ impl Tensor {
         PyTuple::new(py, self.strides_vec()?)
     }
 
+    /// The dimensions by stride, innermost (fastest-varying) first, as a tuple of indices
+    /// (``dlpack_dltensor_dim_order``, peer case 59): dimensions of extent != 1 by ``|stride|``
+    /// ascending (broadcast stride 0 first, negative strides by magnitude; equal ``|stride|``:
+    /// higher index first), then the extent-1 dimensions, higher index first, whatever their
+    /// strides. So ``dim_order[0]`` is the innermost dimension of extent != 1 when one exists;
+    /// C order gives ``(ndim-1, ..., 0)``, F order ``(0, ..., ndim-1)``; ``()`` for 0-d.
+    #[getter]
+    fn dim_order<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let held = self.managed()?;
+        let t = &held.dl_tensor;
+        let n = readable_ndim(t)?;
+        let mut out = vec![0i32; n];
+        // SAFETY: the live tensor this object owns; `out` has room for `ndim` indices.
+        check(unsafe { ffi::dlpack_dltensor_dim_order(t, out.as_mut_ptr(), n as i32) })?;
+        PyTuple::new(py, out)
+    }
+
     /// ``dl_tensor.byte_offset``, in bytes.
     #[getter]
     fn byte_offset(&self) -> PyResult<u64> {
