@@ -614,4 +614,4 @@ def test_case_59_dim_order_by_stride():
         assert dh.import_tensor(f).dim_order == want_f, shape
     assert dh.import_tensor(np.broadcast_to(np.arange(3.0), (4, 3))).dim_order == (0, 1)
     assert dh.import_tensor(np.arange(12.0).reshape(3, 4)[::-1, ::-2]).dim_order == (1, 0)
-    assert dh.import_tensor(np.float64(1.0).reshape(())).dim_order == ()
+    assert dh.import_tensor(np.array(1.0)).dim_order == ()
