@@ -644,6 +644,8 @@ BASELINES = {
     "dlpack_tensor_layout": lambda c: _b_on_tensor(c, out_layout=_out_struct()),
     "dlpack_compact_strides": lambda c: Case({"ndim": 2, "shape": int64s(3, 4), "column_major": False,
                                                "out_strides": int64s()}),
+    "dlpack_dltensor_dim_order": lambda c: _b_on_dltensor(c, out_order=(ctypes.c_int32 * (MAX_NDIM + 1))(),
+                                                           capacity=MAX_NDIM + 1),
     "dlpack_device_is_pointer_addressed": lambda c: Case({"device": DLDevice(2, 0)}),
     "dlpack_dltensor_data_address": lambda c: _b_on_dltensor(c, out_address=ctypes.c_void_p()),
     "dlpack_dltensor_data_location": lambda c: _b_on_dltensor(c, out_data=ctypes.c_void_p(),
