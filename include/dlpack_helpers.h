@@ -1655,6 +1655,20 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * The status the last failing call on the calling thread returned, the one whose message
+ * `dlpack_last_error_message()` holds: `DLPACK_HELPERS_STATUS_OK` (0) when no call on this
+ * thread has failed yet; `DLPACK_HELPERS_STATUS_PANIC` after a caught panic in a function that
+ * returns a value rather than a status. A binding that turns a status into an exception asks it
+ * first, so that it attaches the message only when the message belongs to that status (an
+ * unrelated earlier failure's message would mislead; issue 34).
+ *
+ * The value is a `dlpack_helpers_status` code returned as data (`int32_t`, not
+ * `dlpack_helpers_status`: it is not the outcome of this call, which cannot fail). Successful
+ * calls leave it unchanged, as they leave the message. Thread-safety: each thread has its own.
+ */
+int32_t dlpack_last_error_status(void);
+
+/**
  * The message of the last failing call on the calling thread: NUL-terminated UTF-8, never
  * NULL (an empty string when no call on this thread has failed yet).
  *

@@ -581,6 +581,7 @@ BASELINES = {
     "dlpack_is_cpu_accessible": lambda c: Case({"device": DLDevice(1, 0)}),
     "dlpack_device_host_access": lambda c: Case({"device": DLDevice(2, 0)}),
     "dlpack_last_error_message": lambda c: Case({}),
+    "dlpack_last_error_status": lambda c: Case({}),
     "dlpack_status_string": lambda c: Case({"status": 10}),
     "dlpack_status_python_exception": lambda c: Case({"status": 10}),
     "dlpack_capsule_destructor": b_capsule_destructor,

@@ -32,10 +32,13 @@ typedef dlpack_helpers_status status_t;
 /* One buffer per thread, all zero (the empty string) before the first failing call. It is
  * written only by a failing call, so a successful call leaves text and pointer unchanged. */
 static __thread char g_msg[512];
+/* The status that went with g_msg (dlpack_last_error_status), 0 before the first failing call. */
+static __thread status_t g_status;
 
 static status_t fail(status_t st, const char *fmt, ...)
 {
     va_list ap;
+    g_status = st;
     va_start(ap, fmt);
     vsnprintf(g_msg, sizeof g_msg, fmt, ap); /* never a NUL inside: vsnprintf ends at one */
     va_end(ap);
@@ -48,6 +51,11 @@ static status_t fail(status_t st, const char *fmt, ...)
 API const char *dlpack_last_error_message(void)
 {
     return g_msg;
+}
+
+API int32_t dlpack_last_error_status(void)
+{
+    return g_status;
 }
 
 /* Quotes up to 40 bytes of a caller's string, ASCII printable kept, everything else escaped

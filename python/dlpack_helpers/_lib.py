@@ -199,6 +199,8 @@ PL = P(DLManagedTensor)
 PROTOTYPES = {
     # status model
     "dlpack_last_error_message": (c_char_p, ()),
+    # issue 34 item 6: the status the last message belongs to
+    "dlpack_last_error_status": (ctypes.c_int32, ()),
     "dlpack_status_string": (c_char_p, (status_t,)),
     "dlpack_status_python_exception": (c_char_p, (status_t,)),
     # info, devices

@@ -142,6 +142,7 @@ const _: () = {
 
 extern "C" {
     pub fn dlpack_last_error_message() -> *const c_char;
+    pub fn dlpack_last_error_status() -> i32;
     pub fn dlpack_status_string(status: status) -> *const c_char;
     pub fn dlpack_status_python_exception(status: status) -> *const c_char;
     pub fn dlpack_get_info(out: *mut dlpack_helpers_info) -> status;
