@@ -998,12 +998,26 @@ fn host_copy<'py>(
     let src = (t.device.device_type.0, t.device.device_id);
     let dst = (device.device_type.0, device.device_id);
     // SAFETY: plain query.
-    if device.device_type != DLDeviceType(1) || !unsafe { ffi::dlpack_is_cpu_accessible(t.device) }
-    {
-        return Err(PyBufferError::new_err(format!(
-            "a copy from device {src:?} to {dst:?} is needed, but dlpack_helpers.Tensor copies \
-             host-accessible memory to the CPU only (pass copy=None or False, and no dl_device, to export a view)"
-        )));
+    let host_accessible = unsafe { ffi::dlpack_is_cpu_accessible(t.device) };
+    if device.device_type != DLDeviceType(1) || !host_accessible {
+        // Name the remedy that works (issue 34): host-accessible memory (pinned `cuda_host`,
+        // managed, ...) copies fine into CPU memory, just not into its own device type.
+        return Err(PyBufferError::new_err(if host_accessible {
+            format!(
+                "a copy from device {src:?} to {dst:?} is needed, but dlpack_helpers.Tensor \
+                 copies to the CPU only (it cannot allocate memory of device type {}); this \
+                 tensor's memory is host-accessible, so pass dl_device=(1, 0) with copy=True \
+                 for a compact CPU copy, or copy=None (or False) without dl_device for a view",
+                dst.0
+            )
+        } else {
+            format!(
+                "a copy from device {src:?} to {dst:?} is needed, but dlpack_helpers.Tensor \
+                 copies host-accessible memory to the CPU only and device {src:?} memory is not \
+                 host-accessible: pass copy=None (or False) without dl_device to export a view, \
+                 and copy it with the producer's framework"
+            )
+        }));
     }
     let bits = t.dtype.bits as usize * t.dtype.lanes as usize;
     if !bits.is_multiple_of(8) {
