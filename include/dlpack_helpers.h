@@ -2358,7 +2358,6 @@ dlpack_helpers_status dlpack_dltensor_data_location(const DLTensor *tensor,
  * `NULL_SHAPE`; `INVALID_SHAPE`. `out_order` is written only on OK. No allocation;
  * thread-safe (reads only).
  *
- * @param[in] out_order May be NULL when `ndim` is 0.
  * @retval DLPACK_HELPERS_STATUS_OK with the order in `out_order[0..ndim)`
  * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL, or `out_order` is NULL and
  *   `ndim != 0`

@@ -475,7 +475,6 @@ pub unsafe extern "C" fn dlpack_dltensor_data_location(
 /// `NULL_SHAPE`; `INVALID_SHAPE`. `out_order` is written only on OK. No allocation;
 /// thread-safe (reads only).
 ///
-/// @param[in] out_order May be NULL when `ndim` is 0.
 /// @retval DLPACK_HELPERS_STATUS_OK with the order in `out_order[0..ndim)`
 /// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL, or `out_order` is NULL and
 ///   `ndim != 0`
