@@ -215,7 +215,7 @@ def _status_set(ctx, fname):
 
 @case("core.abi.sweep", profile="core", timeout=120,
       covers=["ABI-STATUS-1", "ABI-STATUS-2", "ABI-ERROR-1", "ABI-OUT-1", "ABI-NULL-1", "ABI-NULL-3",
-              "ABI-UNWIND-1", "CONF-CLASS-3"])
+              "ABI-UNWIND-1", "CONF-CLASS-3", "CORE-LAST-ERROR-MESSAGE-4"])
 def _(ctx):
     statuses = set(ctx.S.__dict__.values())
     done = 0
@@ -244,6 +244,9 @@ def _(ctx):
             done += 1
             ctx.check(st >= 0 and st in statuses, f"{what} returned {st}, not a status of the list")
             ctx.check(st in allowed, f"{what} returned {ctx.status_name(st)}, which its page does not list")
+            if st == 0:
+                ctx.check(str(MARK_MINOR).encode() in ctx.last_error(),
+                          f"{what} returned OK but changed the thread's last-error message")
             if st != 0:
                 text = ctx.last_error()
                 ctx.check(text and str(MARK_MINOR).encode() not in text,

@@ -10,7 +10,7 @@ import ctypes
 
 from harness.registry import case
 
-from cases._common import noaccess, out_slot, pages, protect, PROT_NONE
+from cases._common import noaccess, out_slot, pages, protect, unchanged_message, PROT_NONE
 
 # variant base -> (succeeding arguments, failing arguments, the failing status): each maker
 # returns fresh arguments (fixture memory) for one call.
@@ -163,17 +163,19 @@ def _(ctx):
 
 
 @case("core.with_error.success_leaves_the_object", profile="core",
-      covers=["ABI-ERROR-OBJECT-3", "ABI-ERROR-OBJECT-5"] + _covers(2) + _covers(3))
+      covers=["ABI-ERROR-OBJECT-3", "ABI-ERROR-OBJECT-5", "CORE-LAST-ERROR-MESSAGE-4"] + _covers(2) + _covers(3))
 def _(ctx):
     for base, (ok, _, _) in VARIANTS.items():
         name = base + "_with_error"
-        args = ok(ctx)
-        e, ptr, raw = _err(ctx)
-        before = raw()
-        st = getattr(ctx.f, name)(*args, ptr)
-        ctx.ok(st, what=name)
-        ctx.check(raw() == before, f"{name}: err written on success")
-        _release_outputs(ctx, base, args, st)
+        for with_err in (True, False):  # err given, and err NULL (the base function, ABI-ERROR-OBJECT-1)
+            args = ok(ctx)
+            e, ptr, raw = _err(ctx)
+            before = raw()
+            with unchanged_message(ctx, f"{name} on success (err {'given' if with_err else 'NULL'})"):
+                st = getattr(ctx.f, name)(*args, ptr if with_err else None)
+            ctx.ok(st, what=name)
+            ctx.check(raw() == before, f"{name}: err written on success")
+            _release_outputs(ctx, base, args, st)
 
 
 @case("core.with_error.null_is_the_base_function", profile="core",
@@ -234,6 +236,27 @@ def _(ctx):
     ctx.check(ctx.calls(rec) == 0, "dlpack_tensor_check_version_or_delete_with_error released the tensor "
               "although err was refused")
     ctx.f.dlpack_tensor_delete(ctx.vptr(p))
+
+
+@case("core.with_error.larger_object_gets_the_implementation_size", profile="core",
+      covers=["ABI-ERROR-OBJECT-4", "ABI-STRUCT-2"] + _covers(3))
+def _(ctx):
+    # A caller built against a later, larger dlpack_helpers_error passes its own struct_size: the
+    # object comes back with the implementation's size (so the caller knows which fields were
+    # written) and the bytes past that size untouched.
+    E = ctx.T.dlpack_helpers_error
+    n, extra = ctypes.sizeof(E), 64
+    Big = ctypes.c_ubyte * (n + extra)
+    for base, (_, fail, want) in VARIANTS.items():
+        name = base + "_with_error"
+        big, _, raw = out_slot(Big)
+        e = E.from_address(ctypes.addressof(big))
+        e.struct_size = n + extra
+        tail = raw()[n:]
+        st = getattr(ctx.f, name)(*fail(ctx), ctypes.pointer(e))
+        ctx.expect(st, want, what=f"{name} (err->struct_size {n + extra})")
+        _check_filled(ctx, e, st, f"{name} (err->struct_size {n + extra})")
+        ctx.check(raw()[n:] == tail, f"{name}: bytes past sizeof(dlpack_helpers_error) written")
 
 
 @case("core.with_error.or_delete_releases_and_reports", profile="core",
@@ -341,6 +364,39 @@ def _(ctx):
             ctx.check(d.byte_offset == 0, f"{what}: empty tensor with byte_offset {d.byte_offset}")
         ctx.ok(ctx.f.dlpack_tensor_validate(out, None, None), what=f"{what}: validate")
         ctx.f.dlpack_tensor_delete(out)
+
+
+@case("core.tensor_alloc.flags_as_given", profile="core", covers=["CORE-TENSOR-ALLOC-2", "CORE-TENSOR-ALLOC-5"])
+def _(ctx):
+    # Every combination of the three DLPack flag bits is accepted and lands in the tensor as
+    # given (no bit added, none dropped).
+    for flags in range(8):
+        s, out = _alloc(ctx, (2, 3), flags=flags)
+        ctx.ok(s, what=f"flags {flags:#x}")
+        if s == 0:
+            ctx.check(out.contents.flags == flags, f"flags {flags:#x}: the tensor has flags {out.contents.flags:#x}")
+            ctx.f.dlpack_tensor_delete(out)
+
+
+@case("core.tensor_alloc.deleter_releases_everything", profile="core", covers=["CORE-TENSOR-ALLOC-8"])
+def _(ctx):
+    if not ctx.fx.fx_alloc_available():
+        ctx.skip("the allocation counter (fx_alloc) is not preloaded")
+    for shape, strides, dtype in ALLOC_ROWS:
+        what = f"shape {shape} strides {strides} dtype {dtype}"
+        s, out = _alloc(ctx, shape, strides, dtype)  # outside the window: any one-time set-up
+        ctx.ok(s, what=what)
+        ctx.f.dlpack_tensor_delete(out)
+        before = ctx.fx.fx_alloc_end()  # the counter is per process: what earlier windows left
+        ctx.fx.fx_alloc_begin()
+        s, out = _alloc(ctx, shape, strides, dtype)
+        made = ctx.fx.fx_alloc_end() - before
+        if s == 0:
+            ctx.f.dlpack_tensor_delete(out)
+        live = ctx.fx.fx_alloc_end() - before
+        ctx.ok(s, what=what)
+        ctx.check(made >= 1, f"{what}: the tensor was made without an allocation the counter sees")
+        ctx.check(live == 0, f"{what}: {live} blocks still allocated after the deleter ran")
 
 
 ALLOC_REFUSALS = [  # kwargs, status

@@ -383,6 +383,39 @@ def _(ctx):
             ctx.check(ctx.calls(rec) == 1, f"{what}: released again by the capsule")
 
 
+@case("python.capsule_import.untouched_checks_come_first", profile="python",
+      covers=["PY-CAPSULE-IMPORT-3", "PY-CAPSULE-IMPORT-9", "PY-CAPSULE-IMPORT-10", "PY-CAPSULE-IMPORT-14"])
+def _(ctx):
+    # Unknown import flags together with a tensor the call would release (another major, or
+    # undefined tensor flags): the refusal that leaves the capsule untouched is reported, and the
+    # capsule still owns its tensor.
+    py = Py(ctx)
+    V = ctx.T.DLManagedTensorVersioned
+    for what, kw in (("major 2", dict(version=(2, 0), readable=V.flags.offset)),
+                     ("1.0 flags 0x4", dict(version=(1, 0), flags=1 << 2))):
+        p, rec = ctx.make_versioned(**kw)
+        cap = py.capsule(p, True)
+        out, how = out_ptr(), ctypes.c_uint32(0xABCD)
+        st, exc = imp(py, "dlpack_capsule_import", cap, 1 << 7, ctypes.byref(out), ctypes.byref(how))
+        ctx.expect(st, "INVALID_ARGUMENT", what=f"{what}, import flags 0x80")
+        no_exc(ctx, exc, what)
+        ctx.check(ctx.calls(rec) == 0, f"{what}: the deleter ran although the capsule was refused untouched")
+        ctx.check(cap_name(cap) == b"dltensor_versioned", f"{what}: the capsule was renamed ({cap_name(cap)!r})")
+        ctx.check(out.value == SENT and how.value == 0xABCD, f"{what}: out-parameter written")
+        del cap
+        ctx.check(ctx.calls(rec) == 1, f"{what}: the capsule's destructor did not release the tensor once")
+    # Undefined tensor flags with a NULL deleter: refused, nothing called.
+    p, rec = ctx.make_versioned(version=(1, 0), flags=1 << 2)
+    raw = ctypes.cast(ctx.vptr(p), ctypes.POINTER(V))
+    ctypes.memset(ctypes.addressof(raw.contents) + V.deleter.offset, 0, ctypes.sizeof(ctypes.c_void_p))
+    cap = py.capsule(p, True)
+    out, how = out_ptr(), ctypes.c_uint32(0xABCD)
+    st, exc = imp(py, "dlpack_capsule_import", cap, 0, ctypes.byref(out), ctypes.byref(how))
+    ctx.expect(st, "INVALID_FLAGS", what="1.0 flags 0x4, NULL deleter")
+    no_exc(ctx, exc, "NULL deleter")
+    ctx.check(cap_name(cap) == b"used_dltensor_versioned", f"NULL deleter: the capsule was not renamed ({cap_name(cap)!r})")
+
+
 def _legacy_strides(shape):
     st, acc = [], 1
     for s in reversed(shape):

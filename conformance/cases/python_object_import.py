@@ -87,7 +87,10 @@ def _(ctx):
     for ws in FNS:
         for minor in (3, 0, 9):
             for reqkw, want in rows:
-                prod, p, rec = versioned_producer(ctx, py, version=(1, minor))
+                # The producer honours a requested dl_device (PY-OBJECT-IMPORT-25 refuses an
+                # answer on another device; python.object_import.answer_checked covers that).
+                dev = (reqkw or {}).get("dl_device", (1, 0))
+                prod, p, rec = versioned_producer(ctx, py, device=dev, version=(1, minor))
                 req = Req(ctx, **reqkw) if reqkw is not None else None
                 prc = sys.getrefcount(prod)
                 st, out, how, exc, _ = imp(ctx, py, prod, req, ws)

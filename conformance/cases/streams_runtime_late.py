@@ -3,6 +3,7 @@ BACKEND-CHECK-8, STREAMS-POINTER-CLASSIFY-12), under renamed copies whose file n
 family stem followed by '-' (STREAMS-STREAM-BACKEND-CHECK-2), and the initialization rules (once
 per process even when first asked from several threads at once; no context, stream or event made
 by loading). The search path is an empty folder: at start every runtime is absent."""
+import atexit
 import ctypes
 import os
 import shutil
@@ -24,6 +25,8 @@ def child_env(fixtures):
 def renamed_copy(soname, newname):
     src = os.path.realpath(os.path.join(build.fake_drivers(), soname))
     d = tempfile.mkdtemp(prefix="dlpc-late-")
+    # removed when the child exits (a loaded library's file may go; its mapping stays)
+    atexit.register(shutil.rmtree, d, True)
     dst = os.path.join(d, newname)
     shutil.copy(src, dst)
     return dst

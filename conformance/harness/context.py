@@ -151,6 +151,7 @@ class Context:
         self.cls = obj
         self.capsule = getattr(obj, "__dlpack_c_exchange_api__", None)
         self.api = None
+        self.api_address = None
         api = ctypes.pythonapi
         api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
         api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]

@@ -103,29 +103,38 @@ pub struct dlpack_helpers_pointer_info {
 
 static LEVEL_ZERO_CONTEXT: AtomicUsize = AtomicUsize::new(0);
 
-/// A device list registered with `dlpack_level_zero_context_set_devices`, for its context only.
+/// The registration: the context (`dlpack_level_zero_context_set`) and, when
+/// `dlpack_level_zero_context_set_devices` gave one, its device list (for that context only).
 struct Registered {
     context: usize,
-    devices: Vec<usize>,
+    devices: Option<Vec<usize>>,
 }
 
-/// The registered device list. A query takes a reference (an `Arc` clone, no allocation) and
-/// releases the lock before any driver call: no lock is held while foreign code runs.
+/// The registration, whole. A query takes a reference (an `Arc` clone, no allocation) and
+/// releases the lock before any driver call: no lock is held while foreign code runs. A query
+/// with no context of its own reads context and list from this one snapshot, so that it sees
+/// the old or the new registration, never the new context with the old list (spec
+/// STREAMS-LEVEL-ZERO-CONTEXT-SET-4; a conformance case caught the two being read apart).
+/// `LEVEL_ZERO_CONTEXT` mirrors the context for the readers that need only it.
 static LEVEL_ZERO_DEVICES: RwLock<Option<Arc<Registered>>> = RwLock::new(None);
 
 /// The most devices `dlpack_level_zero_context_set_devices` takes.
 pub const DLPACK_HELPERS_LEVEL_ZERO_MAX_DEVICES: usize = 4096;
 
-fn registered_devices(context: usize) -> Option<Arc<Registered>> {
+fn registration() -> Option<Arc<Registered>> {
     let g = LEVEL_ZERO_DEVICES.read().unwrap_or_else(|e| e.into_inner());
-    g.as_ref().filter(|r| r.context == context).cloned()
+    g.clone()
+}
+
+fn registered_devices(context: usize) -> Option<Arc<Registered>> {
+    registration().filter(|r| r.context == context && r.devices.is_some())
 }
 
 fn set_registration(context: usize, devices: Option<Vec<usize>>) {
     let mut g = LEVEL_ZERO_DEVICES
         .write()
         .unwrap_or_else(|e| e.into_inner());
-    *g = devices.map(|devices| Arc::new(Registered { context, devices }));
+    *g = (context != 0).then(|| Arc::new(Registered { context, devices }));
     LEVEL_ZERO_CONTEXT.store(context, Ordering::Release);
 }
 
@@ -274,7 +283,19 @@ fn hip_reply(ptr: usize) -> Result<Reply, Error> {
     })
 }
 
-fn level_zero_reply(context: usize, ptr: usize) -> Result<Reply, Error> {
+fn level_zero_reply(context: Option<usize>, ptr: usize) -> Result<Reply, Error> {
+    // The caller's context with the list registered for it, or the registration's context and
+    // list read together (one snapshot).
+    let (context, registered) = match context {
+        Some(c) => (c, registered_devices(c)),
+        None => {
+            let r = registration();
+            (
+                r.as_ref().map_or(0, |r| r.context),
+                r.filter(|r| r.devices.is_some()),
+            )
+        }
+    };
     if context == 0 {
         // Nothing to ask with: the loader is not even loaded for this. USM memory can exist only
         // where something in the process uses Level Zero.
@@ -288,8 +309,10 @@ fn level_zero_reply(context: usize, ptr: usize) -> Result<Reply, Error> {
         State::Ready(z) => z,
         s => return Ok(not_ready(&s)),
     };
-    let registered = registered_devices(context);
-    let devices = registered.as_deref().map_or(&[][..], |r| &r.devices[..]);
+    let devices = registered
+        .as_deref()
+        .and_then(|r| r.devices.as_deref())
+        .unwrap_or(&[]);
     Ok(match z.pointer_claim(context, ptr, devices)? {
         Some(c) => Reply::Mine(c),
         // Not an allocation of this context: another context's USM memory is not excluded.
@@ -298,7 +321,8 @@ fn level_zero_reply(context: usize, ptr: usize) -> Result<Reply, Error> {
 }
 
 /// Ask CUDA, then HIP, then Level Zero, stopping at the first that claims the pointer.
-pub(crate) fn classify(ptr: usize, context: usize) -> Result<Verdict, Error> {
+/// `context`: the caller's Level Zero context, or `None` for the registered one.
+pub(crate) fn classify(ptr: usize, context: Option<usize>) -> Result<Verdict, Error> {
     let mut replies = [(pointer::BACKEND_CUDA, Reply::Absent); 3];
     replies[0].1 = cuda_reply(ptr)?;
     if !matches!(replies[0].1, Reply::Mine(_)) {
@@ -450,7 +474,10 @@ pub unsafe extern "C" fn dlpack_pointer_classify(
                  sizeof(dlpack_helpers_pointer_info))"
             )));
         }
-        let v = classify(ptr as usize, context_or_registered(ze_context))?;
+        let v = classify(
+            ptr as usize,
+            (!ze_context.is_null()).then_some(ze_context as usize),
+        )?;
         let full = dlpack_helpers_pointer_info {
             struct_size: 0,
             memory_class: v.class.as_raw(),

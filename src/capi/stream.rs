@@ -1282,10 +1282,7 @@ pub unsafe extern "C" fn dlpack_pointer_get_device(
             return Err(Error::NullPointer("ptr"));
         }
         let out = out_ptr(out_device, "out_device")?;
-        let v = crate::capi::pointer::classify(
-            ptr as usize,
-            crate::capi::pointer::registered_context(),
-        )?;
+        let v = crate::capi::pointer::classify(ptr as usize, None)?;
         if v.class == crate::rules::pointer::MemoryClass::Unknown {
             return Err(crate::capi::pointer::unknown(ptr as usize, &v));
         }

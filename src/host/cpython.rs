@@ -73,6 +73,7 @@ python_api! {
     PyTuple_SetItem: unsafe extern "C" fn(*mut PyObject, isize, *mut PyObject) -> c_int,
     PyDict_New: unsafe extern "C" fn() -> *mut PyObject,
     PyDict_SetItemString: unsafe extern "C" fn(*mut PyObject, *const c_char, *mut PyObject) -> c_int,
+    PySequence_Check: unsafe extern "C" fn(*mut PyObject) -> c_int,
     PySequence_Size: unsafe extern "C" fn(*mut PyObject) -> isize,
     PySequence_GetItem: unsafe extern "C" fn(*mut PyObject, isize) -> *mut PyObject,
     PyLong_FromLong: unsafe extern "C" fn(c_long) -> *mut PyObject,

@@ -1053,18 +1053,21 @@ fn query_device(
             Err(e) => e,
         }
     };
-    // SAFETY: GIL held.
-    let n = unsafe { (api.PySequence_Size)(r.as_ptr()) };
-    if n < 0 {
-        // Not a sequence (None, a number): the `TypeError` of `len()` ("object of type
-        // 'NoneType' has no len()") says nothing about the method; it is cleared and the
-        // answer named (issue 34). A non-`Exception` stays set.
-        // SAFETY: GIL held, an exception is set.
-        unsafe { api.catch(false, |_| false) }?;
+    // Not a sequence (None, a number): named as such without asking `len()`, whose `TypeError`
+    // ("object of type 'NoneType' has no len()") says nothing about the method (issue 34).
+    // SAFETY: GIL held, `r` live.
+    if unsafe { (api.PySequence_Check)(r.as_ptr()) } == 0 {
         return Err(Error::BadProducerResult(format!(
             "__dlpack_device__ returned {}, not a (device_type, device_id) pair of int32 integers",
             super::stream::describe(api, r.as_ptr())
         )));
+    }
+    // SAFETY: GIL held.
+    let n = unsafe { (api.PySequence_Size)(r.as_ptr()) };
+    if n < 0 {
+        // A sequence whose `__len__` raised: the producer's own exception, kept with `keep`
+        // (spec PY-OBJECT-QUERY-DEVICE), else cleared into the message.
+        return Err(read_failed());
     }
     if n != 2 {
         return Err(bad());
