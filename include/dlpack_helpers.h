@@ -1655,6 +1655,20 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * The status the last failing call on the calling thread returned, the one whose message
+ * `dlpack_last_error_message()` holds: `DLPACK_HELPERS_STATUS_OK` (0) when no call on this
+ * thread has failed yet; `DLPACK_HELPERS_STATUS_PANIC` after a caught panic in a function that
+ * returns a value rather than a status. A binding that turns a status into an exception asks it
+ * first, so that it attaches the message only when the message belongs to that status (an
+ * unrelated earlier failure's message would mislead; issue 34).
+ *
+ * The value is a `dlpack_helpers_status` code returned as data (`int32_t`, not
+ * `dlpack_helpers_status`: it is not the outcome of this call, which cannot fail). Successful
+ * calls leave it unchanged, as they leave the message. Thread-safety: each thread has its own.
+ */
+int32_t dlpack_last_error_status(void);
+
+/**
  * The message of the last failing call on the calling thread: NUL-terminated UTF-8, never
  * NULL (an empty string when no call on this thread has failed yet).
  *
@@ -2322,6 +2336,40 @@ dlpack_helpers_status dlpack_dltensor_data_address(const DLTensor *tensor, void 
 dlpack_helpers_status dlpack_dltensor_data_location(const DLTensor *tensor,
                                                     void **out_data,
                                                     uint64_t *out_byte_offset);
+
+/**
+ * The order of a tensor's dimensions by stride, innermost (fastest-varying) first, so that a
+ * consumer does not re-derive it (peer case 59, cutlass#3031: a leading dimension found by
+ * looking for stride 1 is ambiguous when an extent-1 dimension also has stride 1).
+ *
+ * - `tensor`: borrowed; `shape` and `strides` hold `ndim` elements when non-NULL. NULL
+ *   `strides` mean compact row-major (no stride is computed, so nothing can overflow).
+ *   `data`, `dtype`, `device` and `byte_offset` are not read.
+ * - `out_order`: receives `ndim` dimension indices (a permutation of `0..ndim`) on OK: first
+ *   the dimensions whose extent is not 1, by `|stride|` ascending (a broadcast stride 0 first,
+ *   a negative stride by its magnitude), equal `|stride|` with the higher index first; then
+ *   the extent-1 dimensions, higher index first, whatever their strides. So `out_order[0]` is
+ *   the innermost dimension of extent != 1 whenever there is one; a C-contiguous tensor
+ *   without extent-1 dimensions gives `{ndim-1, ..., 0}`, an F-contiguous one `{0, ..., ndim-1}`.
+ *   May be NULL when `ndim` is 0 (a 0-d tensor has no dimension: OK, nothing written).
+ * - `capacity`: elements of room at `out_order`; at least `ndim`.
+ *
+ * Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER`; `INVALID_NDIM`; `BUFFER_TOO_SMALL`;
+ * `NULL_SHAPE`; `INVALID_SHAPE`. `out_order` is written only on OK. No allocation;
+ * thread-safe (reads only).
+ *
+ * @retval DLPACK_HELPERS_STATUS_OK with the order in `out_order[0..ndim)`
+ * @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL, or `out_order` is NULL and
+ *   `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+ *   `DLPACK_HELPERS_MAX_NDIM`
+ * @retval DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL when `capacity` is below `ndim`
+ * @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+ * @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+ */
+dlpack_helpers_status dlpack_dltensor_dim_order(const DLTensor *tensor,
+                                                int32_t *out_order,
+                                                int32_t capacity);
 
 /**
  * Write the name of a dtype into `buf`: `"float32"`, `"bfloat16"`, `"complex64"` (bits of the

@@ -422,6 +422,21 @@ TEST(status_names_and_messages) {
   CHECK(strcmp(dlpack_last_error_message(), m) == 0);
 }
 
+/* Issue 34 item 6: the status that goes with the last message, so a binding attaches the
+ * message only to the status it belongs to. */
+TEST(last_error_status_goes_with_the_message) {
+  DLDataType dt;
+  DLPackVersion v = {2, 0};
+  CHECK_STATUS(dlpack_dtype_parse("float31", &dt), DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+  CHECK_EQ_INT(dlpack_last_error_status(), DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+  CHECK_STATUS(dlpack_dtype_parse("float32", &dt), DLPACK_HELPERS_STATUS_OK);
+  (void)dlpack_is_cpu_accessible(dt.code == kDLFloat ? (DLDevice){kDLCPU, 0} : (DLDevice){kDLCUDA, 0});
+  CHECK_EQ_INT(dlpack_last_error_status(), DLPACK_HELPERS_STATUS_UNKNOWN_NAME);
+  CHECK_STATUS(dlpack_version_check(v, NULL), DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION);
+  CHECK_EQ_INT(dlpack_last_error_status(), DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION);
+  CHECK_EQ_INT(dlpack_last_error_status(), DLPACK_HELPERS_STATUS_UNSUPPORTED_VERSION);
+}
+
 int main(void) {
   RUN(case_6_deleter_called_once_and_struct_not_touched_after);
   RUN(case_5_null_deleter_and_null_tensor);
@@ -437,5 +452,6 @@ int main(void) {
   RUN(negotiate_bad_input);
   RUN(info_fills_what_fits);
   RUN(status_names_and_messages);
+  RUN(last_error_status_goes_with_the_message);
   return CHECK_REPORT();
 }

@@ -718,6 +718,62 @@ TEST(compact_strides_only_strides_must_fit) {
   CHECK(strstr(dlpack_last_error_message(), "tensor") == NULL);
 }
 
+/* Peer case 59 (cutlass#3031): the dimension order by stride, innermost first, with a fixed
+ * rule for extent-1 dimensions (last, higher index first) and equal |stride| (higher index first). */
+static int order_is(DLTensor *t, const int32_t *want) {
+  int32_t got[8];
+  for (int i = 0; i < 8; ++i) got[i] = -1;
+  if (dlpack_dltensor_dim_order(t, got, 8) != DLPACK_HELPERS_STATUS_OK) return 0;
+  for (int i = 0; i < t->ndim; ++i)
+    if (got[i] != want[i]) return 0;
+  return got[t->ndim] == -1;
+}
+
+TEST(case_59_dim_order_by_stride) {
+  int64_t shape[3] = {2, 3, 4}, c[3] = {12, 4, 1}, f[3] = {1, 2, 6};
+  DLTensor t = tensor(buffer, F32, 3, shape, c, 0);
+  const int32_t rev[3] = {2, 1, 0}, fwd[3] = {0, 1, 2};
+  CHECK(order_is(&t, rev));
+  t.strides = f;
+  CHECK(order_is(&t, fwd));
+  t.strides = NULL;
+  CHECK(order_is(&t, rev));
+  /* An extent-1 dimension with stride 1 (the cutlass#3031 ambiguity), in every position. */
+  int64_t s0[3] = {1, 3, 4}, st0[3] = {1, 4, 1};
+  int64_t s1[3] = {3, 1, 4}, st1[3] = {4, 1, 1};
+  int64_t s2[3] = {3, 4, 1}, st2[3] = {4, 1, 1};
+  const int32_t w0[3] = {2, 1, 0}, w1[3] = {2, 0, 1}, w2[3] = {1, 0, 2};
+  DLTensor a = tensor(buffer, F32, 3, s0, st0, 0), b = tensor(buffer, F32, 3, s1, st1, 0),
+           d = tensor(buffer, F32, 3, s2, st2, 0);
+  CHECK(order_is(&a, w0) && order_is(&b, w1) && order_is(&d, w2));
+  /* Column-major with an extent-1 dimension; broadcast; negative strides. */
+  int64_t fs[3] = {3, 1, 4}, fst[3] = {1, 1, 3};
+  const int32_t wf[3] = {0, 2, 1};
+  DLTensor e = tensor(buffer, F32, 3, fs, fst, 0);
+  CHECK(order_is(&e, wf));
+  int64_t bs[2] = {4, 3}, bst[2] = {0, 1}, nst[2] = {-1, 4};
+  const int32_t wb[2] = {0, 1};
+  DLTensor g = tensor(buffer, F32, 2, bs, bst, 0), h = tensor(buffer, F32, 2, bs, nst, 0);
+  CHECK(order_is(&g, wb) && order_is(&h, wb));
+  /* 0-d: OK, nothing written, out may be NULL. */
+  DLTensor z = tensor(buffer, F32, 0, NULL, NULL, 0);
+  CHECK_STATUS(dlpack_dltensor_dim_order(&z, NULL, 0), DLPACK_HELPERS_STATUS_OK);
+  /* Refusals write nothing. */
+  int32_t out[3] = {-1, -1, -1};
+  CHECK_STATUS(dlpack_dltensor_dim_order(NULL, out, 3), DLPACK_HELPERS_STATUS_NULL_POINTER);
+  CHECK_STATUS(dlpack_dltensor_dim_order(&t, NULL, 3), DLPACK_HELPERS_STATUS_NULL_POINTER);
+  CHECK_STATUS(dlpack_dltensor_dim_order(&t, out, 2), DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL);
+  CHECK(strstr(dlpack_last_error_message(), "capacity is 2") != NULL);
+  int64_t neg[3] = {2, -1, 4};
+  DLTensor n = tensor(buffer, F32, 3, neg, c, 0);
+  CHECK_STATUS(dlpack_dltensor_dim_order(&n, out, 3), DLPACK_HELPERS_STATUS_INVALID_SHAPE);
+  n.shape = NULL;
+  CHECK_STATUS(dlpack_dltensor_dim_order(&n, out, 3), DLPACK_HELPERS_STATUS_NULL_SHAPE);
+  n.ndim = -1;
+  CHECK_STATUS(dlpack_dltensor_dim_order(&n, out, 3), DLPACK_HELPERS_STATUS_INVALID_NDIM);
+  CHECK(out[0] == -1 && out[1] == -1 && out[2] == -1);
+}
+
 int main(void) {
   RUN(case_10_pinned_host_name);
   RUN(case_29_null_strides);
@@ -733,6 +789,7 @@ int main(void) {
   RUN(case_43_bool);
   RUN(case_45_bfloat16);
   RUN(case_46_read_only_flag);
+  RUN(case_59_dim_order_by_stride);
   RUN(names_and_buffers);
   RUN(garbage_fields_are_rejected_before_arrays_are_read);
   RUN(create_owned_tensor);

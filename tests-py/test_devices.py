@@ -154,3 +154,34 @@ def test_raise_status_names_an_unknown_status():
         dh.raise_status(999)
     assert "unknown status 999" in str(e.value) and "float31" not in str(e.value)
     assert dh.raise_status(0) is None
+
+
+def test_raise_status_attaches_only_the_message_of_that_status():
+    """Issue 34 item 6: raise_status(code) attached this thread's last message whatever status
+    it came from; now only a message whose failing call returned `code` goes with it."""
+    import ctypes
+    lib = dh.lib
+    err = _lib.DLDataType()
+    assert lib.dlpack_dtype_parse(b"float31", ctypes.byref(err)) == 35  # UNKNOWN_NAME, names float31
+    with pytest.raises(BufferError) as e:
+        dh.raise_status(29)  # NOT_CONTIGUOUS (a BufferError): not what that call returned
+    text = str(e.value)
+    assert "float31" not in text and "NOT_CONTIGUOUS" in text, text
+    assert "UNKNOWN_NAME" in text and "no message" in text, text
+    with pytest.raises(ValueError) as e:
+        dh.raise_status(35)  # the status that call returned: its message
+    assert "float31" in str(e.value), str(e.value)
+    # A thread with no failure has no message for any status.
+    import threading
+    out = {}
+
+    def fresh():
+        try:
+            dh.raise_status(35)
+        except ValueError as x:
+            out["text"] = str(x)
+
+    t = threading.Thread(target=fresh)
+    t.start()
+    t.join()
+    assert "float31" not in out["text"] and "no failing call" in out["text"], out

@@ -145,8 +145,11 @@ def test_case_47_host_accessible_memory_is_served_to_the_cpu_in_place():
         with dh.import_tensor(t.__dlpack__(max_version=(1, 3))) as v:  # its own device: a view
             assert v.device == (3, 0) and v.data_ptr == t.data_ptr
         # copy=True on its own device means pinned memory: this package cannot allocate that.
-        with pytest.raises(BufferError, match="to the CPU only"):
+        # The refusal names the remedy that works (issue 34): a CPU copy with dl_device=(1, 0),
+        # which the lines above show succeeds; not "no dl_device", which gives a view.
+        with pytest.raises(BufferError, match="to the CPU only") as e:
             t.__dlpack__(max_version=(1, 3), copy=True)
+        assert "host-accessible, so pass dl_device=(1, 0) with copy=True" in str(e.value), str(e.value)
 
 
 def test_case_47_device_memory_refusals():
@@ -155,8 +158,10 @@ def test_case_47_device_memory_refusals():
         with pytest.raises(BufferError, match="COPY_FORBIDDEN"):
             t.__dlpack__(max_version=(1, 3), dl_device=(1, 0), copy=False)
         for copy in (None, True):  # the plan copies; this package cannot copy device memory
-            with pytest.raises(BufferError, match="to the CPU only"):
+            with pytest.raises(BufferError, match="to the CPU only") as e:
                 t.__dlpack__(max_version=(1, 3), dl_device=(1, 0), copy=copy)
+            # No CPU copy advice for memory the host cannot read.
+            assert "not host-accessible" in str(e.value) and "dl_device=(1, 0)" not in str(e.value), str(e.value)
         with pytest.raises(ValueError, match="INVALID_STREAM"):  # a CPU export takes stream None
             t.__dlpack__(max_version=(1, 3), dl_device=(1, 0), stream=1)
         with dh.import_tensor(t.__dlpack__(max_version=(1, 3), dl_device=(2, 0))) as v:

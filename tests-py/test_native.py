@@ -593,3 +593,25 @@ def test_tensor_shape_of_an_unreadable_producer_shape_is_an_error(case):
     want = {"ndim_huge": "INVALID_NDIM", "null_shape": "NULL_SHAPE"}[case]
     assert lines[0].startswith("refused") and want in lines[0], lines
     assert lines[1] == "released 1", lines
+
+
+def test_case_59_dim_order_by_stride():
+    """Peer case 59 (cutlass#3031): the dimension order by stride, innermost first; extent-1
+    dimensions last (higher index first) whatever their strides, so dim_order[0] is never an
+    extent-1 dimension that happens to have stride 1."""
+    a = np.zeros((2, 3, 4), np.float32)
+    assert dh.import_tensor(a).dim_order == (2, 1, 0)
+    assert dh.import_tensor(np.asfortranarray(a)).dim_order == (0, 1, 2)
+    assert dh.import_tensor(a.transpose(1, 2, 0)).dim_order == (1, 0, 2)
+    for pos in range(3):
+        shape = [3, 4]
+        shape.insert(pos, 1)
+        c = np.zeros(shape, np.float32)
+        want = tuple(d for d in (2, 1, 0) if d != pos) + (pos,)
+        assert dh.import_tensor(c).dim_order == want, shape
+        f = np.asfortranarray(c)
+        want_f = tuple(d for d in (0, 1, 2) if d != pos) + (pos,)
+        assert dh.import_tensor(f).dim_order == want_f, shape
+    assert dh.import_tensor(np.broadcast_to(np.arange(3.0), (4, 3))).dim_order == (0, 1)
+    assert dh.import_tensor(np.arange(12.0).reshape(3, 4)[::-1, ::-2]).dim_order == (1, 0)
+    assert dh.import_tensor(np.array(1.0)).dim_order == ()

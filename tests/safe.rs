@@ -396,3 +396,31 @@ fn strided_views_are_read_in_row_major_order() {
     let e = t.to_vec::<f64>().unwrap_err();
     assert_eq!(e.status(), DLPACK_HELPERS_STATUS_DTYPE_MISMATCH);
 }
+
+#[test]
+fn case_59_dim_order_of_a_view_puts_extent_one_last() {
+    // A (3, 1, 4) float view whose extent-1 dimension has stride 1, like the innermost one
+    // (cutlass#3031): the order is innermost first, the extent-1 dimension last.
+    let shape = [3i64, 1, 4];
+    let strides = [4i64, 1, 1];
+    let data = [0f32; 12];
+    let t = DLTensor {
+        data: data.as_ptr().cast_mut().cast(),
+        device: DLDevice::CPU,
+        ndim: 3,
+        dtype: DLDataType::F32,
+        shape: shape.as_ptr().cast_mut(),
+        strides: strides.as_ptr().cast_mut(),
+        byte_offset: 0,
+    };
+    // SAFETY: shape and strides hold ndim elements, data 12 floats alive for the view.
+    let v = unsafe { TensorRef::from_dltensor(&t) }.unwrap();
+    assert_eq!(v.dim_order().unwrap(), [2, 0, 1]);
+    let implied = DLTensor {
+        strides: std::ptr::null_mut(),
+        ..t
+    };
+    // SAFETY: as above.
+    let v = unsafe { TensorRef::from_dltensor(&implied) }.unwrap();
+    assert_eq!(v.dim_order().unwrap(), [2, 0, 1]);
+}

@@ -350,6 +350,76 @@ def _(ctx):
     ctx.check(b"6666666" in out["b_after"], "thread B's last message is not its last failure's")
 
 
+# -- dlpack_last_error_status -----------------------------------------------------------------
+@case("core.last_error_status.ok_on_a_new_thread", profile="core", covers=["CORE-LAST-ERROR-STATUS-1"])
+def _(ctx):
+    def fresh():
+        first = ctx.f.dlpack_last_error_status()
+        ctx.ok(ctx.f.dlpack_version_check(ctx.T.DLPackVersion(1, 3), None))
+        ctx.f.dlpack_is_cpu_accessible(ctx.T.DLDevice(1, 0))
+        return first, ctx.f.dlpack_last_error_status()
+
+    for _ in range(3):
+        first, second = _on_new_thread(fresh)
+        ctx.check(first == 0 and second == 0, f"a new thread's last status is {first} / {second}, not OK (0)")
+
+
+@case("core.last_error_status.follows_each_failure", profile="core",
+      covers=["CORE-LAST-ERROR-STATUS-2", "CORE-LAST-ERROR-STATUS-3"])
+def _(ctx):
+    D = ctx.T.DLDevice
+    calls = [
+        ("device_check", lambda: ctx.f.dlpack_device_check(D(1, -1), 0), "INVALID_DEVICE"),
+        ("get_device", lambda: ctx.f.dlpack_get_device(None, None), "NULL_POINTER"),
+        ("dtype_parse", lambda: ctx.f.dlpack_dtype_parse(b"float31", ctypes.byref(ctx.T.DLDataType())), "UNKNOWN_NAME"),
+        ("version_check", lambda: ctx.f.dlpack_version_check(ctx.T.DLPackVersion(2, 0), None), "UNSUPPORTED_VERSION"),
+        ("compact_strides", lambda: ctx.f.dlpack_compact_strides(-1, None, False, None), "INVALID_NDIM"),
+    ]
+    for name, call, status in calls * 2:
+        st = call()
+        ctx.expect(st, status, what=name)
+        got = ctx.f.dlpack_last_error_status()
+        ctx.check(got == st, f"{name}: last status {ctx.status_name(got)}, the call returned {ctx.status_name(st)}")
+        # It stays through successful calls, functions that cannot fail and its own calls.
+        for _ in range(3):
+            ctx.f.dlpack_last_error_status()
+            ctx.f.dlpack_last_error_message()
+            ctx.ok(ctx.f.dlpack_device_check(D(2, 0), 0))
+            ctx.f.dlpack_status_string(5)
+            d = ctx.T.DLDataType()
+            ctx.ok(ctx.f.dlpack_dtype_parse(b"float32", ctypes.byref(d)))
+        got = ctx.f.dlpack_last_error_status()
+        ctx.check(got == st, f"{name}: last status became {ctx.status_name(got)} after successful calls")
+
+
+@case("core.last_error_status.per_thread", profile="core", covers=["CORE-LAST-ERROR-STATUS-4"])
+def _(ctx):
+    # Thread A fails with UNSUPPORTED_VERSION, then waits while thread B fails with other statuses.
+    b1, b2 = threading.Barrier(2), threading.Barrier(2)
+    out = {}
+
+    def a():
+        ctx.f.dlpack_version_check(ctx.T.DLPackVersion(3, 0), None)
+        out["a_before"] = ctx.f.dlpack_last_error_status()
+        b1.wait()
+        b2.wait()
+        out["a_after"] = ctx.f.dlpack_last_error_status()
+
+    def b():
+        b1.wait()
+        for i in range(50):
+            ctx.f.dlpack_device_check(ctx.T.DLDevice(1, -1 - i), 0)
+        out["b"] = ctx.f.dlpack_last_error_status()
+        b2.wait()
+
+    ta, tb = threading.Thread(target=a), threading.Thread(target=b)
+    ta.start(); tb.start(); ta.join(); tb.join()  # noqa: E702
+    want_a, want_b = ctx.m.status("UNSUPPORTED_VERSION"), ctx.m.status("INVALID_DEVICE")
+    ctx.check(out["a_before"] == want_a, f"thread A's last status is {out['a_before']}, not UNSUPPORTED_VERSION")
+    ctx.check(out["a_after"] == want_a, f"thread A's last status changed to {out['a_after']} while B failed")
+    ctx.check(out["b"] == want_b, f"thread B's last status is {out['b']}, not INVALID_DEVICE")
+
+
 @case("core.last_error_message.utf8_for_invalid_input", profile="core",
       covers=["CORE-LAST-ERROR-MESSAGE-1"])
 def _(ctx):

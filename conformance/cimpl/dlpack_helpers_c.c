@@ -32,10 +32,13 @@ typedef dlpack_helpers_status status_t;
 /* One buffer per thread, all zero (the empty string) before the first failing call. It is
  * written only by a failing call, so a successful call leaves text and pointer unchanged. */
 static __thread char g_msg[512];
+/* The status that went with g_msg (dlpack_last_error_status), 0 before the first failing call. */
+static __thread status_t g_status;
 
 static status_t fail(status_t st, const char *fmt, ...)
 {
     va_list ap;
+    g_status = st;
     va_start(ap, fmt);
     vsnprintf(g_msg, sizeof g_msg, fmt, ap); /* never a NUL inside: vsnprintf ends at one */
     va_end(ap);
@@ -48,6 +51,11 @@ static status_t fail(status_t st, const char *fmt, ...)
 API const char *dlpack_last_error_message(void)
 {
     return g_msg;
+}
+
+API int32_t dlpack_last_error_status(void)
+{
+    return g_status;
 }
 
 /* Quotes up to 40 bytes of a caller's string, ASCII printable kept, everything else escaped
@@ -851,6 +859,50 @@ API dlpack_helpers_status dlpack_compact_strides(int32_t ndim, const int64_t *sh
     if (bad >= 0)
         return fail(ST(OVERFLOW), "dlpack_compact_strides: the stride from shape[%d] does not fit in int64_t", bad);
     memcpy(out_strides, tmp, (size_t)ndim * sizeof(int64_t));
+    return ST(OK);
+}
+
+/* dlpack_dltensor_dim_order (spec/functions/dlpack_dltensor_dim_order.md): the key of a
+ * dimension is (extent is 1, |stride| or 0 for an extent-1 dimension, -index); the order is the
+ * keys ascending. NULL strides: every |stride| reads as 0, so the index decides (row-major). */
+static int dim_before(const DLTensor *t, int32_t a, int32_t b)
+{
+    int one_a = t->shape[a] == 1, one_b = t->shape[b] == 1;
+    uint64_t ma = 0, mb = 0;
+    if (one_a != one_b) return one_a < one_b;
+    if (!one_a && t->strides != NULL) {
+        ma = t->strides[a] < 0 ? (uint64_t)0 - (uint64_t)t->strides[a] : (uint64_t)t->strides[a];
+        mb = t->strides[b] < 0 ? (uint64_t)0 - (uint64_t)t->strides[b] : (uint64_t)t->strides[b];
+    }
+    if (ma != mb) return ma < mb;
+    return a > b;
+}
+
+API dlpack_helpers_status dlpack_dltensor_dim_order(const DLTensor *tensor, int32_t *out_order, int32_t capacity)
+{
+    int32_t tmp[1024];
+    int32_t i, j, d;
+    if (tensor == NULL) return fail(ST(NULL_POINTER), "dlpack_dltensor_dim_order: tensor is NULL");
+    if (tensor->ndim < 0 || tensor->ndim > DLPACK_HELPERS_MAX_NDIM)
+        return fail(ST(INVALID_NDIM), "dlpack_dltensor_dim_order: ndim %d is outside 0..1024", (int)tensor->ndim);
+    if (tensor->ndim == 0) return ST(OK);
+    if (out_order == NULL) return fail(ST(NULL_POINTER), "dlpack_dltensor_dim_order: out_order is NULL");
+    if (capacity < tensor->ndim)
+        return fail(ST(BUFFER_TOO_SMALL), "dlpack_dltensor_dim_order: capacity %d is below ndim %d", (int)capacity,
+                    (int)tensor->ndim);
+    if (tensor->shape == NULL)
+        return fail(ST(NULL_SHAPE), "dlpack_dltensor_dim_order: shape is NULL but ndim is %d", (int)tensor->ndim);
+    for (i = 0; i < tensor->ndim; i++)
+        if (tensor->shape[i] < 0)
+            return fail(ST(INVALID_SHAPE), "dlpack_dltensor_dim_order: shape[%d] is %lld, negative", (int)i,
+                        (long long)tensor->shape[i]);
+    /* Insertion sort: at most 1024 dimensions, no allocation. */
+    for (i = 0; i < tensor->ndim; i++) {
+        d = i;
+        for (j = i; j > 0 && dim_before(tensor, d, tmp[j - 1]); j--) tmp[j] = tmp[j - 1];
+        tmp[j] = d;
+    }
+    memcpy(out_order, tmp, (size_t)tensor->ndim * sizeof(int32_t));
     return ST(OK);
 }
 

@@ -199,6 +199,8 @@ PL = P(DLManagedTensor)
 PROTOTYPES = {
     # status model
     "dlpack_last_error_message": (c_char_p, ()),
+    # issue 34 item 6: the status the last message belongs to
+    "dlpack_last_error_status": (ctypes.c_int32, ()),
     "dlpack_status_string": (c_char_p, (status_t,)),
     "dlpack_status_python_exception": (c_char_p, (status_t,)),
     # info, devices
@@ -246,6 +248,8 @@ PROTOTYPES = {
     "dlpack_dltensor_layout": (status_t, (P(DLTensor), c_uint64, P(Layout))),
     "dlpack_tensor_layout": (status_t, (PV, P(Layout))),
     "dlpack_compact_strides": (status_t, (c_int32, P(ctypes.c_int64), c_bool, P(ctypes.c_int64))),
+    # issue 34 item 8 (peer case 59)
+    "dlpack_dltensor_dim_order": (status_t, (P(DLTensor), P(c_int32), c_int32)),
     "dlpack_device_is_pointer_addressed": (c_bool, (DLDevice,)),
     "dlpack_dltensor_data_address": (status_t, (P(DLTensor), P(c_void_p))),
     "dlpack_dltensor_fits_allocation": (status_t, (P(DLTensor), c_uint64, c_void_p, c_uint64, P(c_bool))),

@@ -109,6 +109,44 @@ cc -std=c99 -Wall -Wextra -Werror "$ROOT/tests/cmake-consumer/consumer.c" -o "$T
   || fail "compile with the wheel's dlpack_helpers.pc"
 "$TMP/consumer-pc" >/dev/null || fail "the pkg-config program"
 
+echo "== the wheel's CMake package: dlpack_helpers::static (issue 34 item 9)"
+# The wheel ships no libdlpack_helpers.a: linking dlpack_helpers::static, or asking for the
+# component static, must stop the configure step with a message that says so and names the
+# remedy, not CMake's generic "target was not found". The shared targets still configure.
+static_check() {  # $1: name, $2: CMake lines after project(); prints the configure output
+  mkdir -p "$TMP/static-$1"
+  printf 'int main(void) { return 0; }\n' >"$TMP/static-$1/m.c"
+  printf 'cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES C)\n%s\n' "$2" >"$TMP/static-$1/CMakeLists.txt"
+  cmake -S "$TMP/static-$1" -B "$TMP/static-$1/build" -Ddlpack_helpers_DIR="$CMD" 2>&1
+}
+if [ -e "$LIBD/libdlpack_helpers.a" ]; then
+  static_check link 'find_package(dlpack_helpers CONFIG REQUIRED COMPONENTS static)
+add_executable(app m.c)
+target_link_libraries(app PRIVATE dlpack_helpers::static)' >/dev/null || fail "the wheel ships libdlpack_helpers.a but dlpack_helpers::static does not configure"
+else
+  for v in link component; do
+    case $v in
+      link) body='find_package(dlpack_helpers CONFIG REQUIRED)
+add_executable(app m.c)
+target_link_libraries(app PRIVATE dlpack_helpers::static)' ;;
+      component) body='find_package(dlpack_helpers CONFIG REQUIRED COMPONENTS static)' ;;
+    esac
+    if out="$(static_check "$v" "$body")"; then fail "dlpack_helpers::static ($v) configured without libdlpack_helpers.a"; fi
+    flat="$(printf '%s' "$out" | tr -s ' \n' '  ')"
+    case "$flat" in
+      *"has no static library"*"Python wheel ships the shared library only"*"dlpack_helpers::shared"*) ;;
+      *) printf '%s\n' "$out"; fail "unclear message for dlpack_helpers::static ($v) without libdlpack_helpers.a";;
+    esac
+    case "$flat" in *"target was not found"*) printf '%s\n' "$out"; fail "CMake's generic error for dlpack_helpers::static ($v)";; esac
+    echo "   $v: refused with the reason"
+  done
+  static_check shared 'find_package(dlpack_helpers CONFIG REQUIRED COMPONENTS shared)
+add_executable(app m.c)
+target_link_libraries(app PRIVATE dlpack_helpers::dlpack_helpers)
+add_executable(app2 m.c)
+target_link_libraries(app2 PRIVATE dlpack_helpers::shared)' >/dev/null || fail "the shared targets no longer configure"
+fi
+
 echo "== examples/python_extension built with pip against the installed package"
 cp -r "$ROOT/examples/python_extension" "$TMP/example"
 rm -rf "$TMP/example/build"

@@ -6,7 +6,7 @@
 //! group per range (the header keeps this order).
 
 use crate::rules::{Error, Fault};
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 use core::ffi::{CStr, c_char};
 use std::ffi::CString;
 
@@ -307,6 +307,8 @@ fn lookup(
 
 thread_local! {
     static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+    /// The status that went with `LAST_ERROR` (0 before any failing call on the thread).
+    static LAST_STATUS: Cell<dlpack_helpers_status> = const { Cell::new(DLPACK_HELPERS_STATUS_OK) };
 }
 
 /// Record `e` as this thread's last error and return its status. Only failing calls get here,
@@ -315,6 +317,8 @@ thread_local! {
 pub(crate) fn fail(e: Error) -> dlpack_helpers_status {
     let status = status_of(&e);
     set_last_error(&e.to_string());
+    // `try_with`: during thread teardown the slot may be gone; the status still reports.
+    let _ = LAST_STATUS.try_with(|slot| slot.set(status));
     status
 }
 
@@ -327,6 +331,25 @@ pub(crate) fn set_last_error(message: &str) {
             *slot = Some(c);
         }
     });
+}
+
+/// The status the last failing call on the calling thread returned, the one whose message
+/// `dlpack_last_error_message()` holds: `DLPACK_HELPERS_STATUS_OK` (0) when no call on this
+/// thread has failed yet; `DLPACK_HELPERS_STATUS_PANIC` after a caught panic in a function that
+/// returns a value rather than a status. A binding that turns a status into an exception asks it
+/// first, so that it attaches the message only when the message belongs to that status (an
+/// unrelated earlier failure's message would mislead; issue 34).
+///
+/// The value is a `dlpack_helpers_status` code returned as data (`int32_t`, not
+/// `dlpack_helpers_status`: it is not the outcome of this call, which cannot fail). Successful
+/// calls leave it unchanged, as they leave the message. Thread-safety: each thread has its own.
+#[unsafe(no_mangle)]
+pub extern "C" fn dlpack_last_error_status() -> i32 {
+    crate::capi::boundary::value(DLPACK_HELPERS_STATUS_PANIC, || {
+        LAST_STATUS
+            .try_with(Cell::get)
+            .unwrap_or(DLPACK_HELPERS_STATUS_OK)
+    })
 }
 
 /// The message of the last failing call on the calling thread: NUL-terminated UTF-8, never
@@ -546,5 +569,34 @@ mod tests {
             assert!(seen.insert(*code), "duplicate status {code}");
             assert!(!name.to_bytes().is_empty());
         }
+    }
+
+    #[test]
+    fn last_error_status_goes_with_the_message_per_thread() {
+        std::thread::spawn(|| {
+            assert_eq!(dlpack_last_error_status(), DLPACK_HELPERS_STATUS_OK);
+            let st = fail(Error::NullPointer("x"));
+            assert_eq!(st, DLPACK_HELPERS_STATUS_NULL_POINTER);
+            assert_eq!(
+                dlpack_last_error_status(),
+                DLPACK_HELPERS_STATUS_NULL_POINTER
+            );
+            let st = fail(Error::fault(Fault::Overflow, "y".to_owned()));
+            assert_eq!(dlpack_last_error_status(), st);
+            assert_eq!(st, DLPACK_HELPERS_STATUS_OVERFLOW);
+            // Another thread's failure changes nothing here.
+            std::thread::spawn(|| {
+                fail(Error::NullPointer("z"));
+                assert_eq!(
+                    dlpack_last_error_status(),
+                    DLPACK_HELPERS_STATUS_NULL_POINTER
+                );
+            })
+            .join()
+            .unwrap();
+            assert_eq!(dlpack_last_error_status(), DLPACK_HELPERS_STATUS_OVERFLOW);
+        })
+        .join()
+        .unwrap();
     }
 }

@@ -454,3 +454,72 @@ pub unsafe extern "C" fn dlpack_dltensor_data_location(
         Ok(())
     })
 }
+
+/// The order of a tensor's dimensions by stride, innermost (fastest-varying) first, so that a
+/// consumer does not re-derive it (peer case 59, cutlass#3031: a leading dimension found by
+/// looking for stride 1 is ambiguous when an extent-1 dimension also has stride 1).
+///
+/// - `tensor`: borrowed; `shape` and `strides` hold `ndim` elements when non-NULL. NULL
+///   `strides` mean compact row-major (no stride is computed, so nothing can overflow).
+///   `data`, `dtype`, `device` and `byte_offset` are not read.
+/// - `out_order`: receives `ndim` dimension indices (a permutation of `0..ndim`) on OK: first
+///   the dimensions whose extent is not 1, by `|stride|` ascending (a broadcast stride 0 first,
+///   a negative stride by its magnitude), equal `|stride|` with the higher index first; then
+///   the extent-1 dimensions, higher index first, whatever their strides. So `out_order[0]` is
+///   the innermost dimension of extent != 1 whenever there is one; a C-contiguous tensor
+///   without extent-1 dimensions gives `{ndim-1, ..., 0}`, an F-contiguous one `{0, ..., ndim-1}`.
+///   May be NULL when `ndim` is 0 (a 0-d tensor has no dimension: OK, nothing written).
+/// - `capacity`: elements of room at `out_order`; at least `ndim`.
+///
+/// Returns `DLPACK_HELPERS_STATUS_OK`; `NULL_POINTER`; `INVALID_NDIM`; `BUFFER_TOO_SMALL`;
+/// `NULL_SHAPE`; `INVALID_SHAPE`. `out_order` is written only on OK. No allocation;
+/// thread-safe (reads only).
+///
+/// @retval DLPACK_HELPERS_STATUS_OK with the order in `out_order[0..ndim)`
+/// @retval DLPACK_HELPERS_STATUS_NULL_POINTER when `tensor` is NULL, or `out_order` is NULL and
+///   `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_NDIM when `ndim` is negative or above
+///   `DLPACK_HELPERS_MAX_NDIM`
+/// @retval DLPACK_HELPERS_STATUS_BUFFER_TOO_SMALL when `capacity` is below `ndim`
+/// @retval DLPACK_HELPERS_STATUS_NULL_SHAPE when `shape` is NULL and `ndim != 0`
+/// @retval DLPACK_HELPERS_STATUS_INVALID_SHAPE when an extent is negative
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlpack_dltensor_dim_order(
+    tensor: *const DLTensor,
+    out_order: *mut i32,
+    capacity: i32,
+) -> dlpack_helpers_status {
+    boundary::status(|| {
+        // SAFETY: caller contract for non-NULL pointers.
+        let t = unsafe { nonnull(tensor, "tensor") }?;
+        let n = layout::check_ndim(t.ndim, 0)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let out = out_ptr(out_order, "out_order")?;
+        if capacity < t.ndim {
+            return Err(Error::fault(
+                crate::rules::error::Fault::BufferTooSmall,
+                format!(
+                    "capacity is {capacity} but tensor.ndim is {n}: out_order needs room for \
+                     {n} dimension indices"
+                ),
+            ));
+        }
+        if t.shape.is_null() {
+            return Err(Error::fault(
+                crate::rules::error::Fault::NullShape,
+                format!("tensor.shape is NULL but ndim is {n}"),
+            ));
+        }
+        // SAFETY: n in 1..=MAX_NDIM; non-NULL arrays hold n elements (caller contract).
+        let shape = unsafe { core::slice::from_raw_parts(t.shape, n) };
+        // SAFETY: as above.
+        let strides =
+            (!t.strides.is_null()).then(|| unsafe { core::slice::from_raw_parts(t.strides, n) });
+        // SAFETY: non-NULL, room for `capacity >= n` elements (caller contract). `dim_order`
+        // checks everything before it writes, so nothing is written on failure.
+        let out = unsafe { core::slice::from_raw_parts_mut(out, n) };
+        layout::dim_order(shape, strides, out)
+    })
+}

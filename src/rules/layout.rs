@@ -644,3 +644,52 @@ pub fn alloc_plan(
 
 #[cfg(test)]
 mod tests;
+
+/// The order of a tensor's dimensions by stride, innermost (fastest-varying) first, written to
+/// `out[0..shape.len()]` as dimension indices (peer case 59, cutlass#3031: deducing the leading
+/// dimension by looking for stride 1 is ambiguous when an extent-1 dimension has stride 1 too).
+///
+/// The rule, fixed so that every caller gets the same answer:
+/// - dimensions whose extent is not 1 come first, by `|stride|` ascending (a broadcast stride 0
+///   first; a negative stride counts by its magnitude); equal `|stride|` puts the higher index
+///   first (row-major tradition: the last index varies fastest);
+/// - extent-1 dimensions (whose stride never affects an address) come last, higher index first,
+///   whatever their strides; so `out[0]` is a dimension of extent != 1 whenever one exists;
+/// - `strides == None` means compact row-major, whose order is the index order reversed: nothing
+///   is computed, so it cannot overflow.
+///
+/// Errors: `InvalidShape` (negative extent), `InvalidArgument` when `out` is shorter than
+/// `shape`. No allocation.
+pub fn dim_order(shape: &[i64], strides: Option<&[i64]>, out: &mut [i32]) -> Result<(), Error> {
+    let n = shape.len();
+    if let Some((i, &e)) = shape.iter().enumerate().find(|&(_, &e)| e < 0) {
+        return Err(Error::fault(
+            Fault::InvalidShape,
+            format!("tensor.shape[{i}] is {e}; extents must be >= 0"),
+        ));
+    }
+    if out.len() < n {
+        return Err(Error::invalid("out_order is shorter than ndim"));
+    }
+    // Dimensions of extent != 1, higher index first, then stably ordered by |stride|.
+    let mut k = 0;
+    for i in (0..n).rev() {
+        if shape[i] != 1 {
+            out[k] = i as i32;
+            k += 1;
+        }
+    }
+    if let Some(s) = strides {
+        // Keys are distinct (the index breaks ties), so an unstable sort is deterministic and
+        // allocates nothing.
+        out[..k].sort_unstable_by_key(|&d| (s[d as usize].unsigned_abs(), core::cmp::Reverse(d)));
+    }
+    for i in (0..n).rev() {
+        if shape[i] == 1 {
+            out[k] = i as i32;
+            k += 1;
+        }
+    }
+    debug_assert_eq!(k, n);
+    Ok(())
+}

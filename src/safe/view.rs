@@ -138,6 +138,15 @@ impl<'a> TensorRef<'a> {
         Ok(layout::layout(&self.view, self.padded())?)
     }
 
+    /// The dimensions by stride, innermost first (`dlpack_dltensor_dim_order`, peer case 59):
+    /// dimensions of extent != 1 by `|stride|` ascending, equal `|stride|` higher index first,
+    /// then the extent-1 dimensions, higher index first. Empty for a 0-d tensor.
+    pub fn dim_order(&self) -> Result<Vec<usize>> {
+        let mut out = vec![0i32; self.view.shape.len()];
+        layout::dim_order(self.view.shape, self.view.strides, &mut out)?;
+        Ok(out.into_iter().map(|d| d as usize).collect())
+    }
+
     /// Check the caller's requirements (contiguity, host access, alignment, writability,
     /// dtype, …: [`Requirements`]) on top of the DLPack rules, as `dlpack_tensor_validate` does;
     /// returns the layout. Errors: `NOT_CONTIGUOUS`, `NOT_CPU_ACCESSIBLE`, `MISALIGNED`,

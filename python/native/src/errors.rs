@@ -34,10 +34,39 @@ pub fn status_error(status: ffi::status) -> PyErr {
 /// value came from), when `what` is not empty. A status this library version does not define
 /// says "unknown status N" (never the message of an unrelated earlier failure; issue 22).
 pub fn status_error_for(status: ffi::status, what: &str) -> PyErr {
+    // SAFETY: a plain C call returning a NUL-terminated string.
+    let message = unsafe { cstr(ffi::dlpack_last_error_message()) };
+    status_error_with(status, what, message)
+}
+
+/// The exception of a `status` a caller reports (`raise_status`): this thread's last message
+/// only when the last failing call on this thread returned that very status
+/// (`dlpack_last_error_status`); otherwise the message belongs to an unrelated earlier failure
+/// (or there is none), and the exception says that no message goes with the status instead.
+pub fn reported_status_error(status: ffi::status) -> PyErr {
+    // SAFETY: plain C calls; the strings are NUL-terminated.
+    let (last, last_name) = unsafe {
+        let last = ffi::dlpack_last_error_status();
+        (last, cstr(ffi::dlpack_status_string(last)))
+    };
+    if last == status {
+        return status_error(status);
+    }
+    let message = if last == ffi::OK {
+        "no failing call on this thread left a message for this status".to_owned()
+    } else {
+        format!(
+            "no message for this status: the last failing call on this thread returned \
+             {last_name} ({last}), so its message belongs to that failure"
+        )
+    };
+    status_error_with(status, "", message)
+}
+
+fn status_error_with(status: ffi::status, what: &str, mut message: String) -> PyErr {
     // SAFETY: plain C calls returning NUL-terminated strings.
-    let (mut message, class, name) = unsafe {
+    let (class, name) = unsafe {
         (
-            cstr(ffi::dlpack_last_error_message()),
             cstr(ffi::dlpack_status_python_exception(status)),
             cstr(ffi::dlpack_status_string(status)),
         )

@@ -142,6 +142,7 @@ const _: () = {
 
 extern "C" {
     pub fn dlpack_last_error_message() -> *const c_char;
+    pub fn dlpack_last_error_status() -> i32;
     pub fn dlpack_status_string(status: status) -> *const c_char;
     pub fn dlpack_status_python_exception(status: status) -> *const c_char;
     pub fn dlpack_get_info(out: *mut dlpack_helpers_info) -> status;
@@ -256,6 +257,11 @@ extern "C" {
         shape: *const i64,
         column_major: bool,
         out: *mut i64,
+    ) -> status;
+    pub fn dlpack_dltensor_dim_order(
+        tensor: *const DLTensor,
+        out_order: *mut i32,
+        capacity: i32,
     ) -> status;
     pub fn dlpack_dtype_format(
         dtype: DLDataType,

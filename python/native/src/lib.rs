@@ -372,15 +372,17 @@ fn _library_path() -> Option<String> {
     )
 }
 
-/// Raise the exception of a failing library ``status`` (an int) with
-/// ``dlpack_last_error_message()`` of this thread: for callers of the ctypes table
-/// (``dlpack_helpers.lib``) who want the package's exceptions.
+/// Raise the exception of a failing library ``status`` (an int): for callers of the ctypes
+/// table (``dlpack_helpers.lib``) who want the package's exceptions. The message is this
+/// thread's ``dlpack_last_error_message()`` only when the last failing call on this thread
+/// returned that status (``dlpack_last_error_status()``); otherwise it belonged to an unrelated
+/// earlier failure, and the exception says that no message goes with the status (issue 34).
 #[pyfunction]
 fn raise_status(status: i32) -> PyResult<()> {
     if status == ffi::OK {
         return Ok(());
     }
-    Err(errors::status_error(status))
+    Err(errors::reported_status_error(status))
 }
 
 /// Internal, for the layout test: `[(struct, field or "sizeof", bytes)]` of the module's

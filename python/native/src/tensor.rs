@@ -709,6 +709,23 @@ impl Tensor {
         PyTuple::new(py, self.strides_vec()?)
     }
 
+    /// The dimensions by stride, innermost (fastest-varying) first, as a tuple of indices
+    /// (``dlpack_dltensor_dim_order``, peer case 59): dimensions of extent != 1 by ``|stride|``
+    /// ascending (broadcast stride 0 first, negative strides by magnitude; equal ``|stride|``:
+    /// higher index first), then the extent-1 dimensions, higher index first, whatever their
+    /// strides. So ``dim_order[0]`` is the innermost dimension of extent != 1 when one exists;
+    /// C order gives ``(ndim-1, ..., 0)``, F order ``(0, ..., ndim-1)``; ``()`` for 0-d.
+    #[getter]
+    fn dim_order<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let held = self.managed()?;
+        let t = &held.dl_tensor;
+        let n = readable_ndim(t)?;
+        let mut out = vec![0i32; n];
+        // SAFETY: the live tensor this object owns; `out` has room for `ndim` indices.
+        check(unsafe { ffi::dlpack_dltensor_dim_order(t, out.as_mut_ptr(), n as i32) })?;
+        PyTuple::new(py, out)
+    }
+
     /// ``dl_tensor.byte_offset``, in bytes.
     #[getter]
     fn byte_offset(&self) -> PyResult<u64> {
@@ -1235,12 +1252,26 @@ fn host_copy<'py>(
     let src = (t.device.device_type.0, t.device.device_id);
     let dst = (device.device_type.0, device.device_id);
     // SAFETY: plain query.
-    if device.device_type != DLDeviceType(1) || !unsafe { ffi::dlpack_is_cpu_accessible(t.device) }
-    {
-        return Err(PyBufferError::new_err(format!(
-            "a copy from device {src:?} to {dst:?} is needed, but dlpack_helpers.Tensor copies \
-             host-accessible memory to the CPU only (pass copy=None or False, and no dl_device, to export a view)"
-        )));
+    let host_accessible = unsafe { ffi::dlpack_is_cpu_accessible(t.device) };
+    if device.device_type != DLDeviceType(1) || !host_accessible {
+        // Name the remedy that works (issue 34): host-accessible memory (pinned `cuda_host`,
+        // managed, ...) copies fine into CPU memory, just not into its own device type.
+        return Err(PyBufferError::new_err(if host_accessible {
+            format!(
+                "a copy from device {src:?} to {dst:?} is needed, but dlpack_helpers.Tensor \
+                 copies to the CPU only (it cannot allocate memory of device type {}); this \
+                 tensor's memory is host-accessible, so pass dl_device=(1, 0) with copy=True \
+                 for a compact CPU copy, or copy=None (or False) without dl_device for a view",
+                dst.0
+            )
+        } else {
+            format!(
+                "a copy from device {src:?} to {dst:?} is needed, but dlpack_helpers.Tensor \
+                 copies host-accessible memory to the CPU only and device {src:?} memory is not \
+                 host-accessible: pass copy=None (or False) without dl_device to export a view, \
+                 and copy it with the producer's framework"
+            )
+        }));
     }
     let bits = t.dtype.bits as usize * t.dtype.lanes as usize;
     if !bits.is_multiple_of(8) {

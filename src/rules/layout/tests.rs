@@ -464,3 +464,80 @@ fn alloc_plan_refuses_sizes_beyond_one_allocation_as_overflow() {
         "{e}"
     );
 }
+
+fn order(shape: &[i64], strides: Option<&[i64]>) -> Vec<i32> {
+    let mut out = vec![-1; shape.len()];
+    dim_order(shape, strides, &mut out).unwrap();
+    out
+}
+
+#[test]
+fn case_59_dim_order_by_stride_with_fixed_rule_for_extent_one() {
+    // C and F order, no extent-1 dimension.
+    assert_eq!(order(&[2, 3, 4], Some(&[12, 4, 1])), [2, 1, 0]);
+    assert_eq!(order(&[2, 3, 4], Some(&[1, 2, 6])), [0, 1, 2]);
+    assert_eq!(order(&[2, 3, 4], None), [2, 1, 0]);
+    // An extent-1 dimension in every position, with stride 1 (the cutlass#3031 ambiguity) or
+    // any other stride: it goes last, and the innermost dimension of extent != 1 stays first.
+    for pos in 0..3 {
+        let mut shape = vec![2i64, 3];
+        shape.insert(pos, 1);
+        for s1 in [1i64, 0, 7, -5, 1 << 40] {
+            // Row-major strides for the other two dimensions.
+            let mut strides = vec![3i64, 1];
+            strides.insert(pos, s1);
+            let got = order(&shape, Some(&strides));
+            let (outer, inner) = if pos == 0 {
+                (1, 2)
+            } else if pos == 1 {
+                (0, 2)
+            } else {
+                (0, 1)
+            };
+            assert_eq!(got, [inner, outer, pos as i32], "{shape:?} {strides:?}");
+            // Column-major strides.
+            let mut strides = vec![1i64, 2];
+            strides.insert(pos, s1);
+            let got = order(&shape, Some(&strides));
+            assert_eq!(got, [outer, inner, pos as i32], "{shape:?} {strides:?}");
+        }
+    }
+    // Only extent-1 dimensions: index order reversed, whatever the strides.
+    assert_eq!(order(&[1, 1, 1], Some(&[1, 1, 1])), [2, 1, 0]);
+    assert_eq!(order(&[1, 1], Some(&[1, 9])), [1, 0]);
+    // Broadcast (stride 0) first; negative strides by magnitude; equal |stride|: higher index
+    // first.
+    assert_eq!(order(&[4, 3], Some(&[0, 1])), [0, 1]);
+    assert_eq!(order(&[4, 3], Some(&[-1, 4])), [0, 1]);
+    assert_eq!(order(&[4, 3], Some(&[2, -2])), [1, 0]);
+    assert_eq!(order(&[4, 3, 5], Some(&[0, 0, 0])), [2, 1, 0]);
+    // Extent 0 is an ordinary dimension; 0-d gives nothing.
+    assert_eq!(order(&[0, 3], Some(&[1, 5])), [0, 1]);
+    assert_eq!(order(&[], None), Vec::<i32>::new());
+    // Refusals write nothing.
+    let mut out = [-1; 2];
+    let e = dim_order(&[2, -1], None, &mut out).unwrap_err();
+    assert!(e.to_string().contains("shape[1] is -1"), "{e}");
+    assert_eq!(out, [-1, -1]);
+    assert!(dim_order(&[2, 3, 4], None, &mut out).is_err());
+    assert_eq!(out, [-1, -1]);
+}
+
+proptest! {
+    #[test]
+    fn dim_order_is_a_permutation_sorted_by_stride(
+        dims in proptest::collection::vec((0i64..4, -50i64..50), 0..7)
+    ) {
+        let shape: Vec<i64> = dims.iter().map(|d| d.0).collect();
+        let strides: Vec<i64> = dims.iter().map(|d| d.1).collect();
+        let got = order(&shape, Some(&strides));
+        let mut seen = got.clone();
+        seen.sort();
+        prop_assert_eq!(seen, (0..shape.len() as i32).collect::<Vec<_>>());
+        for w in got.windows(2) {
+            let (a, b) = (w[0] as usize, w[1] as usize);
+            let key = |d: usize| (shape[d] == 1, if shape[d] == 1 { 0 } else { strides[d].unsigned_abs() }, core::cmp::Reverse(d));
+            prop_assert!(key(a) < key(b), "{:?} {:?} -> {:?}", shape, strides, got);
+        }
+    }
+}
