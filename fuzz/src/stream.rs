@@ -108,8 +108,14 @@ fn work_stream(input: &mut Input) {
             DLPACK_HELPERS_STATUS_EXCHANGE_API_INVALID,
             DLPACK_HELPERS_STATUS_NULL_WORK_STREAM,
             DLPACK_HELPERS_STATUS_PRODUCER_ERROR,
+            // A negative device id, refused before the table is called (spec
+            // EXCH-EXCHANGE-API-CURRENT-WORK-STREAM-3).
+            DLPACK_HELPERS_STATUS_INVALID_DEVICE,
         ],
     );
+    if s == DLPACK_HELPERS_STATUS_INVALID_DEVICE {
+        assert!(device.device_id < 0, "INVALID_DEVICE for device id {}", device.device_id);
+    }
     if s != DLPACK_HELPERS_STATUS_OK {
         assert!(out.untouched(), "out_stream written on failure");
         return;
