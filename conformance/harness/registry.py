@@ -64,9 +64,3 @@ def case(case_id: str, *, covers, profile: str, needs=(), timeout: float = 30.0,
 
     return register
 
-
-def table(case_prefix: str, rows, *, profile: str, covers_of=None, needs=()):
-    """Register one case per row of a data table: `rows` is a list of (row_id, covers, fn) or
-    a list of dicts with 'id', 'covers' and a callable built by the caller."""
-    for row_id, covers, fn in rows:
-        case(f"{case_prefix}.{row_id}", covers=covers, profile=profile, needs=needs)(fn)

@@ -113,8 +113,6 @@ def run_group(spec: dict, case_ids: list[str], timeouts: dict[str, float]) -> di
                 results[current] = {"outcome": "fail",
                                     "detail": f"crash: the process ended with {how} during the case"
                                               + (f"; last output: {' | '.join(tail)}" if tail else "")}
-        elif rc != 0 and not any(c not in results for c in remaining):
-            pass
         elif rc != 0 or killed_for_time:
             # The child died between cases (while importing or loading): every remaining case fails.
             for c in remaining:
