@@ -155,9 +155,10 @@ python_api! {
     // Free-threaded CPython (issue 36). `_Py_MergeZeroLocalRefcount` is exported only by a
     // build configured with `--disable-gil` (its inline `Py_DECREF` calls it): its presence is
     // how the library tells that build apart (`Api::free_threaded`); it is never called. The
-    // library reads no object header and no reference count itself (every change goes through
-    // `Py_IncRef`/`Py_DecRef`, the type through `PyObject_Type`), so the header's different
-    // layout there (`ob_tid`, `ob_ref_local`, `ob_ref_shared`) changes nothing it reads.
+    // library reads no reference count itself (every change goes through `Py_IncRef`/
+    // `Py_DecRef`); of the header it reads only `ob_type` (`Api::type_of`), at the offset of
+    // the build's layout (after `ob_tid`, `ob_ref_local` and `ob_ref_shared` there), checked
+    // against three static objects before it is used (`OB_TYPE_OFFSET`).
     _Py_MergeZeroLocalRefcount: unsafe extern "C" fn(*mut PyObject),
     // 3.13 on: the per-object lock that CPython's own code takes where the GIL used to order
     // things (a no-op with the GIL). Taken, in a free-threaded build only, around the read of an
@@ -167,6 +168,9 @@ python_api! {
     // 3.13 on: `_PyType_Lookup` with a new reference (the borrowed answer of `_PyType_Lookup`
     // may be freed by another thread's change of the class in a free-threaded build).
     _PyType_LookupRef: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
+    // Stable ABI: the instance check `getset_get` makes before the getter it calls, made by
+    // `exchange::guard_attr` when it calls that getter itself (issue 34).
+    PyType_IsSubtype: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> c_int,
 }
 
 // SAFETY: the struct holds addresses of process-global CPython symbols; calling them still
@@ -192,7 +196,42 @@ pub fn get() -> Option<&'static Api> {
 #[inline(never)]
 fn resolve() -> Option<&'static Api> {
     let api = Api::resolve()?;
-    Some(API.get_or_init(|| api))
+    let api = API.get_or_init(|| api);
+    OB_TYPE_OFFSET.store(ob_type_offset(api), core::sync::atomic::Ordering::Release);
+    Some(api)
+}
+
+/// The byte offset of `ob_type` in this interpreter's object header, or 0 where it was not
+/// established: `type(obj)` is then asked of `PyObject_Type` (issue 34, callgrind: the call
+/// and the release of its new reference cost about 12 instructions, three times per exchange
+/// table import). Set once the API is resolved, from the build's kind (8 in a default build,
+/// after `ob_refcnt`; 24 in a free-threaded one, after `ob_tid`, the flag bytes,
+/// `ob_ref_local` and `ob_ref_shared`) and only when that offset reads `type` itself in the
+/// headers of three static objects CPython exports (`bool`, `type` and the capsule type, whose
+/// type is `type`): any other layout (a `Py_TRACE_REFS` build of 3.11/3.12, a future header)
+/// keeps the function.
+static OB_TYPE_OFFSET: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+fn ob_type_offset(api: &Api) -> usize {
+    let Some(type_type) = api.PyType_Type else {
+        return 0;
+    };
+    let off = if api.free_threaded() { 24 } else { 8 };
+    // SAFETY: three statically allocated type objects of the interpreter (exported data
+    // symbols, never freed), each larger than any object header; a pointer-sized, aligned read
+    // inside it.
+    let reads_type = |o: *mut PyObject| unsafe {
+        (o as *const u8).add(off).cast::<*mut PyObject>().read() == type_type
+    };
+    if !type_type.is_null()
+        && reads_type(api.PyBool_Type)
+        && reads_type(type_type)
+        && reads_type(api.PyCapsule_Type)
+    {
+        off
+    } else {
+        0
+    }
 }
 
 /// The Python C API, or `PythonUnavailable` naming the entry point.
@@ -453,16 +492,52 @@ impl Api {
     ///
     /// # Safety
     /// GIL held, `obj` a live object.
+    /// `type(obj)`, borrowed (`obj` keeps it alive while it lives): `Py_TYPE`'s read where the
+    /// header's layout was established ([`OB_TYPE_OFFSET`]; a relaxed atomic load, as
+    /// free-threaded CPython's own `Py_TYPE` reads it), else `PyObject_Type` with its new
+    /// reference released at once. NULL only from a `PyObject_Type` that failed (never, for a
+    /// live object).
+    ///
+    /// # Safety
+    /// GIL held (or an attached thread), `obj` a live object.
+    #[inline(always)]
+    pub unsafe fn type_of(&'static self, obj: *mut PyObject) -> *mut PyObject {
+        let off = OB_TYPE_OFFSET.load(core::sync::atomic::Ordering::Relaxed);
+        if off != 0 {
+            // SAFETY: a live object's header, whose `ob_type` is at `off` (checked at
+            // resolution); pointer-aligned.
+            return unsafe {
+                (*(obj as *const u8).add(off).cast::<core::sync::atomic::AtomicPtr<PyObject>>())
+                    .load(core::sync::atomic::Ordering::Relaxed)
+            };
+        }
+        // SAFETY: GIL held; a new reference, released at once (`obj` keeps its type alive).
+        unsafe {
+            let ty = (self.PyObject_Type)(obj);
+            if !ty.is_null() {
+                (self.Py_DecRef)(ty);
+            }
+            ty
+        }
+    }
+
+    /// The size of this interpreter's object header (`PyObject_HEAD`: `ob_type` is its last
+    /// field), where [`OB_TYPE_OFFSET`] established it.
+    pub fn header_size(&self) -> Option<usize> {
+        match OB_TYPE_OFFSET.load(core::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            off => Some(off + core::mem::size_of::<*mut PyObject>()),
+        }
+    }
+
     unsafe fn has_type(&'static self, obj: *mut PyObject, ty: *mut PyObject) -> bool {
         // SAFETY: GIL held; PyObject_Type returns a new reference and never fails.
         unsafe {
-            match Owned::new(self, (self.PyObject_Type)(obj)) {
-                Some(t) => t.as_ptr() == ty,
-                None => {
-                    (self.PyErr_Clear)();
-                    false
-                }
+            let t = self.type_of(obj);
+            if t.is_null() {
+                (self.PyErr_Clear)();
             }
+            !t.is_null() && t == ty
         }
     }
 

@@ -202,7 +202,7 @@ fn ours<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Tensor>>
 /// (one load and one comparison; PyO3's checked cast walks the MRO of every other type, about
 /// 30 instructions for a `torch.Tensor`, issue 26). Before module initialisation stored the type,
 /// PyO3's checked cast answers.
-#[inline]
+#[inline(always)]
 pub fn as_tensor<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, Tensor>> {
     let want = TENSOR_TYPE.load(core::sync::atomic::Ordering::Acquire);
     if want.is_null() {

@@ -276,8 +276,9 @@ unsafe extern "C" fn import_vectorcall(
         let run = || {
             // SAFETY: called by CPython with the GIL held.
             let py = unsafe { Python::assume_attached() };
-            // SAFETY: one positional argument, borrowed for the call.
-            let obj = unsafe { Bound::from_borrowed_ptr(py, *args) };
+            // SAFETY: one positional argument (non-NULL), borrowed for the call: the caller's
+            // reference keeps it alive, so none is taken (issue 34, callgrind).
+            let obj = unsafe { pyo3::Borrowed::from_ptr(py, *args) };
             match crate::import_default(py, &obj) {
                 Ok(t) => t.into_ptr(),
                 Err(e) => {

@@ -284,7 +284,9 @@ pub(crate) fn import_tensor(
 /// directly (issue 26). The same request and the same answer as [`import_tensor`] with its
 /// defaults, without its argument handling; a capsule takes [`import_tensor`]'s own path.
 pub(crate) fn import_default(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Py<Tensor>> {
-    if obj.cast::<PyCapsule>().is_ok() {
+    // SAFETY: a live object (GIL held); exactly a capsule, as `cast::<PyCapsule>` asks, without
+    // the reference its failure holds (issue 34, callgrind).
+    if unsafe { pyo3::ffi::PyCapsule_CheckExact(obj.as_ptr()) } != 0 {
         return import_tensor(py, obj, None, None, None, None, true, false);
     }
     let req = ffi::dlpack_helpers_import_request {
@@ -306,7 +308,9 @@ pub(crate) fn import_default(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult
         ffi::dlpack_object_import_with_stream(obj.as_ptr().cast(), &req, &mut mt, &mut how, &mut ready)
     })?;
     let t = Tensor::with_stream(mt, how, ready);
-    inherit_from_source(obj, &t)?;
+    if exchange::as_tensor(obj).is_some() {
+        inherit_from_source(obj, &t)?;
+    }
     Py::new(py, t)
 }
 

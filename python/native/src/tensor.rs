@@ -66,6 +66,17 @@ pub struct Tensor {
     /// `dlpack_*_new_view_validated` (issue 26). `mt` does not change while this Tensor holds it
     /// (nothing here writes it; DLPack: the producer does not).
     validated: AtomicBool,
+    /// NULL, or (made by the first `shape`, `dtype` or `device` read) the Python objects those
+    /// getters answer, made once. One pointer instead of the three caches inline: every import
+    /// moves the Tensor value a few times before it lands in its Python object, and most
+    /// Tensors are never asked (issue 34, callgrind: about 25 instructions per import and
+    /// release).
+    caches: AtomicPtr<Caches>,
+}
+
+/// [`Tensor::caches`].
+#[derive(Default)]
+struct Caches {
     shape: OnceLock<Py<PyTuple>>,
     dtype: OnceLock<Py<DType>>,
     device: OnceLock<Py<Device>>,
@@ -100,7 +111,7 @@ impl Drop for Held<'_> {
     }
 }
 
-// SAFETY: every field is an atomic, a `OnceLock` or immutable after construction; `mt` is read
+// SAFETY: every field is an atomic (`caches` points at `OnceLock`s) or immutable after construction; `mt` is read
 // only under a `Held` borrow and freed once (`state`), so any thread may use a Tensor
 // (free-threaded CPython, issue 36). Python objects are touched only while attached.
 unsafe impl Send for Tensor {}
@@ -108,7 +119,17 @@ unsafe impl Sync for Tensor {}
 
 impl Drop for Tensor {
     fn drop(&mut self) {
-        self.release_hold();
+        // No `&self` is left (every `Held` borrows one), so no borrow can be live: free now
+        // unless a `release` already did.
+        if *self.state.get_mut() & FREED == 0 {
+            *self.state.get_mut() |= RELEASED | FREED;
+            self.free();
+        }
+        let caches = *self.caches.get_mut();
+        if !caches.is_null() {
+            // SAFETY: made by `caches()` with `Box::into_raw`, freed once, here.
+            drop(unsafe { Box::from_raw(caches) });
+        }
     }
 }
 
@@ -139,9 +160,27 @@ impl Tensor {
             assumed_read_only: AtomicBool::new(false),
             // Every `mt` comes from a library import, which validated it (issue 34).
             validated: AtomicBool::new(true),
-            shape: OnceLock::new(),
-            dtype: OnceLock::new(),
-            device: OnceLock::new(),
+            caches: AtomicPtr::new(null_mut()),
+        }
+    }
+
+    /// The getters' caches, made by the first call (a race between threads keeps one).
+    fn caches(&self) -> &Caches {
+        let p = self.caches.load(Acquire);
+        if !p.is_null() {
+            // SAFETY: published once, freed only by `drop` (no `&self` left then).
+            return unsafe { &*p };
+        }
+        let mine = Box::into_raw(Box::default());
+        match self.caches.compare_exchange(null_mut(), mine, AcqRel, Acquire) {
+            // SAFETY: just published; lives until `drop`.
+            Ok(_) => unsafe { &*mine },
+            Err(theirs) => {
+                // SAFETY: ours, never published.
+                drop(unsafe { Box::from_raw(mine) });
+                // SAFETY: as above.
+                unsafe { &*theirs }
+            }
         }
     }
 
@@ -666,22 +705,24 @@ impl Tensor {
     #[getter]
     fn device(&self, py: Python<'_>) -> PyResult<Py<Device>> {
         let raw = self.managed()?.dl_tensor.device;
-        if let Some(d) = self.device.get() {
+        let cache = &self.caches().device;
+        if let Some(d) = cache.get() {
             return Ok(d.clone_ref(py));
         }
         let d = Py::new(py, Device { raw })?;
-        Ok(self.device.get_or_init(|| d).clone_ref(py))
+        Ok(cache.get_or_init(|| d).clone_ref(py))
     }
 
     /// The element type: a :class:`DType` (equal to the ``(code, bits, lanes)`` tuple).
     #[getter]
     fn dtype(&self, py: Python<'_>) -> PyResult<Py<DType>> {
         let raw = self.managed()?.dl_tensor.dtype;
-        if let Some(d) = self.dtype.get() {
+        let cache = &self.caches().dtype;
+        if let Some(d) = cache.get() {
             return Ok(d.clone_ref(py));
         }
         let d = Py::new(py, DType { raw })?;
-        Ok(self.dtype.get_or_init(|| d).clone_ref(py))
+        Ok(cache.get_or_init(|| d).clone_ref(py))
     }
 
     /// Number of dimensions.
@@ -693,13 +734,14 @@ impl Tensor {
     /// Extents, in elements, as a tuple of ints (``()`` for 0-d).
     #[getter]
     fn shape(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
-        if let Some(s) = self.shape.get() {
+        let cache = &self.caches().shape;
+        if let Some(s) = cache.get() {
             if !self.released() {
                 return Ok(s.clone_ref(py));
             }
         }
         let t = PyTuple::new(py, self.shape_vec()?)?.unbind();
-        Ok(self.shape.get_or_init(|| t).clone_ref(py))
+        Ok(cache.get_or_init(|| t).clone_ref(py))
     }
 
     /// Strides in elements, as a tuple of ints; compact row-major when the producer passed NULL

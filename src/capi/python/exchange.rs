@@ -24,9 +24,9 @@ use std::sync::Mutex;
 /// after unlocking.
 static CACHE: Mutex<Option<HashMap<usize, Result<usize, Error>>>> = Mutex::new(None);
 
-/// The import path's view of `CACHE`, read without a lock and without hashing: the first
-/// `FAST_SLOTS` types cached, each as (type address, tagged table address as in `CACHE`, or 0
-/// for "no usable table").
+/// The import path's view of `CACHE`, read without a lock: the first `FAST_SLOTS` types
+/// cached, each as (type address, tagged table address as in `CACHE`, or 0 for "no usable
+/// table"), placed by [`fast_home`].
 /// Every slot is written once, under `CACHE`'s lock (value first, then the key with `Release`),
 /// and never changed or cleared (cached types stay alive), so a reader that sees a key with
 /// `Acquire` sees its value. Types beyond the slots still use `CACHE`.
@@ -35,10 +35,24 @@ const FAST_SLOTS: usize = 16;
 const EMPTY_SLOT: (AtomicUsize, AtomicUsize) = (AtomicUsize::new(0), AtomicUsize::new(0));
 static FAST: [(AtomicUsize, AtomicUsize); FAST_SLOTS] = [EMPTY_SLOT; FAST_SLOTS];
 
+/// The slot where the probe for `key` starts: the slots form an open-addressing table (linear
+/// probing from here, wrapping), so a process with several producer types (NumPy, PyTorch,
+/// PaddlePaddle, this package's `Tensor`: each cached type takes a slot, tables or not) finds
+/// each in about one probe, where a scan from slot 0 cost four instructions per type cached
+/// before it (issue 34, callgrind). Fibonacci hashing of the address (type objects are 16-byte
+/// aligned, so the low bits alone would crowd a few slots).
+#[inline(always)]
+fn fast_home(key: usize) -> usize {
+    const _: () = assert!(FAST_SLOTS.is_power_of_two());
+    ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FAST_SLOTS.trailing_zeros())) as usize
+}
+
 /// `Some(table address or 0)` when `key` is in a fast slot.
 #[inline]
 fn fast_get(key: usize) -> Option<usize> {
-    for (k, v) in &FAST {
+    let home = fast_home(key);
+    for i in 0..FAST_SLOTS {
+        let (k, v) = &FAST[(home + i) % FAST_SLOTS];
         match k.load(Ordering::Acquire) {
             0 => return None,
             x if x == key => return Some(v.load(Ordering::Relaxed)),
@@ -48,10 +62,13 @@ fn fast_get(key: usize) -> Option<usize> {
     None
 }
 
-/// Publish a cached answer in the first free fast slot (the caller holds `CACHE`'s lock, so
-/// writers never race).
+/// Publish a cached answer in the first free fast slot of `key`'s probe sequence (the caller
+/// holds `CACHE`'s lock, so writers never race; slots are never cleared, so a reader's probe
+/// that meets an empty slot knows the key is not in the table).
 fn fast_put(key: usize, r: &Result<usize, Error>) {
-    for (k, v) in &FAST {
+    let home = fast_home(key);
+    for i in 0..FAST_SLOTS {
+        let (k, v) = &FAST[(home + i) % FAST_SLOTS];
         if k.load(Ordering::Relaxed) == 0 {
             v.store(*r.as_ref().unwrap_or(&0), Ordering::Relaxed);
             k.store(key, Ordering::Release);
@@ -567,6 +584,26 @@ struct DirectRead {
 
 static DIRECT_READ: std::sync::OnceLock<DirectRead> = std::sync::OnceLock::new();
 
+/// `PyGetSetDef.get`.
+type GetSetGet = unsafe extern "C" fn(*mut PyObject, *mut c_void) -> *mut PyObject;
+
+/// The C getter of the getset descriptor cached in [`GETTERS`]`[k]`, read from the descriptor
+/// once (issue 34, callgrind: `getset_get`'s own frame and its instance check through
+/// `PyObject_TypeCheck` were about 45 of the table import's instructions): what
+/// `getset_get(descr, obj, type)` calls, `descr->d_getset->get(obj, descr->d_getset->closure)`,
+/// after the same instance check (`obj` an instance of `descr->d_type`, which the caller
+/// makes). Addresses as integers (the statics are shared between threads); the descriptor,
+/// its `d_type` and its `PyGetSetDef` live for the process (the descriptor is kept).
+struct GetSetDirect {
+    get: GetSetGet,
+    closure: usize,
+    owner: usize,
+    is_subtype: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> core::ffi::c_int,
+}
+
+static GETSET_DIRECT: [std::sync::OnceLock<GetSetDirect>; 2] =
+    [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+
 /// `obj.<name>`, the guard's attribute `k` (0: `requires_grad`, 1: `stop_gradient`), as
 /// `PyObject_GetAttr` answers it, and without its generic lookup where that gives the same
 /// answer (issue 26, callgrind). Checked on every call, so a class changed after its first
@@ -575,9 +612,12 @@ static DIRECT_READ: std::sync::OnceLock<DirectRead> = std::sync::OnceLock::new()
 /// `__getattribute__` or `__getattr__`) and `_PyType_Lookup(type(obj), name)` (the lookup
 /// `PyObject_GenericGetAttr` itself makes, on the type's real MRO) finds the
 /// `getset_descriptor` cached for `k`, the answer is that descriptor's getter called on `obj`:
-/// a getset is a data descriptor, so the instance `__dict__` never comes first. Anything else,
-/// and the first read (which caches the descriptor when it is exactly a `getset_descriptor`,
-/// C code): `PyObject_GetAttr`. A new reference, or NULL with an exception set.
+/// a getset is a data descriptor, so the instance `__dict__` never comes first. The getter is
+/// called as `getset_get` calls it ([`GetSetDirect`]), after its instance check (a descriptor
+/// copied into an unrelated class is answered by `getset_get` itself: its `TypeError`).
+/// Anything else, and the first read (which caches the descriptor when it is exactly a
+/// `getset_descriptor`, C code): `PyObject_GetAttr`. A new reference, or NULL with an
+/// exception set.
 ///
 /// # Safety
 /// GIL held; `obj` a live object.
@@ -594,22 +634,26 @@ unsafe fn guard_attr(
         return unsafe { first_guard_read(api, k, obj, name) };
     }
     if let Some(f) = DIRECT_READ.get() {
-        // SAFETY: GIL held; `obj` is live, so is its type (a new reference, released at once:
-        // `obj` keeps it alive for the rest of this call). `PyType_GetSlot` answers NULL with
-        // SystemError for a static type before CPython 3.10 (cleared); `_PyType_Lookup`
-        // borrows and never raises.
+        // SAFETY: GIL held; `obj` is live, so is its type (borrowed: `obj` keeps it alive for
+        // the rest of this call). `PyType_GetSlot` answers NULL with SystemError for a static
+        // type before CPython 3.10 (cleared); `_PyType_Lookup` borrows and never raises.
         unsafe {
-            let ty = (api.PyObject_Type)(obj);
+            let ty = api.type_of(obj);
             let slot = (f.get_slot)(ty, PY_TP_GETATTRO);
             let d = if slot as usize == f.generic {
                 (f.lookup)(ty, name)
             } else {
                 core::ptr::null_mut()
             };
-            (api.Py_DecRef)(ty);
             if d as usize == cached {
                 // `d` is the cached getset descriptor (kept alive), found by the type's own
                 // lookup; its getter is C code.
+                if let Some(g) = GETSET_DIRECT[k].get() {
+                    let owner = g.owner as *mut PyObject;
+                    if ty == owner || (g.is_subtype)(ty, owner) != 0 {
+                        return (g.get)(obj, g.closure as *mut c_void);
+                    }
+                }
                 return (f.descr_get)(d, obj, core::ptr::null_mut());
             }
             if slot.is_null() && !(api.PyErr_Occurred)().is_null() {
@@ -679,6 +723,9 @@ unsafe fn first_guard_read(
                         lookup,
                         descr_get: core::mem::transmute::<*mut c_void, DescrGet>(descr_get),
                     });
+                    if let Some(g) = getset_direct(api, d, name) {
+                        let _ = GETSET_DIRECT[k].set(g);
+                    }
                     if GETTERS[k]
                         .compare_exchange(0, d as usize, Ordering::AcqRel, Ordering::Acquire)
                         .is_ok()
@@ -692,6 +739,58 @@ unsafe fn first_guard_read(
     }
     // SAFETY: GIL held.
     unsafe { (api.PyObject_GetAttr)(obj, name) }
+}
+
+/// The getter `getset_get` would call for the `getset_descriptor` `d` found for `name`
+/// ([`GetSetDirect`]), or None where its fields cannot be trusted. CPython lays a getset
+/// descriptor out as the object header, `d_type`, `d_name`, `d_qualname`, then `d_getset` (a
+/// `PyGetSetDef *`: `name`, `get`, `set`, `doc`, `closure`), the same in every 3.x and in the
+/// free-threaded build after its longer header; read only where the header's size is
+/// established ([`Api::header_size`]) and checked before use: `d_name` must be the very `name`
+/// object the lookup found it under (both interned), `d_type` a type object (its type `type` or
+/// a subclass of it), `d_getset->name` the same text as `name`, and `get` non-NULL.
+///
+/// # Safety
+/// GIL held; `d` an exact `getset_descriptor` the caller holds a reference to.
+unsafe fn getset_direct(api: &'static Api, d: *mut PyObject, name: *mut PyObject) -> Option<GetSetDirect> {
+    let head = api.header_size()?;
+    let is_subtype = api.PyType_IsSubtype?;
+    let type_type = api.PyType_Type?;
+    // SAFETY: `d` is a live getset descriptor (caller): at least the header and four
+    // pointer-sized fields; `d_getset` points at a `PyGetSetDef` that lives as long as the type.
+    unsafe {
+        let field = |i: usize| (d as *const u8).add(head + 8 * i).cast::<*mut c_void>().read();
+        let (d_type, d_name, def) = (field(0), field(1), field(3).cast::<*const c_void>());
+        if d_name != name || d_type.is_null() || def.is_null() {
+            return None;
+        }
+        let meta = api.type_of(d_type);
+        if meta.is_null() || (meta != type_type && is_subtype(meta, type_type) == 0) {
+            return None;
+        }
+        let mut len = 0isize;
+        let text = (api.PyUnicode_AsUTF8AndSize)(name, &mut len);
+        if text.is_null() {
+            (api.PyErr_Clear)();
+            return None;
+        }
+        let def_name = def.read().cast::<core::ffi::c_char>();
+        let get = def.add(1).read();
+        let closure = def.add(4).read();
+        if def_name.is_null()
+            || get.is_null()
+            || core::ffi::CStr::from_ptr(def_name).to_bytes()
+                != core::slice::from_raw_parts(text.cast::<u8>(), len as usize)
+        {
+            return None;
+        }
+        Some(GetSetDirect {
+            get: core::mem::transmute::<*const c_void, GetSetGet>(get),
+            closure: closure as usize,
+            owner: d_type as usize,
+            is_subtype,
+        })
+    }
 }
 
 /// Whether a tensor that a guarded table (`rules::TableGuard`) is about to export has a
@@ -713,6 +812,7 @@ unsafe fn first_guard_read(
 /// 2.15's `__dlpack__` does not refuse: both export the memory as it lies (un-negated), so the
 /// table's answer is `__dlpack__`'s. Sparse and other non-strided layouts make the tables fail,
 /// which the import answers by calling `__dlpack__` (`import::via_table`).
+#[inline(always)]
 pub(crate) fn table_refuses(
     api: &'static Api,
     obj: *mut PyObject,
@@ -729,12 +829,12 @@ pub(crate) fn table_refuses(
     // Whether the answer is exactly `want` (`True` or `False`); an answer that is neither, or a
     // read that raised (its ordinary exception cleared), is "no": `__dlpack__` then decides.
     let exactly = |r: *mut PyObject, want: *mut PyObject| -> Result<bool, Error> {
-        let Some(r) = Owned::new(api, r) else {
-            // SAFETY: GIL held; the read raised.
-            unsafe { api.catch(false, |_| true) }?;
-            return Ok(false);
-        };
-        Ok(r.as_ptr() == want)
+        if r.is_null() {
+            return guard_read_raised(api);
+        }
+        // SAFETY: GIL held; the read's new reference, released once.
+        unsafe { (api.Py_DecRef)(r) };
+        Ok(r == want)
     };
     // SAFETY: GIL held; getset descriptors of the producer's tensor type.
     let attr = |k, name| unsafe { guard_attr(api, k, obj, name) };
@@ -744,6 +844,17 @@ pub(crate) fn table_refuses(
     if checks.stop_gradient && !exactly(attr(1, names.stop_gradient), names.py_true)? {
         return Ok(true);
     }
+    Ok(false)
+}
+
+/// [`table_refuses`]' answer to a guard read that raised: its ordinary exception is cleared and
+/// the answer is "no" (`__dlpack__` then decides); one that must stay set is `Err`. Out of line:
+/// the import's hot path carries none of it.
+#[cold]
+#[inline(never)]
+fn guard_read_raised(api: &'static Api) -> Result<bool, Error> {
+    // SAFETY: GIL held (caller); the read raised.
+    unsafe { api.catch(false, |_| true) }?;
     Ok(false)
 }
 
@@ -1085,13 +1196,9 @@ pub(crate) fn find(
 /// loads (no lock, no hash, no allocation).
 #[inline(always)]
 pub(crate) fn find_import(api: &'static Api, obj: *mut PyObject) -> Result<Option<Found>, Error> {
-    // SAFETY: GIL held; never fails.
-    let ty = unsafe { (api.PyObject_Type)(obj) };
+    // SAFETY: GIL held; borrowed (`obj` keeps its type alive for the rest of this call).
+    let ty = unsafe { api.type_of(obj) };
     let hit = fast_get(ty as usize);
-    if !ty.is_null() {
-        // SAFETY: GIL held; `obj` keeps its type alive for the rest of this call.
-        unsafe { (api.Py_DecRef)(ty) };
-    }
     let mut found = match hit {
         Some(0) => return Ok(None),
         Some(t) => untag(t),

@@ -466,12 +466,8 @@ fn via_table(
     // that changed the object's class (`x.__class__ = B`): the table and the per-type answers
     // were found for the type before (new-user run), so the export is made only for that type.
     if guarded || found.instance_dict {
-        // SAFETY: GIL held; a new reference, released at once (`obj` keeps its type alive).
-        let now = unsafe { (api.PyObject_Type)(obj) };
-        if !now.is_null() {
-            // SAFETY: as above.
-            unsafe { (api.Py_DecRef)(now) };
-        }
+        // SAFETY: GIL held; borrowed (`obj` keeps its type alive).
+        let now = unsafe { api.type_of(obj) };
         if now as usize != found.ty {
             return Ok(None);
         }

@@ -587,6 +587,38 @@ mod fast_path {
         );
     }
 
+    /// Every scalar dtype: the fast path takes exactly the whole-byte ones the full path
+    /// accepts (its table of allowed widths, issue 34, neither refuses one nor lets one
+    /// through), on a tensor nothing else would send down the full path.
+    #[test]
+    fn fast_path_dtype_table_matches_the_full_rules() {
+        let dev = DLDevice {
+            device_type: DLDeviceType::kDLCPU,
+            device_id: 0,
+        };
+        let (shape, strides) = ([3i64], [1i64]);
+        let mut taken = 0;
+        for code in 0..=255u8 {
+            for bits in 0..=255u8 {
+                let dt = DLDataType { code, bits, lanes: 1 };
+                let fast = fast_accept(BASE, dev, dt, &shape, &strides, 0, v((1, 3), 0), &D);
+                let view = TensorView {
+                    data: BASE,
+                    device: dev,
+                    dtype: dt,
+                    shape: &shape,
+                    strides: Some(&strides),
+                    byte_offset: 0,
+                };
+                let full = check_view(&view, v((1, 3), 0), &D).is_ok();
+                assert_eq!(fast, full && bits % 8 == 0, "code {code} bits {bits}");
+                taken += fast as u32;
+            }
+        }
+        // Codes 0..=14: 5 + 5 + 4 + 31 (opaque) + 1 + 3 + 1 + 8 whole-byte widths.
+        assert!(taken >= 50, "only {taken} dtypes took the fast path");
+    }
+
     #[test]
     fn fast_path_takes_the_common_case() {
         let shape = [2i64, 3, 4, 5];
