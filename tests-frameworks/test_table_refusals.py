@@ -909,3 +909,52 @@ def test_a_mixin_after_the_producer_that_wins_the_lookup_gets_dlpacks_answer(nam
     only below the publishing class, and the table exported."""
     t = LATER_IN_THE_MRO[name]()
     _assert_dlpacks_answer(t)
+
+
+# ------------------------------------- issue 34: the guard's getter called directly
+
+
+@pytest.mark.parametrize("producer", ["torch", "paddle"])
+def test_a_getter_copied_into_an_unrelated_class_is_never_called_on_it(producer):
+    """The guard's read calls the producer's C getter itself once the attribute lookup finds the
+    cached getset descriptor (issue 34), after the instance check ``getset_get`` makes: a class
+    named like the producer's package that publishes its table and copies the descriptor
+    (``requires_grad = torch.Tensor.requires_grad``) is not a tensor, and the getter would read
+    it as one (a crash). In a child process: the descriptor answers with its ``TypeError`` and
+    the import with ``__dlpack__``'s answer, before and after the getter was cached by a real
+    tensor's import."""
+    import subprocess
+    import sys
+    if producer == "torch":
+        setup = '''
+import torch
+T, name, real = torch.Tensor, "requires_grad", torch.ones(3)
+'''
+    else:
+        setup = '''
+import paddle
+T, name, real = type(paddle.ones([3])), "stop_gradient", paddle.ones([3])
+'''
+    code = setup + '''
+import numpy as np, dlpack_helpers as dh, dlpack_helpers._lib
+class Copy:
+    __module__ = T.__module__ + ".copied"
+    __dlpack_c_exchange_api__ = T.__dlpack_c_exchange_api__
+    def __init__(self): self.a = np.arange(4.0)
+    def __dlpack__(self, **kw): return self.a.__dlpack__(**kw)
+    def __dlpack_device__(self): return (1, 0)
+setattr(Copy, name, T.__dict__.get(name) or next(
+    c.__dict__[name] for c in T.__mro__ if name in c.__dict__))
+answers = []
+for first_real in (False, True):
+    if first_real:
+        with dh.import_tensor(real) as t:
+            answers.append(t.how & dh._lib.IMPORTED_EXCHANGE_API != 0)
+    c = Copy()
+    with dh.import_tensor(c) as t:
+        answers.append(t.how & dh._lib.IMPORTED_EXCHANGE_API == 0 and np.from_dlpack(t).tolist() == [0, 1, 2, 3])
+print(answers)
+'''
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert r.stdout.split("\n")[-2] == "[True, True, True]", r.stdout
