@@ -507,8 +507,10 @@ impl Api {
             // SAFETY: a live object's header, whose `ob_type` is at `off` (checked at
             // resolution); pointer-aligned.
             return unsafe {
-                (*(obj as *const u8).add(off).cast::<core::sync::atomic::AtomicPtr<PyObject>>())
-                    .load(core::sync::atomic::Ordering::Relaxed)
+                (*(obj as *const u8)
+                    .add(off)
+                    .cast::<core::sync::atomic::AtomicPtr<PyObject>>())
+                .load(core::sync::atomic::Ordering::Relaxed)
             };
         }
         // SAFETY: GIL held; a new reference, released at once (`obj` keeps its type alive).

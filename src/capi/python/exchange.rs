@@ -44,7 +44,8 @@ static FAST: [(AtomicUsize, AtomicUsize); FAST_SLOTS] = [EMPTY_SLOT; FAST_SLOTS]
 #[inline(always)]
 fn fast_home(key: usize) -> usize {
     const _: () = assert!(FAST_SLOTS.is_power_of_two());
-    ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FAST_SLOTS.trailing_zeros())) as usize
+    ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FAST_SLOTS.trailing_zeros()))
+        as usize
 }
 
 /// `Some(table address or 0)` when `key` is in a fast slot.
@@ -752,14 +753,23 @@ unsafe fn first_guard_read(
 ///
 /// # Safety
 /// GIL held; `d` an exact `getset_descriptor` the caller holds a reference to.
-unsafe fn getset_direct(api: &'static Api, d: *mut PyObject, name: *mut PyObject) -> Option<GetSetDirect> {
+unsafe fn getset_direct(
+    api: &'static Api,
+    d: *mut PyObject,
+    name: *mut PyObject,
+) -> Option<GetSetDirect> {
     let head = api.header_size()?;
     let is_subtype = api.PyType_IsSubtype?;
     let type_type = api.PyType_Type?;
     // SAFETY: `d` is a live getset descriptor (caller): at least the header and four
     // pointer-sized fields; `d_getset` points at a `PyGetSetDef` that lives as long as the type.
     unsafe {
-        let field = |i: usize| (d as *const u8).add(head + 8 * i).cast::<*mut c_void>().read();
+        let field = |i: usize| {
+            (d as *const u8)
+                .add(head + 8 * i)
+                .cast::<*mut c_void>()
+                .read()
+        };
         let (d_type, d_name, def) = (field(0), field(1), field(3).cast::<*const c_void>());
         if d_name != name || d_type.is_null() || def.is_null() {
             return None;

@@ -600,7 +600,11 @@ mod fast_path {
         let mut taken = 0;
         for code in 0..=255u8 {
             for bits in 0..=255u8 {
-                let dt = DLDataType { code, bits, lanes: 1 };
+                let dt = DLDataType {
+                    code,
+                    bits,
+                    lanes: 1,
+                };
                 let fast = fast_accept(BASE, dev, dt, &shape, &strides, 0, v((1, 3), 0), &D);
                 let view = TensorView {
                     data: BASE,
