@@ -488,10 +488,6 @@ impl Api {
         }
     }
 
-    /// Whether `obj`'s type is exactly `ty` (no subclass; no Python code runs, nothing raised).
-    ///
-    /// # Safety
-    /// GIL held, `obj` a live object.
     /// `type(obj)`, borrowed (`obj` keeps it alive while it lives): `Py_TYPE`'s read where the
     /// header's layout was established ([`OB_TYPE_OFFSET`]; a relaxed atomic load, as
     /// free-threaded CPython's own `Py_TYPE` reads it), else `PyObject_Type` with its new
@@ -532,8 +528,12 @@ impl Api {
         }
     }
 
+    /// Whether `obj`'s type is exactly `ty` (no subclass; no Python code runs, nothing raised).
+    ///
+    /// # Safety
+    /// GIL held, `obj` a live object.
     unsafe fn has_type(&'static self, obj: *mut PyObject, ty: *mut PyObject) -> bool {
-        // SAFETY: GIL held; PyObject_Type returns a new reference and never fails.
+        // SAFETY: GIL held; `type_of` borrows (and never fails for a live object).
         unsafe {
             let t = self.type_of(obj);
             if t.is_null() {

@@ -596,6 +596,9 @@ type GetSetGet = unsafe extern "C" fn(*mut PyObject, *mut c_void) -> *mut PyObje
 /// makes). Addresses as integers (the statics are shared between threads); the descriptor,
 /// its `d_type` and its `PyGetSetDef` live for the process (the descriptor is kept).
 struct GetSetDirect {
+    /// The descriptor it was read from: the one cached in [`GETTERS`]`[k]` (published only by
+    /// the thread whose descriptor won that slot, and checked again on use).
+    descr: usize,
     get: GetSetGet,
     closure: usize,
     owner: usize,
@@ -651,7 +654,7 @@ unsafe fn guard_attr(
                 // lookup; its getter is C code.
                 if let Some(g) = GETSET_DIRECT[k].get() {
                     let owner = g.owner as *mut PyObject;
-                    if ty == owner || (g.is_subtype)(ty, owner) != 0 {
+                    if g.descr == cached && (ty == owner || (g.is_subtype)(ty, owner) != 0) {
                         return (g.get)(obj, g.closure as *mut c_void);
                     }
                 }
@@ -724,15 +727,22 @@ unsafe fn first_guard_read(
                         lookup,
                         descr_get: core::mem::transmute::<*mut c_void, DescrGet>(descr_get),
                     });
-                    if let Some(g) = getset_direct(api, d, name) {
-                        let _ = GETSET_DIRECT[k].set(g);
-                    }
+                    let direct = getset_direct(api, d, name);
                     if GETTERS[k]
                         .compare_exchange(0, d as usize, Ordering::AcqRel, Ordering::Acquire)
                         .is_ok()
                     {
-                        // Kept for the process: the cached address is never another object's.
+                        // Kept for the process: the cached address is never another object's,
+                        // and the getter read from it stays valid (its `d_type` and
+                        // `PyGetSetDef` live as long as it does).
                         (api.Py_IncRef)(d);
+                        // Only the descriptor that won the slot publishes its getter: two
+                        // first reads at once (free-threaded CPython) that found different
+                        // descriptors never pair one's getter with the other's cache entry
+                        // (review of issue 34).
+                        if let Some(g) = direct {
+                            let _ = GETSET_DIRECT[k].set(g);
+                        }
                     }
                 }
             }
@@ -795,6 +805,7 @@ unsafe fn getset_direct(
             return None;
         }
         Some(GetSetDirect {
+            descr: d as usize,
             get: core::mem::transmute::<*const c_void, GetSetGet>(get),
             closure: closure as usize,
             owner: d_type as usize,
