@@ -308,16 +308,16 @@ pub(crate) fn import_default(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult
         ffi::dlpack_object_import_with_stream(obj.as_ptr().cast(), &req, &mut mt, &mut how, &mut ready)
     })?;
     let t = Tensor::with_stream(mt, how, ready);
-    if exchange::as_tensor(obj).is_some() {
-        inherit_from_source(obj, &t)?;
-    }
+    inherit_from_source(obj, &t)?;
     Py::new(py, t)
 }
 
 /// A Tensor of a Tensor: the versioned hop between them states READ_ONLY, but if the source's
 /// was assumed (it came through the legacy struct), so is this one's (issue 25). Only for a
 /// view of the same memory (a copy is the consumer's own), which also shares the source's view
-/// owner (`Tensor::share_root`: a re-import chain stays one level deep, issue 34).
+/// owner (`Tensor::share_root`: a re-import chain stays one level deep, issue 34). Inlined:
+/// for any other object it is one type compare on every import.
+#[inline(always)]
 fn inherit_from_source(obj: &Bound<'_, PyAny>, t: &Tensor) -> PyResult<()> {
     if let Some(src) = exchange::as_tensor(obj) {
         let src = src.get();
